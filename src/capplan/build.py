@@ -1,0 +1,112 @@
+"""Compile plans into their outputs, and check that outputs are current.
+
+A plan compiles to a set of files held in memory first (record, JSON and,
+when available, the workbook); only when every one rendered are they written,
+each through a temporary file and an atomic rename. So a plan that fails
+leaves its previous outputs untouched, and an interrupted write never leaves a
+half file behind.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import expect, jsonout, record
+from .errors import CapplanError
+from .evaluate import Evaluation, evaluate
+from .model import Model, standard_model
+from .plan import Plan, load
+
+
+@dataclass
+class Compiled:
+    plan: Plan
+    evaluations: list[Evaluation]
+    files: dict[str, bytes]          # file name in out/ -> content
+
+
+def plan_paths(given: list[str], plans_dir: Path = Path("plans")) -> list[Path]:
+    if given:
+        return [Path(p) for p in given]
+    if not plans_dir.is_dir():
+        raise CapplanError(f"no plans given and no '{plans_dir}/' folder here")
+    paths = sorted(plans_dir.glob("*.yaml")) + sorted(plans_dir.glob("*.yml"))
+    if not paths:
+        raise CapplanError(f"no plans (*.yaml) in '{plans_dir}/'")
+    return paths
+
+
+def evaluate_plan(path: Path, model: Model | None = None) -> tuple[Plan, list[Evaluation]]:
+    model = model or standard_model()
+    plan = load(path, model, display=_display(path))
+    return plan, [evaluate(plan, s, model) for s in plan.scenarios]
+
+
+def compile_plan(path: Path, model: Model | None = None) -> Compiled:
+    plan, evaluations = evaluate_plan(path, model)
+    files = {
+        f"{plan.name}.md": record.render(plan, evaluations).encode("utf-8"),
+        f"{plan.name}.json": jsonout.dumps(jsonout.document(plan, evaluations)).encode("utf-8"),
+    }
+    workbook = _workbook_renderer()
+    if workbook is not None:
+        files[f"{plan.name}.xlsx"] = workbook(plan, evaluations, plan_model(evaluations))
+    return Compiled(plan, evaluations, files)
+
+
+def plan_model(evaluations: list[Evaluation]) -> Model:
+    return evaluations[0].model
+
+
+def _workbook_renderer():
+    try:
+        from .workbook import render_workbook
+    except ImportError:
+        return None
+    return render_workbook
+
+
+def write(out_dir: Path, files: dict[str, bytes]) -> list[Path]:
+    """Write each file atomically; return the paths whose bytes changed."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    changed = []
+    for name, content in sorted(files.items()):
+        target = out_dir / name
+        if target.exists() and target.read_bytes() == content:
+            continue
+        fd, tmp = tempfile.mkstemp(dir=out_dir, prefix=f".{name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(content)
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        changed.append(target)
+    return changed
+
+
+def stale(out_dir: Path, compiled: Compiled) -> list[str]:
+    """Outputs in out_dir that are missing or differ from a fresh build."""
+    out = []
+    for name, content in sorted(compiled.files.items()):
+        target = out_dir / name
+        if not target.exists():
+            out.append(f"{target} is missing")
+        elif target.read_bytes() != content:
+            out.append(f"{target} is out of date")
+    return out
+
+
+def expectation_failures(compiled: Compiled) -> list[str]:
+    return [msg for e in compiled.evaluations for msg in expect.failures(e)]
+
+
+def _display(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)

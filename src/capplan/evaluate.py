@@ -1,0 +1,235 @@
+"""Evaluate a scenario: walk the graph in order and compute every node.
+
+Values are floats in base units; a table column is a numpy array with one
+entry per row, so one walker serves both scalar formulas and row-wise
+computed columns (scalars broadcast over rows) and table functions reduce a
+column to a scalar. The model's checks (weights sum to 1, the model fits in
+memory) run as soon as the values they read exist.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import formatting, units
+from .errors import CapplanError
+from .graph import Graph, build
+from .model import Model
+from .plan import Input, Plan, Scenario
+from .walker import Walker
+
+_SNAP = 1e-12   # ceil/floor treat x within this relative distance of an integer as that integer
+
+
+@dataclass
+class Evaluation:
+    """One scenario's results, in base units, with where each input came from."""
+
+    plan: Plan
+    scenario: Scenario
+    model: Model
+    graph: Graph
+    values: dict[str, object]            # name -> float | np.ndarray | list[str]
+    inputs: dict[str, Input]             # scalar inputs and pins actually used
+    provenance: dict[str, frozenset[str]]  # name -> scalar inputs it rests on
+
+    def display(self, name: str):
+        """The value in its display unit (a list for a table column)."""
+        q = self.model.quantities[name]
+        value = self.values[name]
+        if q.kind == "text":
+            return list(value)
+        if q.kind == "bool":
+            return [bool(v) for v in value] if isinstance(value, np.ndarray) else bool(value)
+        if isinstance(value, np.ndarray):
+            return [units.to_display(float(v), q.unit) for v in value]
+        return units.to_display(float(value), q.unit)
+
+    def text(self, name: str) -> str:
+        q = self.model.quantities[name]
+        return formatting.quantity(self.display(name), q.unit, q.kind)
+
+    def rows(self, table: str) -> list[dict]:
+        cols = [c for c in self.model.tables[table].columns if c in self.values]
+        shown = {c: self.display(c) for c in cols}
+        count = len(self.scenario.tables[table].rows)
+        return [{self.model.quantities[c].column: shown[c][i] for c in cols} for i in range(count)]
+
+    def pending_inputs(self, name: str) -> list[str]:
+        return sorted(n for n in self.provenance.get(name, ()) if self.inputs[n].pending)
+
+
+def evaluate(plan: Plan, scenario: Scenario, model: Model) -> Evaluation:
+    pinned = frozenset(n for n, i in scenario.inputs.items() if i.pinned)
+    try:
+        graph = build(model, plan.switches, pinned)
+    except CapplanError as err:
+        raise err.located(file=plan.file) from None
+    values: dict[str, object] = {}
+    provenance: dict[str, frozenset[str]] = {}
+    used: dict[str, Input] = {}
+    pending_checks = list(zip(model.checks, graph.check_deps))
+    for name in graph.order:
+        node = graph.nodes[name]
+        q = node.quantity
+        if q.table:
+            rows = scenario.tables[q.table].rows
+            if node.formula is None:
+                column = [row[q.column] for row in rows]
+                values[name] = column if q.kind == "text" else np.array(column, dtype=float)
+                provenance[name] = frozenset()
+            else:
+                result = _compute(name, node, values, plan, scenario)
+                values[name] = np.broadcast_to(np.asarray(result, dtype=float), (len(rows),)).copy()
+        elif node.formula is None:
+            item = scenario.inputs[name]
+            used[name] = item
+            values[name] = item.value
+            provenance[name] = frozenset([name])
+        else:
+            values[name] = float(_compute(name, node, values, plan, scenario))
+        if node.formula is not None:
+            provenance[name] = frozenset().union(*(provenance[d] for d in node.deps)) if node.deps else frozenset()
+        pending_checks = _run_checks(pending_checks, values, model, plan, scenario)
+    return Evaluation(plan, scenario, model, graph, values, used, provenance)
+
+
+def _where(plan: Plan, scenario: Scenario) -> str:
+    return "" if scenario.name == "nominal" else f"scenario {scenario.name}: "
+
+
+def _compute(name, node, values, plan, scenario):
+    try:
+        with np.errstate(all="ignore"):
+            return Numeric(values).visit(node.formula.expr)
+    except CapplanError as err:
+        raise CapplanError(f"{_where(plan, scenario)}{name} = {node.formula.text}: {err.message}",
+                           file=plan.file, key=name) from None
+
+
+def _run_checks(pending, values, model, plan, scenario):
+    left = []
+    for check, deps in pending:
+        if not all(d in values for d in deps):
+            left.append((check, deps))
+            continue
+        if not Numeric(values).visit(check.require.expr):
+            message = re.sub(r"\{(\w+)\}", lambda m: _show(m.group(1), values, model), check.message)
+            raise CapplanError(f"{_where(plan, scenario)}{message}", file=plan.file, key=check.key)
+    return left
+
+
+def _show(name, values, model) -> str:
+    q = model.quantities[name]
+    return formatting.quantity(units.to_display(float(values[name]), q.unit), q.unit, q.kind)
+
+
+class Numeric(Walker):
+    """Numbers for a formula tree: floats and numpy arrays in base units."""
+
+    def __init__(self, values):
+        self.values = values
+
+    def number(self, value):
+        return value
+
+    def Symbol(self, expr):
+        return self.values[expr.name]
+
+    def Add(self, expr):
+        total = self.visit(expr.args[0])
+        for term in expr.args[1:]:
+            total = total + self.visit(term)
+        return total
+
+    def Mul(self, expr):
+        product = 1.0
+        for factor in expr.args:
+            product = product * self.visit(factor)
+        return product
+
+    def Pow(self, expr):
+        base, exponent = (self.visit(a) for a in expr.args)
+        if np.any(np.asarray(base) == 0) and np.any(np.asarray(exponent) < 0):
+            raise CapplanError(f"division by zero: {expr.args[0]} is 0")
+        return np.power(base, exponent)
+
+    def ceiling(self, expr):
+        x = self.visit(expr.args[0])
+        return np.ceil(_snap(x))
+
+    def floor(self, expr):
+        return np.floor(_snap(self.visit(expr.args[0])))
+
+    def Abs(self, expr):
+        return np.abs(self.visit(expr.args[0]))
+
+    def Max(self, expr):
+        return np.maximum.reduce([np.asarray(self.visit(a), dtype=float) for a in expr.args])
+
+    def Min(self, expr):
+        return np.minimum.reduce([np.asarray(self.visit(a), dtype=float) for a in expr.args])
+
+    def relation(self, expr, op):
+        a, b = (np.asarray(self.visit(x), dtype=float) for x in expr.args)
+        result = {"<=": a <= b, "<": a < b, ">=": a >= b, ">": a > b, "==": a == b, "!=": a != b}[op]
+        return result.astype(float) if result.ndim else float(result)
+
+    def And(self, expr):
+        return np.logical_and.reduce([np.asarray(self.visit(a)) != 0 for a in expr.args]).astype(float)
+
+    def Or(self, expr):
+        return np.logical_or.reduce([np.asarray(self.visit(a)) != 0 for a in expr.args]).astype(float)
+
+    def Not(self, expr):
+        return (np.asarray(self.visit(expr.args[0])) == 0).astype(float)
+
+    def Piecewise(self, expr):
+        (then, cond), (otherwise, _) = expr.args
+        return np.where(np.asarray(self.visit(cond)) != 0, self.visit(then), self.visit(otherwise))
+
+    def TableSum(self, expr):
+        return float(np.sum(self.visit(expr.args[0])))
+
+    def TableMax(self, expr):
+        return float(np.max(self.visit(expr.args[0])))
+
+    def TableMin(self, expr):
+        return float(np.min(self.visit(expr.args[0])))
+
+    def MaxBeforeFailure(self, expr):
+        xs, oks = self._pairs(expr)
+        best = None
+        for x, ok in zip(xs, oks):
+            if not ok:
+                break
+            best = x
+        if best is None:
+            table, column = str(expr.args[0]).split(".", 1)
+            raise CapplanError(f"no {table} row meets every SLO (the lowest {column}, "
+                               f"{xs[0]:g} in base units, already fails), so it is undefined; "
+                               f"sweep lower rates or revisit the SLOs")
+        return float(best)
+
+    def MinFailure(self, expr):
+        xs, oks = self._pairs(expr)
+        for x, ok in zip(xs, oks):
+            if not ok:
+                return float(x)
+        return math.inf
+
+    def _pairs(self, expr):
+        xs = np.asarray(self.visit(expr.args[0]), dtype=float)
+        oks = np.asarray(self.visit(expr.args[1]), dtype=float)
+        order = np.argsort(xs, kind="stable")
+        return xs[order], oks[order] != 0
+
+
+def _snap(x):
+    nearest = np.round(x)
+    close = np.abs(x - nearest) <= _SNAP * np.maximum(np.abs(x), 1.0)
+    return np.where(close, nearest, x)

@@ -1,0 +1,66 @@
+"""``expect:`` assertions: the plan states results it must produce.
+
+An expectation holds when the value, rounded to the digits the plan writes,
+equals it: ``10.96 ms`` accepts 10.955 … 10.965 ms, ``9`` accepts only a
+value that rounds to 9. So a plan pins exactly the precision it claims.
+"""
+
+from __future__ import annotations
+
+import re
+
+from . import formatting, units
+from .evaluate import Evaluation
+from .plan import Expectation
+
+_CELL = re.compile(r"^(\w+)\[([^\]]+)\]\.(\w+)$")
+
+
+def actual(e: Evaluation, target: str):
+    """The value an expectation target names, in base units (or bool)."""
+    cell = _CELL.match(target)
+    if not cell:
+        return e.values[target]
+    table, key, column = cell.groups()
+    key_column = e.model.tables[table].key
+    index = e.scenario.tables[table].key_index(key_column, key)
+    if index is None:
+        return None
+    return e.values[f"{table}.{column}"][index]
+
+
+def failures(e: Evaluation) -> list[str]:
+    """One message per expectation of this scenario that does not hold."""
+    out = []
+    for x in e.scenario.expect:
+        message = _failure(e, x)
+        if message:
+            where = f"{e.plan.file}:{x.line}" if x.line else e.plan.file
+            scope = "" if e.scenario.name == "nominal" else f"scenario {e.scenario.name}: "
+            out.append(f"{where}: {scope}expect {x.target}: {message}")
+    return out
+
+
+def _failure(e: Evaluation, x: Expectation) -> str | None:
+    name = x.target
+    cell = _CELL.match(name)
+    q = e.model.quantities[f"{cell.group(1)}.{cell.group(3)}" if cell else name]
+    if q.name not in e.values:
+        return f"'{q.name}' does not exist in this plan"
+    got = actual(e, name)
+    if got is None:
+        return f"no row '{cell.group(2)}' in {cell.group(1)}"
+    if q.kind == "bool":
+        return None if bool(got) == x.expected else f"expected {'PASS' if x.expected else 'FAIL'}, got {'PASS' if got else 'FAIL'}"
+    shown = units.to_display(float(got), x.unit)
+    if abs(shown - x.expected) <= x.tolerance * (1 + 1e-9):
+        return None
+    return (f"expected {x.raw}, got {formatting.number(shown, 8)} {formatting.unit_label(x.unit)}".rstrip()
+            + _formula_hint(e, q.name))
+
+
+def _formula_hint(e: Evaluation, name: str) -> str:
+    node = e.graph.nodes.get(name)
+    if node is None or node.formula is None:
+        return " (an input)"
+    return f" (= {node.formula.text})"

@@ -1,0 +1,264 @@
+"""Formula text -> sympy expression, without ``eval``.
+
+A formula is a small arithmetic language:
+
+* numbers, quantity names (``peak_arrival_rate``) and table columns
+  (``classes.weight``; inside a table's own formulas a bare column name);
+* ``+ - * / **``, comparisons ``< <= > >= == !=``, ``and or not``;
+* the functions in :data:`FUNCTIONS`.
+
+The text is read by Python's *parser* (``ast.parse``, which only builds a
+syntax tree and runs nothing) and the tree is then translated node by node
+into sympy; any node outside the whitelist is rejected. So a plan from an
+untrusted pull request cannot run code: ``__import__('os').system('x')`` is
+an error ("function calls on attributes are not allowed"), not a call.
+
+sympy's own ``parse_expr``/``sympify`` are *not* used: they call ``eval``.
+Expressions are built with ``evaluate=False`` so that a formula prints in the
+order its author wrote it.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+import sympy
+
+from .errors import CapplanError
+
+
+# --- table functions --------------------------------------------------------
+# Each is a sympy Function that stays symbolic; the evaluator, the unit
+# checker and the printers give them meaning.
+
+class TableSum(sympy.Function):
+    """Σ over the rows of a table of a row-wise expression."""
+    nargs = 1
+
+    def _latex(self, printer):
+        return r"\sum_i " + printer._print(self.args[0])
+
+
+class TableMax(sympy.Function):
+    """Largest value of a row-wise expression."""
+    nargs = 1
+
+    def _latex(self, printer):
+        return r"\max_i " + printer.parenthesize(self.args[0], 1000)
+
+
+class TableMin(sympy.Function):
+    """Smallest value of a row-wise expression."""
+    nargs = 1
+
+    def _latex(self, printer):
+        return r"\min_i " + printer.parenthesize(self.args[0], 1000)
+
+
+class MaxBeforeFailure(sympy.Function):
+    """The λ* rule: the highest x whose row passes *and* every lower x passes.
+
+    ``max_before_failure(load_sweep.arrival_rate, load_sweep.meets_slo)``:
+    a noisy pass above a failure does not count.
+    """
+    nargs = 2
+
+    def _latex(self, printer):
+        x, ok = (printer._print(a) for a in self.args)
+        return rf"\max\{{{x} : {ok} \text{{ for all rates}} \le {x}\}}"
+
+
+class MinFailure(sympy.Function):
+    """The lowest x whose row fails (the top of the knee bracket)."""
+    nargs = 2
+
+    def _latex(self, printer):
+        x, ok = (printer._print(a) for a in self.args)
+        return rf"\min\{{{x} : \lnot {ok}\}}"
+
+
+TABLE_FUNCTIONS = {TableSum, TableMax, TableMin, MaxBeforeFailure, MinFailure}
+
+
+def _if(cond, then, otherwise):
+    return sympy.Piecewise((then, cond), (otherwise, True), evaluate=False)
+
+
+def _max(*args):
+    if len(args) == 1:
+        return TableMax(args[0])
+    return sympy.Max(*args, evaluate=False)
+
+
+def _min(*args):
+    if len(args) == 1:
+        return TableMin(args[0])
+    return sympy.Min(*args, evaluate=False)
+
+
+# name -> (builder, allowed argument counts)
+FUNCTIONS = {
+    "ceil": (lambda x: sympy.ceiling(x, evaluate=False), {1}),
+    "floor": (lambda x: sympy.floor(x, evaluate=False), {1}),
+    "abs": (lambda x: sympy.Abs(x, evaluate=False), {1}),
+    "max": (_max, {1, 2, 3, 4}),
+    "min": (_min, {1, 2, 3, 4}),
+    "sum": (TableSum, {1}),
+    "if": (_if, {3}),
+    "max_before_failure": (MaxBeforeFailure, {2}),
+    "min_failure": (MinFailure, {2}),
+}
+
+def _chain(kind, a, b):
+    """a+b+c as one Add (not Add(Add(a, b), c)), so it prints as written."""
+    left = a.args if isinstance(a, kind) else (a,)
+    return kind(*left, b, evaluate=False)
+
+
+_BINARY = {
+    ast.Add: lambda a, b: _chain(sympy.Add, a, b),
+    ast.Sub: lambda a, b: _chain(sympy.Add, a, sympy.Mul(-1, b, evaluate=False)),
+    ast.Mult: lambda a, b: _chain(sympy.Mul, a, b),
+    ast.Div: lambda a, b: _chain(sympy.Mul, a, sympy.Pow(b, -1, evaluate=False)),
+    ast.Pow: lambda a, b: sympy.Pow(a, b, evaluate=False),
+}
+_COMPARE = {
+    ast.Lt: sympy.StrictLessThan, ast.LtE: sympy.LessThan,
+    ast.Gt: sympy.StrictGreaterThan, ast.GtE: sympy.GreaterThan,
+    ast.Eq: sympy.Eq, ast.NotEq: sympy.Ne,
+}
+
+
+@dataclass(frozen=True)
+class Formula:
+    """A parsed formula: its text, its sympy expression and what it reads."""
+
+    text: str
+    expr: sympy.Expr
+    names: frozenset[str]          # quantity names and 'table.column' references
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def parse(text: str, *, columns: dict[str, str] | None = None) -> Formula:
+    """Parse formula text.
+
+    ``columns`` maps bare column names to ``table.column`` for formulas that
+    live in a table (a row-wise computed column), so ``prompt_tokens`` inside
+    the classes table reads ``classes.prompt_tokens``.
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise CapplanError(f"a formula must be non-empty text, got {text!r}")
+    source = text.strip().replace("\n", " ")
+    if source.startswith("="):          # spreadsheet habit: '=a*b'
+        source = source[1:]
+    # 'if' is a Python keyword; let authors write if(c, a, b).
+    source = _rename_if(source)
+    try:
+        tree = ast.parse(source, mode="eval")
+    except SyntaxError as err:
+        raise CapplanError(f"cannot parse formula '{text}': {err.msg} at column {err.offset}") from None
+    builder = _Builder(text, columns or {})
+    expr = builder.visit(tree.body)
+    return Formula(text=text.strip(), expr=expr, names=frozenset(builder.names))
+
+
+def _rename_if(source: str) -> str:
+    import re
+    return re.sub(r"\bif\s*\(", "if_(", source)
+
+
+class _Builder:
+    """Translate a whitelisted Python expression tree into sympy."""
+
+    def __init__(self, text: str, columns: dict[str, str]):
+        self.text = text
+        self.columns = columns
+        self.names: set[str] = set()
+
+    def fail(self, what: str) -> CapplanError:
+        return CapplanError(f"formula '{self.text}': {what}")
+
+    def visit(self, node: ast.AST):
+        method = getattr(self, "visit_" + type(node).__name__, None)
+        if method is None:
+            raise self.fail(f"{_describe(node)} is not allowed in a formula")
+        return method(node)
+
+    def visit_Constant(self, node: ast.Constant):
+        if isinstance(node.value, bool) or not isinstance(node.value, (int, float)):
+            raise self.fail(f"constant {node.value!r} is not a number")
+        if isinstance(node.value, int):
+            return sympy.Integer(node.value)
+        return sympy.Float(repr(node.value))
+
+    def visit_Name(self, node: ast.Name):
+        name = self.columns.get(node.id, node.id)
+        if node.id.startswith("_"):
+            raise self.fail(f"name '{node.id}' is not allowed")
+        self.names.add(name)
+        return sympy.Symbol(name)
+
+    def visit_Attribute(self, node: ast.Attribute):
+        if not isinstance(node.value, ast.Name) or node.value.id.startswith("_") or node.attr.startswith("_"):
+            raise self.fail(f"'{ast.unparse(node)}' is not a table column (write table.column)")
+        name = f"{node.value.id}.{node.attr}"
+        self.names.add(name)
+        return sympy.Symbol(name)
+
+    def visit_BinOp(self, node: ast.BinOp):
+        op = _BINARY.get(type(node.op))
+        if op is None:
+            raise self.fail(f"operator {type(node.op).__name__} is not allowed")
+        return op(self.visit(node.left), self.visit(node.right))
+
+    def visit_UnaryOp(self, node: ast.UnaryOp):
+        operand = self.visit(node.operand)
+        if isinstance(node.op, ast.USub):
+            if operand.is_Number:
+                return -operand
+            return sympy.Mul(-1, operand, evaluate=False)
+        if isinstance(node.op, ast.UAdd):
+            return operand
+        if isinstance(node.op, ast.Not):
+            return sympy.Not(operand)
+        raise self.fail(f"operator {type(node.op).__name__} is not allowed")
+
+    def visit_BoolOp(self, node: ast.BoolOp):
+        parts = [self.visit(v) for v in node.values]
+        return (sympy.And if isinstance(node.op, ast.And) else sympy.Or)(*parts, evaluate=False)
+
+    def visit_Compare(self, node: ast.Compare):
+        parts = []
+        left = self.visit(node.left)
+        for op, right_node in zip(node.ops, node.comparators):
+            rel = _COMPARE.get(type(op))
+            if rel is None:
+                raise self.fail(f"comparison {type(op).__name__} is not allowed")
+            right = self.visit(right_node)
+            parts.append(rel(left, right, evaluate=False))
+            left = right
+        return parts[0] if len(parts) == 1 else sympy.And(*parts, evaluate=False)
+
+    def visit_Call(self, node: ast.Call):
+        if not isinstance(node.func, ast.Name):
+            raise self.fail(f"function calls on attributes are not allowed ('{ast.unparse(node.func)}')")
+        name = "if" if node.func.id == "if_" else node.func.id
+        if name not in FUNCTIONS:
+            known = ", ".join(sorted(FUNCTIONS))
+            raise self.fail(f"unknown function '{name}' (known: {known})")
+        if node.keywords:
+            raise self.fail(f"{name}() takes no keyword arguments")
+        builder, arities = FUNCTIONS[name]
+        if len(node.args) not in arities:
+            raise self.fail(f"{name}() takes {' or '.join(map(str, sorted(arities)))} argument(s), got {len(node.args)}")
+        return builder(*(self.visit(a) for a in node.args))
+
+
+def _describe(node: ast.AST) -> str:
+    try:
+        return f"'{ast.unparse(node)}' ({type(node).__name__})"
+    except Exception:  # pragma: no cover - unparse handles every node we meet
+        return type(node).__name__

@@ -1,0 +1,135 @@
+"""The dependency graph: which formula each node uses and in what order.
+
+Nodes are the quantities and table columns that exist under a plan's
+switches. A node is an *input* when the model gives it no formula or the
+scenario pins it; otherwise its dependencies are the names its parsed formula
+reads. The order is a topological sort (deterministic: ties broken by model
+order); a cycle is an error that prints its path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from .errors import CapplanError
+from .formula import Formula
+from .model import Model, Quantity
+from .plan import nearest
+from .unitcheck import check_formula
+from . import units
+
+
+@dataclass(frozen=True)
+class Node:
+    name: str
+    quantity: Quantity
+    formula: Formula | None          # None for inputs and pinned quantities
+    deps: tuple[str, ...]
+
+    @property
+    def is_input(self) -> bool:
+        return self.formula is None
+
+
+@dataclass(frozen=True)
+class Graph:
+    switches: tuple[tuple[str, str], ...]
+    nodes: dict[str, Node]
+    order: tuple[str, ...]
+    check_deps: tuple[tuple[str, ...], ...]   # per model check
+
+    def upstream(self, name: str) -> list[str]:
+        """Every node ``name`` depends on, nearest first, each once."""
+        seen, out, stack = set(), [], list(self.nodes[name].deps)
+        while stack:
+            dep = stack.pop(0)
+            if dep not in seen:
+                seen.add(dep)
+                out.append(dep)
+                stack.extend(self.nodes[dep].deps)
+        return out
+
+
+def build(model: Model, switches: dict[str, str], pinned: frozenset[str] = frozenset()) -> Graph:
+    return _build(model, tuple(sorted(switches.items())), pinned)
+
+
+@lru_cache(maxsize=64)
+def _build(model: Model, switch_items, pinned: frozenset[str]) -> Graph:
+    switches = dict(switch_items)
+    active = model.active(switches)
+    present = set(active)
+    nodes: dict[str, Node] = {}
+    for name in active:
+        q = model.quantities[name]
+        formula = None if (q.is_input or name in pinned) else q.formula_for(switches)
+        deps = tuple(sorted(formula.names)) if formula else ()
+        for dep in deps:
+            _require(model, present, switches, name, dep)
+        nodes[name] = Node(name, q, formula, deps)
+    check_deps = []
+    for check in model.checks:
+        for dep in check.require.names:
+            _require(model, present, switches, f"check '{check.require.text}'", dep)
+        check_deps.append(tuple(sorted(check.require.names)))
+    order = _toposort(nodes, active)
+    graph = Graph(switch_items, nodes, tuple(order), tuple(check_deps))
+    _check_units(model, graph)
+    return graph
+
+
+def _require(model, present, switches, user, dep) -> None:
+    if dep in present:
+        return
+    if dep in model.quantities:
+        q = model.quantities[dep]
+        whens = list(q.when) + (list(model.tables[q.table].when) if q.table else [])
+        needs = ", ".join(f"{sw}: {'/'.join(sorted(cases))}" for sw, cases in whens)
+        raise CapplanError(f"{user} uses '{dep}', which exists only with {needs}", file=model.source)
+    raise CapplanError(f"{user} uses unknown quantity '{dep}'{nearest(dep, model.quantities)}", file=model.source)
+
+
+def _toposort(nodes: dict[str, Node], names) -> list[str]:
+    order: list[str] = []
+    state: dict[str, int] = {}          # 1 visiting, 2 done
+    for root in names:
+        if state.get(root) == 2:
+            continue
+        stack = [(root, iter(nodes[root].deps))]
+        path = [root]
+        state[root] = 1
+        while stack:
+            name, deps = stack[-1]
+            for dep in deps:
+                if state.get(dep) == 1:
+                    cycle = path[path.index(dep):] + [dep]
+                    raise CapplanError("cycle in the model: " + " -> ".join(cycle))
+                if state.get(dep) is None:
+                    state[dep] = 1
+                    stack.append((dep, iter(nodes[dep].deps)))
+                    path.append(dep)
+                    break
+            else:
+                stack.pop()
+                path.pop()
+                state[name] = 2
+                order.append(name)
+    return order
+
+
+def _check_units(model: Model, graph: Graph) -> None:
+    def dims_of(name):
+        q = graph.nodes[name].quantity
+        return units.DIMENSIONLESS if q.kind in ("bool", "text") else units.dimensions(q.unit)
+
+    for name in graph.order:
+        node = graph.nodes[name]
+        if node.formula is not None:
+            try:
+                check_formula(name, node.quantity.unit if node.quantity.kind != "bool" else "",
+                              node.formula, dims_of)
+            except CapplanError as err:
+                raise err.located(file=model.source) from None
+    for check, deps in zip(model.checks, graph.check_deps):
+        check_formula(f"check '{check.require.text}'", "", check.require, dims_of)

@@ -1,0 +1,262 @@
+"""The standard model: quantity, table and check definitions from ``model/``.
+
+``model/quantities.yaml`` declares every quantity a plan can hold, the way a
+spreadsheet would: inputs (with a default tag, unit and maybe a default
+value) and derived quantities (with a formula). Tables hold rows of inputs
+and row-wise computed columns. A table column is a node of the same graph as
+a scalar quantity, named ``table.column``.
+
+This module only *reads* the definitions and parses their formulas; which of
+them exist for a given plan (the ``when:`` switches) is answered here too,
+because it is part of the definition.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import yaml
+
+from . import units
+from .errors import CapplanError
+from .formula import Formula, parse
+from .resources import model_dir
+
+TAGS = ("fact", "policy", "measurement", "assumption")
+KINDS = ("number", "money", "bool", "text")
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A scalar quantity or a table column (then ``table`` is set)."""
+
+    name: str                      # 'kv_pool' or 'deployments.nodes'
+    unit: str
+    description: str
+    symbol: str
+    group: str
+    tag: str | None = None         # None for a derived quantity
+    kind: str = "number"
+    default: object = None
+    status: str | None = None      # 'pending' for a default awaiting measurement
+    source: str | None = None
+    when: tuple[tuple[str, frozenset[str]], ...] = ()
+    formulas: tuple[tuple[str | None, Formula], ...] = ()   # (case or None, formula)
+    switch: str | None = None      # the switch that picks among formulas
+    table: str | None = None
+    optional: bool = False         # a table column rows may leave out
+
+    @property
+    def is_input(self) -> bool:
+        return not self.formulas
+
+    @property
+    def column(self) -> str:
+        return self.name.split(".", 1)[1] if self.table else self.name
+
+    def formula_for(self, switches: dict[str, str]) -> Formula | None:
+        if not self.formulas:
+            return None
+        if self.switch is None:
+            return self.formulas[0][1]
+        wanted = switches[self.switch]
+        for case, formula in self.formulas:
+            if case == wanted:
+                return formula
+        raise CapplanError(f"quantity '{self.name}' has no formula for {self.switch}: {wanted}")
+
+
+@dataclass(frozen=True)
+class Table:
+    name: str
+    title: str
+    group: str
+    tag: str
+    key: str
+    description: str
+    columns: tuple[str, ...]       # qualified names, in declared order
+    when: tuple[tuple[str, frozenset[str]], ...] = ()
+
+
+@dataclass(frozen=True)
+class Check:
+    require: Formula
+    key: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Group:
+    name: str
+    title: str
+    quantities: tuple[str, ...]
+
+
+@dataclass(eq=False)
+class Model:
+    """The loaded model (hashed by identity, so graphs can be cached per model)."""
+
+    switches: dict[str, dict]
+    groups: dict[str, Group]
+    quantities: dict[str, Quantity]          # scalars and columns
+    tables: dict[str, Table]
+    checks: tuple[Check, ...]
+    source: str = "model/quantities.yaml"
+    _active_cache: dict = field(default_factory=dict, repr=False)
+
+    def default_switches(self) -> dict[str, str]:
+        return {name: spec["default"] for name, spec in self.switches.items()}
+
+    def exists(self, name: str, switches: dict[str, str]) -> bool:
+        """Whether a quantity, column or table exists under these switch values."""
+        if name in self.tables:
+            return _holds(self.tables[name].when, switches)
+        q = self.quantities[name]
+        if q.table and not _holds(self.tables[q.table].when, switches):
+            return False
+        return _holds(q.when, switches)
+
+    def active(self, switches: dict[str, str]) -> list[str]:
+        """Names of the quantities and columns that exist, in declared order."""
+        key = tuple(sorted(switches.items()))
+        if key not in self._active_cache:
+            self._active_cache[key] = [n for n in self.quantities if self.exists(n, switches)]
+        return self._active_cache[key]
+
+    def scalars(self) -> list[str]:
+        return [n for n, q in self.quantities.items() if q.table is None]
+
+
+def _holds(when, switches) -> bool:
+    return all(switches.get(sw) in cases for sw, cases in when)
+
+
+@lru_cache(maxsize=None)
+def standard_model() -> Model:
+    path = model_dir() / "quantities.yaml"
+    return model_from_dict(yaml.safe_load(path.read_text(encoding="utf-8")), source=str(path.name))
+
+
+def model_from_dict(data: dict, source: str = "model") -> Model:
+    """Build a model from its YAML form (tests build small ones this way)."""
+    try:
+        return _Reader(data, source).read()
+    except CapplanError as err:
+        raise err.located(file=source) from None
+
+
+class _Reader:
+    def __init__(self, data: dict, source: str):
+        self.data = data
+        self.source = source
+        self.switches = data.get("switches", {}) or {}
+
+    def read(self) -> Model:
+        groups: dict[str, Group] = {}
+        quantities: dict[str, Quantity] = {}
+        for gname, gspec in (self.data.get("groups") or {}).items():
+            names = []
+            gwhen = self._when(gspec.get("when"), f"groups.{gname}")
+            for qname, qspec in (gspec.get("quantities") or {}).items():
+                if qname in quantities:
+                    raise CapplanError(f"quantity '{qname}' is defined twice", key=f"groups.{gname}.quantities.{qname}")
+                quantities[qname] = self._quantity(qname, qspec, gname, gwhen, columns=None, table=None)
+                names.append(qname)
+            groups[gname] = Group(gname, gspec.get("title", gname), tuple(names))
+
+        tables: dict[str, Table] = {}
+        for tname, tspec in (self.data.get("tables") or {}).items():
+            if tname in quantities:
+                raise CapplanError(f"table '{tname}' has the name of a quantity", key=f"tables.{tname}")
+            cols = tspec.get("columns") or {}
+            qualified = {c: f"{tname}.{c}" for c in cols}
+            for cname, cspec in cols.items():
+                quantities[qualified[cname]] = self._quantity(
+                    qualified[cname], cspec or {}, tspec.get("group", ""), (), columns=qualified, table=tname)
+            tag = tspec.get("tag", "assumption")
+            self._check_tag(tag, f"tables.{tname}.tag")
+            tables[tname] = Table(
+                name=tname, title=tspec.get("title", tname), group=tspec.get("group", ""), tag=tag,
+                key=tspec.get("key", "name"), description=tspec.get("description", ""),
+                columns=tuple(qualified.values()), when=self._when(tspec.get("when"), f"tables.{tname}"))
+
+        checks = []
+        for i, cspec in enumerate(self.data.get("checks") or []):
+            checks.append(Check(require=self._parse(cspec["require"], f"checks[{i}]"),
+                                key=cspec.get("key", ""), message=cspec["message"]))
+        return Model(switches=self.switches, groups=groups, quantities=quantities,
+                     tables=tables, checks=tuple(checks), source=self.source)
+
+    def _quantity(self, name, spec, group, inherited_when, columns, table) -> Quantity:
+        key = f"tables.{name}" if table else f"quantities.{name}"
+        spec = dict(spec)
+        unit = str(spec.pop("unit", "") or "")
+        kind = spec.pop("kind", "number")
+        if kind not in KINDS:
+            raise CapplanError(f"kind must be one of {', '.join(KINDS)}, got '{kind}'", key=key)
+        if kind != "text":
+            try:
+                units.unit(unit)
+            except CapplanError as err:
+                raise err.located(key=key + ".unit") from None
+        formulas: tuple = ()
+        switch = None
+        raw = spec.pop("formula", None)
+        if isinstance(raw, dict):
+            if len(raw) != 1:
+                raise CapplanError("a formula mapping must name exactly one switch", key=key + ".formula")
+            switch, cases = next(iter(raw.items()))
+            known = self.switches.get(switch, {}).get("cases", {})
+            if switch not in self.switches:
+                raise CapplanError(f"unknown switch '{switch}'", key=key + ".formula")
+            missing = [c for c in known if c not in cases]
+            if missing:
+                raise CapplanError(f"no formula for {switch}: {', '.join(missing)}", key=key + ".formula")
+            formulas = tuple((case, self._parse(text, f"{key}.formula.{switch}.{case}", columns))
+                             for case, text in cases.items())
+        elif raw is not None:
+            formulas = ((None, self._parse(raw, key + ".formula", columns)),)
+        tag = spec.pop("tag", None)
+        if formulas and tag:
+            raise CapplanError("a derived quantity takes no tag (it is 'derived')", key=key)
+        if not formulas and kind != "text":
+            tag = tag or ("assumption" if table is None else None)
+            if tag:
+                self._check_tag(tag, key + ".tag")
+        when = inherited_when + self._when(spec.pop("when", None), key)
+        q = Quantity(
+            name=name, unit=unit, kind=kind, group=group, table=table, tag=tag,
+            description=str(spec.pop("description", "")), symbol=str(spec.pop("symbol", name)),
+            default=spec.pop("default", None), status=spec.pop("status", None),
+            source=spec.pop("source", None), optional=bool(spec.pop("optional", False)),
+            when=when, formulas=formulas, switch=switch)
+        if spec:
+            raise CapplanError(f"unknown field(s) {', '.join(sorted(spec))}", key=key)
+        return q
+
+    def _when(self, spec, key):
+        if not spec:
+            return ()
+        out = []
+        for sw, cases in spec.items():
+            if sw not in self.switches:
+                raise CapplanError(f"unknown switch '{sw}' in when:", key=key)
+            out.append((sw, frozenset(cases if isinstance(cases, list) else [cases])))
+        return tuple(out)
+
+    def _parse(self, text, key, columns=None) -> Formula:
+        try:
+            return parse(str(text), columns=columns)
+        except CapplanError as err:
+            raise err.located(key=key) from None
+
+    @staticmethod
+    def _check_tag(tag, key):
+        if tag not in TAGS:
+            raise CapplanError(f"tag must be one of {', '.join(TAGS)}, got '{tag}'", key=key)
+
+
+def model_path() -> Path:
+    return model_dir() / "quantities.yaml"

@@ -1,0 +1,448 @@
+"""Load a plan file into inputs, tables, scenarios and expectations.
+
+Everything a plan says is validated here against the model, so that a bad
+plan fails with one message naming the file, the key and its line. Values are
+converted to base units on the way in (``units.parse_value``).
+
+Where a value comes from, in order of precedence: the scenario's ``set:``,
+the plan's ``inputs:``, the catalog entry (``gpu:``, ``model:``), the model's
+default. An ``inputs:`` or ``set:`` entry that names a *derived* quantity pins
+it: its formula is replaced by the given value, shown as an override.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+import math
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from . import catalog, units, yamlfile
+from .errors import CapplanError
+from .model import TAGS, Model
+
+PLAN_KEYS = ("title", "owner", "description", "gpu", "model", "sizing", "inputs", "tables",
+             "scenarios", "expect", "notes")
+INPUT_KEYS = ("value", "source", "status", "tag", "date", "note")
+TABLE_KEYS = ("rows", "source", "as_of", "units", "note")
+ROW_META = ("source", "as_of", "note")
+SCENARIO_KEYS = ("title", "description", "set", "expect")
+NOMINAL = "nominal"
+_CELL = re.compile(r"^(\w+)\[([^\]]+)\]\.(\w+)$")
+
+
+@dataclass(frozen=True)
+class Input:
+    """A value that enters the graph, with where it came from."""
+
+    name: str
+    value: float                 # base units
+    tag: str
+    origin: str                  # 'plan', 'catalog', 'default' or a scenario name
+    source: str | None = None
+    status: str | None = None    # 'pending'
+    date: str | None = None
+    note: str | None = None
+    pinned: bool = False         # replaces a derived quantity's formula
+    line: int | None = None
+
+    @property
+    def pending(self) -> bool:
+        return self.status == "pending"
+
+
+@dataclass
+class TableData:
+    name: str
+    rows: list[dict]             # column -> base-unit float or text
+    meta: list[dict]             # per row: source, as_of, note
+    source: str | None = None
+    as_of: str | None = None
+    note: str | None = None
+    lines: list[int] = field(default_factory=list)
+
+    def key_index(self, key_column: str, key: str) -> int | None:
+        for i, row in enumerate(self.rows):
+            if str(row.get(key_column)) == key or _same_number(row.get(key_column), key):
+                return i
+        return None
+
+
+@dataclass(frozen=True)
+class Expectation:
+    target: str                  # quantity name or 'table[row].column'
+    raw: object
+    expected: float | bool       # in `unit`
+    unit: str
+    tolerance: float
+    line: int | None
+
+
+@dataclass
+class Scenario:
+    name: str
+    title: str
+    description: str
+    inputs: dict[str, Input]
+    tables: dict[str, TableData]
+    expect: list[Expectation]
+    changes: list[str]           # what the scenario sets, as written
+
+
+@dataclass
+class Plan:
+    path: Path
+    file: str                    # as shown in messages
+    name: str
+    title: str
+    owner: str
+    description: str
+    gpu: catalog.Entry
+    model_entry: catalog.Entry
+    switches: dict[str, str]
+    scenarios: list[Scenario]    # nominal first
+    notes: str = ""
+
+    @property
+    def nominal(self) -> Scenario:
+        return self.scenarios[0]
+
+
+def load(path: Path, model: Model, display: str | None = None) -> Plan:
+    doc = yamlfile.read(path, display)
+    return _PlanReader(doc, model, path).read()
+
+
+def nearest(name: str, options) -> str:
+    near = difflib.get_close_matches(name, list(options), n=3, cutoff=0.6)
+    return f"; did you mean {', '.join(near)}?" if near else ""
+
+
+def _same_number(value, key: str) -> bool:
+    try:
+        return isinstance(value, float) and math.isclose(value, float(key))
+    except ValueError:
+        return False
+
+
+class _PlanReader:
+    def __init__(self, doc: yamlfile.Document, model: Model, path: Path):
+        self.doc = doc
+        self.model = model
+        self.path = path
+        self.data = doc.data
+
+    def err(self, message, *path) -> CapplanError:
+        return self.doc.error(message, tuple(path))
+
+    def read(self) -> Plan:
+        if not isinstance(self.data, dict):
+            raise self.err("a plan must be a YAML mapping (title:, gpu:, model:, inputs:, tables:, …)")
+        for key in self.data:
+            if key not in PLAN_KEYS:
+                raise self.err(f"unknown key '{key}'{nearest(str(key), PLAN_KEYS)} (plan keys: {', '.join(PLAN_KEYS)})", key)
+        for key in ("gpu", "model"):
+            if key not in self.data:
+                raise self.err(f"missing '{key}:' (a catalog id such as {catalog.ids(key)[0]})")
+        gpu = self._entry("gpu")
+        model_entry = self._entry("model")
+        switches = self.model.default_switches()
+        sizing = self.data.get("sizing", switches["sizing"])
+        if sizing not in self.model.switches["sizing"]["cases"]:
+            raise self.err(f"sizing must be one of {', '.join(self.model.switches['sizing']['cases'])}, got '{sizing}'", "sizing")
+        switches["sizing"] = sizing
+        switches["attention"] = model_entry.attention or switches["attention"]
+        self.switches = switches
+        self.active = set(self.model.active(switches))
+
+        inputs = self._defaults()
+        inputs.update(self._catalog(gpu))
+        inputs.update(self._catalog(model_entry))
+        inputs.update(self._inputs(self.data.get("inputs") or {}, ("inputs",), origin="plan"))
+        self._require_inputs(inputs)
+        tables = self._tables()
+        nominal = Scenario(NOMINAL, "Nominal", "The plan as written.", inputs, tables,
+                           self._expect(self.data.get("expect") or {}, ("expect",)), [])
+        scenarios = [nominal] + self._scenarios(nominal)
+        return Plan(path=self.path, file=self.doc.file, name=self.path.stem,
+                    title=str(self.data.get("title", self.path.stem)), owner=str(self.data.get("owner", "")),
+                    description=str(self.data.get("description", "") or "").strip(), gpu=gpu,
+                    model_entry=model_entry, switches=switches, scenarios=scenarios,
+                    notes=str(self.data.get("notes", "") or "").strip())
+
+    # -- catalog and defaults ---------------------------------------------
+    def _entry(self, kind) -> catalog.Entry:
+        try:
+            return catalog.lookup(kind, str(self.data[kind]))
+        except CapplanError as err:
+            raise self.err(err.message, kind) from None
+
+    def _defaults(self) -> dict[str, Input]:
+        out = {}
+        for name in self.active:
+            q = self.model.quantities[name]
+            if q.is_input and q.table is None and q.default is not None:
+                out[name] = Input(name, units.parse_value(q.default, q.unit), q.tag, "default",
+                                  source=q.source or "capplan standard model", status=q.status)
+        return out
+
+    def _catalog(self, entry: catalog.Entry) -> dict[str, Input]:
+        out = {}
+        for name, spec in entry.values.items():
+            if name not in self.model.quantities:
+                raise CapplanError(f"catalog value '{name}' is not a model quantity{nearest(name, self.model.quantities)}",
+                                   file=entry.file, key=f"{entry.id}.values.{name}")
+            if name not in self.active:
+                continue
+            q = self.model.quantities[name]
+            try:
+                value = units.parse_value(spec.get("value"), q.unit)
+            except CapplanError as err:
+                raise err.located(file=entry.file, key=f"{entry.id}.values.{name}") from None
+            out[name] = Input(name, value, q.tag or "fact", "catalog", source=f"catalog {entry.id}: {spec.get('source', '')}".strip(),
+                              note=spec.get("note"), pinned=not q.is_input)
+        return out
+
+    # -- inputs -------------------------------------------------------------
+    def _inputs(self, raw: dict, path: tuple, origin: str) -> dict[str, Input]:
+        if not isinstance(raw, dict):
+            raise self.err("expected a mapping of quantity names to values", *path)
+        out = {}
+        for name, spec in raw.items():
+            out[name] = self._input(str(name), spec, path + (name,), origin)
+        return out
+
+    def _input(self, name: str, spec, path: tuple, origin: str) -> Input:
+        q = self.model.quantities.get(name)
+        if q is None or q.table is not None:
+            scalars = self.model.scalars()
+            raise self.err(f"unknown quantity '{name}'{nearest(name, scalars)}", *path)
+        if name not in self.active:
+            raise self.err(f"'{name}' is not part of a plan with {self._switch_text(q)}", *path)
+        if q.kind == "bool":
+            raise self.err(f"'{name}' is a pass/fail result and cannot be set", *path)
+        fields = spec if isinstance(spec, dict) else {"value": spec}
+        for key in fields:
+            if key not in INPUT_KEYS:
+                raise self.err(f"unknown field '{key}'{nearest(str(key), INPUT_KEYS)} (fields: {', '.join(INPUT_KEYS)})", *path, key)
+        if "value" not in fields:
+            raise self.err("missing 'value:'", *path)
+        tag = fields.get("tag") or q.tag or "assumption"
+        if tag not in TAGS:
+            raise self.err(f"tag must be one of {', '.join(TAGS)}, got '{tag}'", *path, "tag")
+        status = fields.get("status")
+        if status not in (None, "pending", "measured"):
+            raise self.err(f"status must be 'pending' or 'measured', got '{status}'", *path, "status")
+        try:
+            value = units.parse_value(fields["value"], q.unit)
+        except CapplanError as err:
+            raise self.err(f"{err.message}", *path) from None
+        date = fields.get("date")
+        return Input(name, value, tag, origin, source=_text(fields.get("source")), status=status if status == "pending" else None,
+                     date=date.isoformat() if isinstance(date, dt.date) else _text(date),
+                     note=_text(fields.get("note")), pinned=not q.is_input, line=self.doc.line(path))
+
+    def _switch_text(self, q) -> str:
+        whens = list(q.when)
+        if q.table:
+            whens += list(self.model.tables[q.table].when)
+        return ", ".join(f"{sw}: {self.switches[sw]}" for sw, _ in whens) or "these settings"
+
+    def _require_inputs(self, inputs: dict[str, Input]) -> None:
+        for name in self.model.active(self.switches):
+            q = self.model.quantities[name]
+            if q.is_input and q.table is None and name not in inputs:
+                raise self.err(f"missing input '{name}' ({q.description} Unit: {q.unit or 'none'}); "
+                               f"add it under inputs:", "inputs")
+
+    # -- tables ---------------------------------------------------------------
+    def _tables(self) -> dict[str, TableData]:
+        raw = self.data.get("tables") or {}
+        if not isinstance(raw, dict):
+            raise self.err("expected a mapping of table names", "tables")
+        wanted = [t for t in self.model.tables if self.model.exists(t, self.switches)]
+        for name in raw:
+            if name not in self.model.tables:
+                raise self.err(f"unknown table '{name}'{nearest(str(name), self.model.tables)}", "tables", name)
+            if name not in wanted:
+                raise self.err(f"table '{name}' is not part of a plan with sizing: {self.switches['sizing']}", "tables", name)
+        out = {}
+        for name in wanted:
+            if name not in raw:
+                t = self.model.tables[name]
+                raise self.err(f"missing table '{name}' ({t.description})", "tables")
+            out[name] = self._table(name, raw[name], ("tables", name))
+        return out
+
+    def _table(self, name: str, spec, path: tuple) -> TableData:
+        table = self.model.tables[name]
+        if isinstance(spec, list):
+            spec = {"rows": spec}
+        if not isinstance(spec, dict):
+            raise self.err("expected 'rows:' (a list of rows)", *path)
+        for key in spec:
+            if key not in TABLE_KEYS:
+                raise self.err(f"unknown key '{key}'{nearest(str(key), TABLE_KEYS)}", *path, key)
+        given_units = spec.get("units") or {}
+        inputs = {self.model.quantities[c].column: self.model.quantities[c] for c in table.columns
+                  if self.model.quantities[c].is_input}
+        for col, unit_text in given_units.items():
+            if col not in inputs:
+                raise self.err(f"unknown column '{col}'{nearest(str(col), inputs)}", *path, "units", col)
+            try:
+                if units.dimensions(str(unit_text)) != units.dimensions(inputs[col].unit):
+                    raise CapplanError(f"unit '{unit_text}' has dimensions {units.describe(units.dimensions(str(unit_text)))}, "
+                                       f"column '{col}' needs {units.describe(units.dimensions(inputs[col].unit))}")
+            except CapplanError as err:
+                raise self.err(err.message, *path, "units", col) from None
+        rows_raw = spec.get("rows")
+        if not isinstance(rows_raw, list) or not rows_raw:
+            raise self.err(f"table '{name}' has no rows", *path)
+        rows, meta, lines = [], [], []
+        for i, row in enumerate(rows_raw):
+            rpath = path + ("rows", i)
+            if not isinstance(row, dict):
+                raise self.err("a row must be a mapping of column: value", *rpath)
+            values, extra = {}, {}
+            for col, raw in row.items():
+                if col in ROW_META:
+                    extra[col] = raw.isoformat() if isinstance(raw, dt.date) else _text(raw)
+                    continue
+                q = inputs.get(col)
+                if q is None:
+                    computed = f"{name}.{col}" in self.model.quantities
+                    why = " is computed, not given" if computed else f" is unknown{nearest(str(col), inputs)}"
+                    raise self.err(f"column '{col}'{why}", *rpath, col)
+                if q.kind == "text":
+                    values[col] = str(raw)
+                    continue
+                try:
+                    values[col] = units.parse_value(raw, str(given_units.get(col, q.unit)))
+                except CapplanError as err:
+                    raise self.err(err.message, *rpath, col) from None
+            for col, q in inputs.items():
+                if col not in values:
+                    if not q.optional:
+                        raise self.err(f"row is missing column '{col}' ({q.description})", *rpath)
+                    values[col] = math.nan
+            rows.append(values)
+            meta.append(extra)
+            lines.append(self.doc.line(rpath))
+        data = TableData(name, rows, meta, source=_text(spec.get("source")),
+                         as_of=_date(spec.get("as_of")), note=_text(spec.get("note")), lines=lines)
+        self._check_keys(table, data, path)
+        return data
+
+    def _check_keys(self, table, data: TableData, path) -> None:
+        key = table.key
+        seen = {}
+        for i, row in enumerate(data.rows):
+            value = row.get(key)
+            if value in seen:
+                raise self.err(f"rows {seen[value] + 1} and {i + 1} have the same {key} '{_show(value)}'; "
+                               f"each row needs its own {key}", *path, "rows", i)
+            seen[value] = i
+        if self.model.quantities[f"{table.name}.{key}"].kind != "text":
+            values = [row[key] for row in data.rows]
+            for i in range(1, len(values)):
+                if values[i] <= values[i - 1]:
+                    raise self.err(f"rows must be in increasing {key}: row {i + 1} ({_show(values[i])}) "
+                                   f"follows {_show(values[i - 1])}", *path, "rows", i)
+
+    # -- scenarios and expectations ----------------------------------------------
+    def _scenarios(self, nominal: Scenario) -> list[Scenario]:
+        raw = self.data.get("scenarios") or {}
+        if not isinstance(raw, dict):
+            raise self.err("expected a mapping of scenario names", "scenarios")
+        out = []
+        for name, spec in raw.items():
+            path = ("scenarios", name)
+            if name == NOMINAL:
+                raise self.err("'nominal' is the plan itself; name the scenario otherwise", *path)
+            spec = spec or {}
+            for key in spec:
+                if key not in SCENARIO_KEYS:
+                    raise self.err(f"unknown key '{key}'{nearest(str(key), SCENARIO_KEYS)}", *path, key)
+            inputs = dict(nominal.inputs)
+            tables = {k: TableData(v.name, [dict(r) for r in v.rows], v.meta, v.source, v.as_of, v.note, v.lines)
+                      for k, v in nominal.tables.items()}
+            changes = []
+            for target, value in (spec.get("set") or {}).items():
+                tpath = path + ("set", target)
+                cell = _CELL.match(str(target))
+                if cell:
+                    self._set_cell(tables, cell, value, tpath)
+                else:
+                    inputs[target] = self._input(str(target), value, tpath, origin=str(name))
+                changes.append(f"{target} = {value['value'] if isinstance(value, dict) else value}")
+            if not changes:
+                raise self.err("a scenario needs 'set:' with at least one change", *path)
+            out.append(Scenario(str(name), str(spec.get("title", name)), str(spec.get("description", "") or "").strip(),
+                                inputs, tables, self._expect(spec.get("expect") or {}, path + ("expect",)), changes))
+        return out
+
+    def _set_cell(self, tables, match, value, path) -> None:
+        tname, key, col = match.groups()
+        if tname not in tables:
+            raise self.err(f"unknown table '{tname}'{nearest(tname, tables)}", *path)
+        table = self.model.tables[tname]
+        q = self.model.quantities.get(f"{tname}.{col}")
+        if q is None or not q.is_input or q.kind == "text":
+            raise self.err(f"'{col}' is not an input column of {tname}", *path)
+        index = tables[tname].key_index(self.model.quantities[f"{tname}.{table.key}"].column, key)
+        if index is None:
+            keys = [_show(r[table.key]) for r in tables[tname].rows]
+            raise self.err(f"{tname} has no row '{key}'{nearest(key, keys)}", *path)
+        try:
+            tables[tname].rows[index][col] = units.parse_value(value, q.unit)
+        except CapplanError as err:
+            raise self.err(err.message, *path) from None
+
+    def _expect(self, raw, path) -> list[Expectation]:
+        if not isinstance(raw, dict):
+            raise self.err("expected a mapping of quantity: value", *path)
+        out = []
+        for target, value in raw.items():
+            tpath = path + (target,)
+            cell = _CELL.match(str(target))
+            q = self.model.quantities.get(f"{cell.group(1)}.{cell.group(3)}" if cell else str(target))
+            if q is None or (not cell and q.table):
+                raise self.err(f"unknown quantity '{target}'{nearest(str(target), self.model.quantities)}", *tpath)
+            if q.kind == "bool":
+                if not isinstance(value, bool):
+                    raise self.err("expected true or false", *tpath)
+                out.append(Expectation(str(target), value, value, "", 0.0, self.doc.line(tpath)))
+                continue
+            text = str(value).strip()
+            number = re.match(r"^[-+]?[\d,_]*\.?\d*(?:[eE][-+]?\d+)?", text).group(0)
+            unit_text = text[len(number):].strip() or q.unit
+            try:
+                base = units.parse_value(value, q.unit)
+            except CapplanError as err:
+                raise self.err(err.message, *tpath) from None
+            mantissa = number.replace(",", "").replace("_", "").lower().split("e")[0]
+            decimals = len(mantissa.split(".")[1]) if "." in mantissa else 0
+            exponent = int(number.lower().split("e")[1]) if "e" in number.lower() else 0
+            tolerance = 0.5 * 10.0 ** (exponent - decimals)
+            out.append(Expectation(str(target), value, units.to_display(base, unit_text), unit_text,
+                                   tolerance, self.doc.line(tpath)))
+        return out
+
+
+def _text(value) -> str | None:
+    if value is None:
+        return None
+    return value.isoformat() if isinstance(value, dt.date) else str(value)
+
+
+def _date(value) -> str | None:
+    return _text(value)
+
+
+def _show(value) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+__all__ = ["Plan", "Scenario", "Input", "TableData", "Expectation", "load", "NOMINAL", "replace"]

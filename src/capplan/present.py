@@ -1,0 +1,75 @@
+"""What a reader sees of a quantity: formula, numbers substituted, value, tag.
+
+The Markdown record (and ``capplan explain``) show each derived quantity as
+``formula → the same formula with the numbers that went in → result``, with
+its tag and source. This module turns an :class:`Evaluation` into those rows;
+the Jinja templates only lay them out.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import sympy
+from sympy.printing.latex import LatexPrinter
+
+from .evaluate import Evaluation
+from .formula import TABLE_FUNCTIONS
+
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)?")
+
+
+@dataclass(frozen=True)
+class Row:
+    name: str
+    symbol: str             # LaTeX
+    description: str
+    value: str              # formatted with unit
+    tag: str                # fact | policy | measurement | assumption | derived
+    pending: bool           # a pending measurement (input) …
+    rests_on_pending: tuple[str, ...]   # … or a result that depends on one
+    pinned: bool
+    source: str
+    date: str
+    note: str
+    formula: str            # as written in the model ('' for inputs)
+    latex: str              # $symbol = formula$ ('' for inputs)
+    substituted: str        # numbers in place of names ('' when not helpful)
+
+
+def row(e: Evaluation, name: str) -> Row:
+    q = e.model.quantities[name]
+    node = e.graph.nodes[name]
+    value = e.text(name)
+    if node.formula is None:
+        given = e.inputs[name]
+        return Row(name, q.symbol, q.description, value, given.tag, given.pending, (), given.pinned,
+                   given.source or "", given.date or "", given.note or "", "", "", "")
+    return Row(name, q.symbol, q.description, value, "derived", False, tuple(e.pending_inputs(name)), False,
+               "", "", "", node.formula.text, latex(e, node.formula.expr), substituted(e, node.formula))
+
+
+def latex(e: Evaluation, expr) -> str:
+    names = {s: e.model.quantities[s.name].symbol for s in expr.free_symbols if s.name in e.model.quantities}
+    return _Latex(names).doprint(expr)
+
+
+def substituted(e: Evaluation, formula) -> str:
+    """The formula as written, each name replaced by its value and unit.
+
+    Formulas over whole table columns are left out: a column of numbers in
+    one line helps nobody; the table itself is shown next to them.
+    """
+    if any(isinstance(node, tuple(TABLE_FUNCTIONS)) for node in sympy.preorder_traversal(formula.expr)):
+        return ""
+    text = _NAME.sub(lambda m: e.text(m.group(0)) if m.group(0) in formula.names else m.group(0), formula.text)
+    for plain, pretty in ((" * ", " × "), (" <= ", " ≤ "), (" >= ", " ≥ ")):
+        text = text.replace(plain, pretty)
+    return text
+
+
+class _Latex(LatexPrinter):
+    def __init__(self, names):
+        super().__init__({"symbol_names": names, "order": "none", "mul_symbol": "dot"})

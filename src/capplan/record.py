@@ -1,0 +1,181 @@
+"""Render the Markdown decision record (``out/<plan>.md``) with Jinja.
+
+This module gathers what the template needs, already formatted for humans:
+the headline decision, pending measurements, the sections of
+``templates/layout.yaml`` with their derivation rows and tables, the
+sensitivity table and the provenance of every input. The template decides
+only how it looks. Nothing here depends on the clock or on dict order from
+outside the model, so an unchanged plan renders byte-identical text.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import jinja2
+
+from . import formatting
+from .evaluate import Evaluation
+from .layout import layout
+from .plan import Plan
+from .present import row
+from .resources import templates_dir
+
+
+@lru_cache(maxsize=None)
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates_dir())), autoescape=False,
+                             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+                             undefined=jinja2.StrictUndefined)
+    env.filters["cell"] = lambda text: str(text or "").replace("|", "\\|").replace("\n", " ").strip()
+    return env
+
+
+def render(plan: Plan, evaluations: list[Evaluation]) -> str:
+    nominal = evaluations[0]
+    context = {
+        "plan": plan,
+        "sizing": nominal.model.switches["sizing"]["cases"][plan.switches["sizing"]],
+        "headline": headline(nominal),
+        "pending": _pending(nominal),
+        "sections": [_section(nominal, evaluations, s) for s in layout()["sections"]],
+        "provenance": _provenance(nominal),
+        "overrides": _overrides(evaluations),
+    }
+    text = _environment().get_template("record.md.j2").render(**context)
+    while "\n\n\n" in text:
+        text = text.replace("\n\n\n", "\n\n")
+    return text
+
+
+def headline(e: Evaluation) -> str:
+    """One paragraph a leader reads: GPUs, then nodes and money per deployment."""
+    summary = layout()["summary"]
+    parts = [f"{e.text('active_gpus')} carry the {e.text('peak_arrival_rate')} peak; "
+             f"{e.text('resilient_gpus')} with redundancy."]
+    table = summary["table"]
+    for r in e.rows(table):
+        parts.append(f"On {r['name']}: {formatting.number(r['nodes'])} node{'s' if r['nodes'] != 1 else ''} "
+                     f"({formatting.number(r['deployed_gpus'])} GPUs), "
+                     f"{formatting.money(r['monthly_cost'])} a month, "
+                     f"{formatting.money(r['cost_per_million_tokens'])} per 1M output tokens.")
+    return " ".join(parts)
+
+
+def _pending(e: Evaluation) -> list[dict]:
+    out = []
+    for name, given in sorted(e.inputs.items()):
+        if not given.pending:
+            continue
+        affects = [n for n in e.graph.order if name in e.provenance.get(n, ()) and n != name
+                   and e.model.quantities[n].table is None and e.model.quantities[n].kind != "bool"]
+        key = [n for n in affects if n in ("decode_step_time_bound", "prefill_time_bound", "ttft_bound",
+                                            "active_gpus", "resilient_gpus", "safe_rate_per_replica")]
+        out.append({"name": name, "value": e.text(name), "description": e.model.quantities[name].description.rstrip("."),
+                    "source": given.source or "", "affects": [f"`{n}`" for n in (key or affects[:4])]})
+    return out
+
+
+def _section(nominal: Evaluation, evaluations, spec: dict) -> dict:
+    parts = []
+    for part in spec.get("parts", []):
+        rows = [row(nominal, n) for n in part.get("quantities", []) if n in nominal.graph.nodes]
+        tables = [_table(nominal, t, part.get("columns", {})) for t in part.get("tables", [])
+                  if t in nominal.scenario.tables]
+        if not rows and not tables:
+            continue
+        gate = None
+        if part.get("gate") in nominal.graph.nodes:
+            g = row(nominal, part["gate"])
+            gate = {"title": part["title"], "value": g.value, "substituted": g.substituted}
+        parts.append({"title": part["title"], "rows": rows, "tables": tables, "gate": gate})
+    section = {"title": spec["title"], "parts": parts, "sensitivity": None}
+    if "scenario_columns" in spec:
+        section["sensitivity"] = _sensitivity(evaluations, spec)
+    return section
+
+
+def _table(e: Evaluation, name: str, shown_columns: dict) -> dict:
+    model = e.model
+    table = model.tables[name]
+    data = e.scenario.tables[name]
+    wanted = shown_columns.get(name)
+    cols = [c for c in table.columns if c in e.values and not (
+        model.quantities[c].optional and all(v != v for v in e.values[c]))
+        and (wanted is None or model.quantities[c].column in wanted)]
+    columns, formulas = [], []
+    for c in cols:
+        q = model.quantities[c]
+        label = formatting.unit_label(q.unit)
+        if q.kind == "money":
+            label = formatting.MONEY_UNITS.get(q.unit, q.unit)
+        columns.append({"header": q.column + (f" [{label}]" if label else ""),
+                        "numeric": q.kind in ("number", "money")})
+        node = e.graph.nodes[c]
+        if node.formula:
+            formulas.append({"name": q.column, "formula": node.formula.text})
+    rows = []
+    shown = {c: e.display(c) for c in cols}
+    for i in range(len(data.rows)):
+        cells = []
+        for c in cols:
+            q = model.quantities[c]
+            v = shown[c][i]
+            cells.append(formatting.money(v, "USD") if q.kind == "money" else formatting.quantity(v, "", q.kind))
+        rows.append(cells)
+    source = data.source or ""
+    return {"title": table.title, "description": table.description, "columns": columns, "rows": rows,
+            "formulas": formulas, "source": source, "as_of": data.as_of or ""}
+
+
+def _sensitivity(evaluations, spec) -> dict:
+    nominal = evaluations[0]
+    model = nominal.model
+    columns = [formatting.unit_label(model.quantities[n].unit) and f"{n} [{formatting.unit_label(model.quantities[n].unit)}]" or n
+               for n in spec["scenario_columns"]]
+    columns += [r["name"] for r in nominal.rows("deployments")]
+    rows = []
+    for e in evaluations:
+        values = [formatting.number(e.display(n)) if n in e.values else "—" for n in spec["scenario_columns"]]
+        peak = e.display("peak_arrival_rate")
+        for r in e.rows("deployments"):
+            share = peak / r["fleet_safe_capacity"] if r["fleet_safe_capacity"] else float("inf")
+            verdict = "holds" if r["fleet_holds"] else "**breaks**"
+            values.append(f"{formatting.number(r['nodes'])} nodes, {formatting.money(r['monthly_cost'])}; "
+                          f"fleet {formatting.number(r['fleet_safe_capacity'])} req/s, {share:.0%} loaded, {verdict}")
+        rows.append({"name": e.scenario.name, "title": e.scenario.title,
+                     "changes": e.scenario.changes or ["—"], "cells": values})
+    return {"columns": columns, "rows": rows}
+
+
+def _provenance(e: Evaluation) -> list[dict]:
+    out = []
+    for name in e.graph.order:
+        if name not in e.inputs:
+            continue
+        given = e.inputs[name]
+        out.append({"name": name, "value": e.text(name), "tag": given.tag, "pending": given.pending,
+                    "pinned": given.pinned, "origin": given.origin, "source": given.source or "",
+                    "date": given.date or "", "note": given.note or ""})
+    return out
+
+
+def _overrides(evaluations) -> list[dict]:
+    out = []
+    nominal = evaluations[0]
+    for e in evaluations[1:]:
+        for name, given in e.inputs.items():
+            if given.origin == e.scenario.name:
+                out.append({"scenario": e.scenario.name, "name": name, "value": e.text(name), "tag": given.tag,
+                            "pending": given.pending, "pinned": given.pinned, "source": given.source or ""})
+        for tname, data in e.scenario.tables.items():
+            base = nominal.scenario.tables[tname]
+            for i, (new, old) in enumerate(zip(data.rows, base.rows)):
+                for col, value in new.items():
+                    if value != old[col]:
+                        q = e.model.quantities[f"{tname}.{col}"]
+                        key = old.get(e.model.quantities[f"{tname}.{e.model.tables[tname].key}"].column)
+                        out.append({"scenario": e.scenario.name, "name": f"{tname}[{key}].{col}",
+                                    "value": formatting.quantity(e.display(f"{tname}.{col}")[i], q.unit, q.kind),
+                                    "tag": e.model.tables[tname].tag, "pending": False, "pinned": False, "source": ""})
+    return out
