@@ -35,7 +35,7 @@ class Evaluation:
     graph: Graph
     values: dict[str, object]            # name -> float | np.ndarray | list[str]
     inputs: dict[str, Input]             # scalar inputs and pins actually used
-    provenance: dict[str, frozenset[str]]  # name -> scalar inputs it rests on
+    provenance: dict[str, frozenset[str]]  # name -> scalar inputs and tables it rests on
 
     def display(self, name: str):
         """The value in its display unit (a list for a table column)."""
@@ -60,7 +60,7 @@ class Evaluation:
         return [{self.model.quantities[c].column: shown[c][i] for c in cols} for i in range(count)]
 
     def pending_inputs(self, name: str) -> list[str]:
-        return sorted(n for n in self.provenance.get(name, ()) if self.inputs[n].pending)
+        return sorted(n for n in self.provenance.get(name, ()) if n in self.inputs and self.inputs[n].pending)
 
 
 def evaluate(plan: Plan, scenario: Scenario, model: Model) -> Evaluation:
@@ -81,9 +81,9 @@ def evaluate(plan: Plan, scenario: Scenario, model: Model) -> Evaluation:
             if node.formula is None:
                 column = [row[q.column] for row in rows]
                 values[name] = column if q.kind == "text" else np.array(column, dtype=float)
-                provenance[name] = frozenset()
+                provenance[name] = frozenset([q.table])
             else:
-                result = _compute(name, node, values, plan, scenario)
+                result = _compute(name, node, values, plan, scenario, model)
                 values[name] = np.broadcast_to(np.asarray(result, dtype=float), (len(rows),)).copy()
         elif node.formula is None:
             item = scenario.inputs[name]
@@ -91,7 +91,7 @@ def evaluate(plan: Plan, scenario: Scenario, model: Model) -> Evaluation:
             values[name] = item.value
             provenance[name] = frozenset([name])
         else:
-            values[name] = float(_compute(name, node, values, plan, scenario))
+            values[name] = float(_compute(name, node, values, plan, scenario, model))
         if node.formula is not None:
             provenance[name] = frozenset().union(*(provenance[d] for d in node.deps)) if node.deps else frozenset()
         pending_checks = _run_checks(pending_checks, values, model, plan, scenario)
@@ -102,13 +102,13 @@ def _where(plan: Plan, scenario: Scenario) -> str:
     return "" if scenario.name == "nominal" else f"scenario {scenario.name}: "
 
 
-def _compute(name, node, values, plan, scenario):
+def _compute(name, node, values, plan, scenario, model):
     try:
         with np.errstate(all="ignore"):
-            return Numeric(values).visit(node.formula.expr)
+            return _numeric(values, model).visit(node.formula.expr)
     except CapplanError as err:
         raise CapplanError(f"{_where(plan, scenario)}{name} = {node.formula.text}: {err.message}",
-                           file=plan.file, key=name) from None
+                           file=plan.file, key=name, line=plan.line(name)) from None
 
 
 def _run_checks(pending, values, model, plan, scenario):
@@ -117,22 +117,28 @@ def _run_checks(pending, values, model, plan, scenario):
         if not all(d in values for d in deps):
             left.append((check, deps))
             continue
-        if not Numeric(values).visit(check.require.expr):
-            message = re.sub(r"\{(\w+)\}", lambda m: _show(m.group(1), values, model), check.message)
-            raise CapplanError(f"{_where(plan, scenario)}{message}", file=plan.file, key=check.key)
+        if not _numeric(values, model).visit(check.require.expr):
+            message = re.sub(r"\{(\w+)\}", lambda m: _show(m.group(1), values[m.group(1)], model), check.message)
+            raise CapplanError(f"{_where(plan, scenario)}{message}", file=plan.file, key=check.key,
+                               line=plan.line(check.key))
     return left
 
 
-def _show(name, values, model) -> str:
+def _show(name, value, model) -> str:
     q = model.quantities[name]
-    return formatting.quantity(units.to_display(float(values[name]), q.unit), q.unit, q.kind)
+    return formatting.quantity(units.to_display(float(value), q.unit), q.unit, q.kind)
+
+
+def _numeric(values, model) -> "Numeric":
+    return Numeric(values, lambda name, value: _show(name, value, model))
 
 
 class Numeric(Walker):
     """Numbers for a formula tree: floats and numpy arrays in base units."""
 
-    def __init__(self, values):
+    def __init__(self, values, show=None):
         self.values = values
+        self.show = show or (lambda name, value: f"{value:g}")
 
     def number(self, value):
         return value
@@ -211,7 +217,7 @@ class Numeric(Walker):
         if best is None:
             table, column = str(expr.args[0]).split(".", 1)
             raise CapplanError(f"no {table} row meets every SLO (the lowest {column}, "
-                               f"{xs[0]:g} in base units, already fails), so it is undefined; "
+                               f"{self.show(str(expr.args[0]), xs[0])}, already fails), so it is undefined; "
                                f"sweep lower rates or revisit the SLOs")
         return float(best)
 

@@ -103,7 +103,15 @@ class Plan:
     model_entry: catalog.Entry
     switches: dict[str, str]
     scenarios: list[Scenario]    # nominal first
+    doc: yamlfile.Document | None = None
     notes: str = ""
+
+    def line(self, key: str) -> int | None:
+        """Line of a dotted key in the plan file ('tables.classes'), if written there."""
+        if self.doc is None:
+            return None
+        path = tuple(key.split("."))
+        return self.doc.lines.get(path) or self.doc.lines.get(("inputs",) + path)
 
     @property
     def nominal(self) -> Scenario:
@@ -169,7 +177,7 @@ class _PlanReader:
         return Plan(path=self.path, file=self.doc.file, name=self.path.stem,
                     title=str(self.data.get("title", self.path.stem)), owner=str(self.data.get("owner", "")),
                     description=str(self.data.get("description", "") or "").strip(), gpu=gpu,
-                    model_entry=model_entry, switches=switches, scenarios=scenarios,
+                    model_entry=model_entry, switches=switches, scenarios=scenarios, doc=self.doc,
                     notes=str(self.data.get("notes", "") or "").strip())
 
     # -- catalog and defaults ---------------------------------------------

@@ -1,0 +1,650 @@
+"""Compile a formula's sympy expression into Excel formula text.
+
+The engine evaluates a formula in *base units* (bytes, seconds, USD…); a
+workbook cell holds the magnitude in its *display unit* (GiB, ms, USD/h…).
+Compilation therefore has two steps:
+
+1. :func:`fold_units` rewrites the expression so that it reads display-unit
+   magnitudes and yields the display-unit magnitude, folding the unit
+   factors into as few constants as it can (``kv_token_capacity`` becomes
+   ``floor(kv_pool/kv_bytes_per_token*1048576)``). The result is still a
+   sympy expression over the same symbols, so the engine's own walker can
+   evaluate it (the tests do).
+2. :class:`ExcelPrinter` prints that expression as Excel 2010 formula text
+   over defined names: ``=CEILING(peak_arrival_rate/safe_rate_per_replica,1)``.
+
+Printing rules that differ from Python:
+
+* unary minus binds tighter than ``^`` in Excel (``-x^2`` is ``(-x)^2``),
+  so a negated power is printed ``-(x^2)``; ``^`` is left-associative, so a
+  power in an exponent or a base is parenthesised;
+* table functions (``sum``, ``max``, ``max_before_failure`` …) read whole
+  columns as ranges; their row-wise arguments are evaluated as arrays inside
+  ``SUMPRODUCT``, the one Excel 2010 function that does so without
+  Ctrl+Shift+Enter; ``IF``/``MAX``/``AND`` do not work element-wise there, so
+  they become exact arithmetic selections;
+* only functions Excel 2007 knows are emitted (no ``_xlfn.`` needed): no
+  MAXIFS, IFS, LET, XLOOKUP, no dynamic arrays, no structured references.
+
+:func:`lint_formula` checks generated text for what LibreOffice would forgive
+but Excel would not (unbalanced parentheses, unprefixed new functions, names
+that read as cell addresses, unknown names).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Callable, Protocol
+
+import sympy
+from sympy.printing.printer import Printer
+
+from .errors import CapplanError
+from .formula import MaxBeforeFailure, MinFailure, TableMax, TableMin, TableSum
+from .walker import RELATIONS, is_negation, is_reciprocal
+
+# ---------------------------------------------------------------------------
+# Names
+# ---------------------------------------------------------------------------
+
+_A1 = re.compile(r"^\$?([A-Za-z]{1,3})\$?(\d+)$")
+_R1C1 = re.compile(r"^[Rr]\[?-?\d*\]?([Cc]\[?-?\d*\]?)?$|^[Cc]\[?-?\d*\]?$")
+_NAME_OK = re.compile(r"^[^\W\d][\w.]*$", re.UNICODE)
+MAX_COLUMN = 16384
+MAX_ROW = 1048576
+
+
+def column_number(letters: str) -> int:
+    n = 0
+    for ch in letters.upper():
+        n = n * 26 + ord(ch) - 64
+    return n
+
+
+def looks_like_cell(name: str) -> bool:
+    """Whether Excel (A1 or R1C1 notation) would read ``name`` as a cell address."""
+    match = _A1.match(name)
+    if match and column_number(match.group(1)) <= MAX_COLUMN and 0 < int(match.group(2)) <= MAX_ROW:
+        return True
+    return bool(_R1C1.match(name))
+
+
+def _reserved(name: str) -> bool:
+    from openpyxl.utils import FORMULAE  # noqa: PLC0415 - heavy import, only when naming
+
+    return name.upper() in FORMULAE or name.upper() in ("TRUE", "FALSE") or name.lower().startswith("_xl")
+
+
+def excel_name(name: str, taken: set[str] | None = None) -> str:
+    """A valid Excel defined name for a canonical quantity name.
+
+    ``deployments.nodes`` -> ``deployments_nodes``; a name Excel would read as
+    a cell (``kv1``, ``R1C1``, ``c``) or as a function/boolean gets a trailing
+    underscore (``kv1_``); ``taken`` (lower-case names already used) keeps it
+    unique.
+    """
+    text = re.sub(r"[^\w.]", "_", name.replace(".", "_"), flags=re.UNICODE)
+    if not text or not _NAME_OK.match(text):
+        text = "_" + text
+    while looks_like_cell(text) or _reserved(text) or (taken is not None and text.lower() in taken):
+        text += "_"
+    if len(text) > 255:
+        raise CapplanError(f"quantity name '{name}' is too long for an Excel name")
+    if taken is not None:
+        taken.add(text.lower())
+    return text
+
+
+# ---------------------------------------------------------------------------
+# Unit folding
+# ---------------------------------------------------------------------------
+
+def exact_factor(value: float) -> sympy.Rational:
+    """The rational a float unit factor stands for (0.001 -> 1/1000, 1/3600 -> 1/3600)."""
+    if not math.isfinite(value) or value <= 0:
+        raise CapplanError(f"unit factor {value!r} is not a positive number")
+    candidates = [Fraction(repr(value)), Fraction(value).limit_denominator(10**12)]
+    exact = [c for c in candidates if float(c) == value]
+    best = min(exact or candidates[:1], key=lambda f: (f.denominator, f.numerator))
+    return sympy.Rational(best.numerator, best.denominator)
+
+
+def _is_terminating(q: sympy.Rational) -> bool:
+    d = int(q.q)
+    for p in (2, 5):
+        while d % p == 0:
+            d //= p
+    return d == 1
+
+
+def _decimal_text(q: sympy.Rational) -> str | None:
+    """Exact decimal text of a rational with at most 15 significant digits."""
+    if not _is_terminating(q):
+        return None
+    text = format(Fraction(int(q.p), int(q.q)).__float__(), ".15g")
+    if Fraction(text) != Fraction(int(q.p), int(q.q)):
+        return None
+    return text
+
+
+def factor_expr(k) -> sympy.Expr | None:
+    """A constant factor as the node a reader understands best.
+
+    Integers multiply (``*1048576``); reciprocals of integers divide
+    (``/3600``); short exact decimals multiply (``*1.073741824``) or divide;
+    anything else is a multiplication by ``p/q``. ``None`` for 1.
+    """
+    if k == 1:
+        return None
+    if isinstance(k, sympy.Rational):
+        if k.q == 1:
+            return sympy.Integer(k.p)
+        if k.p == 1:
+            return sympy.Pow(sympy.Integer(k.q), -1, evaluate=False)
+        inv = 1 / k
+        text = _decimal_text(k)
+        inv_text = _decimal_text(inv)
+        if inv.q == 1:
+            return sympy.Pow(sympy.Integer(inv.p), -1, evaluate=False)
+        if text is not None and (inv_text is None or len(text) <= len(inv_text)):
+            return sympy.Float(text, 17) if "." in text or "e" in text else sympy.Integer(int(text))
+        if inv_text is not None:
+            return sympy.Pow(sympy.Float(inv_text, 17), -1, evaluate=False)
+        return sympy.Mul(sympy.Integer(k.p), sympy.Pow(sympy.Integer(k.q), -1, evaluate=False), evaluate=False)
+    return sympy.Float(float(k), 17)
+
+
+def _times(expr, k):
+    """expr * k, with k folded into an existing product where it reads naturally."""
+    f = factor_expr(k)
+    if f is None:
+        return expr
+    extra = f.args if (isinstance(f, sympy.Mul)) else (f,)
+    if isinstance(expr, sympy.Mul) and not is_negation(expr):
+        return sympy.Mul(*expr.args, *extra, evaluate=False)
+    return sympy.Mul(expr, *extra, evaluate=False)
+
+
+@dataclass(frozen=True)
+class _Folded:
+    expr: sympy.Basic
+    scale: sympy.Expr          # base value = scale * value(expr)
+
+
+class _Folder:
+    """Rewrite an expression over display magnitudes (see :func:`fold_units`)."""
+
+    def __init__(self, factor_of: Callable[[str], sympy.Rational]):
+        self.factor_of = factor_of
+
+    def fold(self, expr, want=None) -> _Folded:
+        if isinstance(expr, (sympy.Number, sympy.logic.boolalg.BooleanAtom)):
+            return _Folded(expr, sympy.Integer(1))
+        if isinstance(expr, sympy.Symbol):
+            return _Folded(expr, self.factor_of(expr.name))
+        if type(expr) in RELATIONS:
+            parts, _ = self._common([self.fold(a) for a in expr.args], None)
+            return _Folded(self._rebuild(expr, parts), sympy.Integer(1))
+        method = getattr(self, "f_" + type(expr).__name__, None)
+        if method is None:
+            raise CapplanError(f"formula element '{expr}' ({type(expr).__name__}) cannot be compiled to Excel")
+        return method(expr, want)
+
+    @staticmethod
+    def _rebuild(expr, args):
+        if all(a is b for a, b in zip(args, expr.args)):
+            return expr
+        try:
+            return expr.func(*args, evaluate=False)
+        except TypeError:
+            return expr.func(*args)
+
+    @staticmethod
+    def _common(folded: list[_Folded], want) -> tuple[list, sympy.Expr]:
+        """Bring terms to one scale, choosing the one that needs fewest factors."""
+        scales = [f.scale for f in folded]
+        candidates = list(dict.fromkeys(scales + ([want] if want is not None else [])))
+
+        def cost(s):
+            return sum(1 for c in scales if c != s) + (1 if want is not None and s != want else 0)
+
+        best = min(candidates, key=lambda s: (cost(s), candidates.index(s)))
+        return [f.expr if f.scale == best else _times(f.expr, f.scale / best) for f in folded], best
+
+    def _same_scale(self, expr, want):
+        parts, scale = self._common([self.fold(a, want) for a in expr.args], want)
+        return _Folded(self._rebuild(expr, parts), scale)
+
+    def _base(self, expr) -> sympy.Basic:
+        """The expression rescaled to base units (for floor/ceil and exponents)."""
+        f = self.fold(expr, sympy.Integer(1))
+        return _times(f.expr, f.scale)
+
+    def f_Add(self, expr, want):
+        return self._same_scale(expr, want)
+
+    def f_Mul(self, expr, want):
+        parts = [self.fold(a) for a in expr.args]
+        scale = sympy.Integer(1)
+        for p in parts:
+            scale = scale * p.scale
+        return _Folded(self._rebuild(expr, [p.expr for p in parts]), scale)
+
+    def f_Pow(self, expr, want):
+        base, exponent = expr.args
+        if isinstance(exponent, sympy.Number):
+            b = self.fold(base)
+            scale = b.scale ** exponent
+            if not isinstance(scale, sympy.Rational):
+                scale = sympy.Float(float(scale), 17)
+            return _Folded(self._rebuild(expr, [b.expr, exponent]), scale)
+        return _Folded(self._rebuild(expr, [self._base(base), self._base(exponent)]), sympy.Integer(1))
+
+    def _rounding(self, expr, want):
+        return _Folded(self._rebuild(expr, [self._base(expr.args[0])]), sympy.Integer(1))
+
+    f_ceiling = f_floor = _rounding
+
+    def f_Abs(self, expr, want):
+        return self._same_scale(expr, want)
+
+    f_Max = f_Min = f_Abs
+
+    def f_Piecewise(self, expr, want):
+        values = [self.fold(v, want) for v, _ in expr.args]
+        conds = [c if isinstance(c, sympy.logic.boolalg.BooleanAtom) else self.fold(c).expr for _, c in expr.args]
+        exprs, scale = self._common(values, want)
+        if all(a is b for a, b in zip(exprs, [v for v, _ in expr.args])) and \
+                all(a is b for a, b in zip(conds, [c for _, c in expr.args])):
+            return _Folded(expr, scale)
+        return _Folded(sympy.Piecewise(*zip(exprs, conds), evaluate=False), scale)
+
+    def _logic(self, expr, want):
+        return _Folded(self._rebuild(expr, [self.fold(a).expr for a in expr.args]), sympy.Integer(1))
+
+    f_And = f_Or = f_Not = _logic
+
+    def f_TableSum(self, expr, want):
+        inner = self.fold(expr.args[0], want)
+        return _Folded(self._rebuild(expr, [inner.expr]), inner.scale)
+
+    f_TableMax = f_TableMin = f_TableSum
+
+    def f_MaxBeforeFailure(self, expr, want):
+        x = self.fold(expr.args[0], want)
+        ok = self.fold(expr.args[1]).expr
+        return _Folded(self._rebuild(expr, [x.expr, ok]), x.scale)
+
+    f_MinFailure = f_MaxBeforeFailure
+
+
+def fold_units(expr, factor_of: Callable[[str], sympy.Rational], target) -> sympy.Basic:
+    """``expr`` (over base-unit values) rewritten over display-unit magnitudes.
+
+    ``factor_of(name)`` is the exact number of base units in one display unit
+    of that symbol; ``target`` the same for the result. Evaluating the result
+    with display magnitudes gives the display magnitude of the quantity.
+    """
+    target = sympy.nsimplify(target) if not isinstance(target, sympy.Rational) else target
+    folded = _Folder(factor_of).fold(expr, target)
+    return _times(folded.expr, folded.scale / target)
+
+
+# ---------------------------------------------------------------------------
+# Printing
+# ---------------------------------------------------------------------------
+
+class Refs(Protocol):
+    """How the printer names what a formula reads."""
+
+    def scalar(self, name: str) -> str: ...          # a scalar quantity's cell (a defined name)
+    def column(self, name: str) -> str: ...          # a table column's whole range
+    def cell(self, name: str) -> str | None: ...     # this row's cell of a column (row formulas)
+    def is_bool(self, name: str) -> bool: ...
+
+
+ATOM, NEG, POW, MUL, ADD, REL = 100, 90, 80, 70, 60, 40
+
+EXCEL_RELATIONS = {"<=": "<=", "<": "<", ">=": ">=", ">": ">", "==": "=", "!=": "<>"}
+
+
+def format_number(value: float) -> str:
+    if not math.isfinite(value):
+        raise CapplanError(f"the number {value} cannot be written in an Excel formula")
+    if float(value).is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    text = repr(float(value))
+    if "e" in text:
+        mantissa, exponent = text.split("e")
+        sign = "-" if exponent.startswith("-") else "+"
+        text = f"{mantissa}E{sign}{abs(int(exponent)):02d}"
+    return text
+
+
+class ExcelPrinter(Printer):
+    """Print a (unit-folded) formula expression as Excel 2010 formula text."""
+
+    printmethod = "_excel"
+    known_functions = {"ceiling": "CEILING", "floor": "FLOOR", "Abs": "ABS", "Max": "MAX", "Min": "MIN"}
+
+    def __init__(self, refs: Refs):
+        super().__init__()
+        self.refs = refs
+        self.array = False          # inside a table function: columns are ranges
+
+    def doprint(self, expr) -> str:
+        return "=" + self._print(expr)
+
+    def emptyPrinter(self, expr):
+        raise CapplanError(f"formula element '{expr}' ({type(expr).__name__}) cannot be compiled to Excel")
+
+    # -- precedence ----------------------------------------------------------
+    def prec(self, expr) -> int:
+        if isinstance(expr, sympy.Number):
+            if expr < 0:
+                return NEG
+            if isinstance(expr, sympy.Rational) and expr.q != 1:
+                return MUL
+            return ATOM
+        if type(expr) in RELATIONS:
+            return REL
+        if isinstance(expr, sympy.Add):
+            return ADD
+        if isinstance(expr, sympy.Mul):
+            neg, _ = self._split_negative(expr)
+            return NEG if neg and len(expr.args) == 2 else MUL
+        if isinstance(expr, sympy.Pow):
+            return MUL if is_reciprocal(expr) else POW
+        if self.array and isinstance(expr, sympy.And):
+            return REL
+        return ATOM
+
+    def paren(self, expr, level: int) -> str:
+        text = self._print(expr)
+        return f"({text})" if self.prec(expr) < level else text
+
+    @staticmethod
+    def _split_negative(term):
+        """(True, -term) when a term reads as a subtraction, else (False, term)."""
+        if isinstance(term, sympy.Number) and term < 0:
+            return True, -term
+        if is_negation(term):
+            return True, term.args[1]
+        if isinstance(term, sympy.Mul) and isinstance(term.args[0], sympy.Number) and term.args[0] < 0:
+            rest = term.args[1:]
+            coeff = -term.args[0]
+            args = rest if coeff == 1 else (coeff, *rest)
+            return True, args[0] if len(args) == 1 else sympy.Mul(*args, evaluate=False)
+        return False, term
+
+    # -- atoms ---------------------------------------------------------------
+    def _print_Symbol(self, expr):
+        name = expr.name
+        if "." not in name:
+            return self.refs.scalar(name)
+        if self.array:
+            return self.refs.column(name)
+        cell = self.refs.cell(name)
+        if cell is None:
+            raise CapplanError(f"column '{name}' is used outside a table function and outside its table")
+        return cell
+
+    def _print_Integer(self, expr):
+        return str(int(expr))
+
+    def _print_Rational(self, expr):
+        return f"{int(expr.p)}/{int(expr.q)}"
+
+    def _print_Float(self, expr):
+        return format_number(float(expr))
+
+    def _print_BooleanTrue(self, expr):
+        return "TRUE"
+
+    def _print_BooleanFalse(self, expr):
+        return "FALSE"
+
+    # -- arithmetic ----------------------------------------------------------
+    def _print_Add(self, expr):
+        out = []
+        for i, term in enumerate(expr.args):
+            neg, pos = self._split_negative(term)
+            if i == 0:
+                out.append("-" + self.paren(pos, ATOM) if neg else self.paren(term, ADD))
+            elif neg:
+                out.append("-" + self.paren(pos, MUL))
+            else:
+                out.append("+" + self.paren(term, MUL))
+        return "".join(out)
+
+    def _print_Mul(self, expr):
+        neg, pos = self._split_negative(expr)
+        if neg and isinstance(expr.args[0], sympy.Number) and expr.args[0] == -1:
+            return "-" + self.paren(pos, ATOM)
+        out = []
+        for i, factor in enumerate(expr.args):
+            if is_reciprocal(factor):
+                denominator = factor.args[0]
+                text = self._print(denominator)
+                if self.prec(denominator) <= MUL or self.prec(denominator) == NEG:
+                    text = f"({text})"
+                out.append(("1/" if i == 0 else "/") + text)
+            elif i == 0:
+                out.append(self.paren(factor, MUL) if self.prec(factor) != NEG else self._print(factor))
+            else:
+                text = self._print(factor)
+                out.append("*" + (f"({text})" if self.prec(factor) < MUL or self.prec(factor) == NEG else text))
+        return "".join(out)
+
+    def _print_Pow(self, expr):
+        base, exponent = expr.args
+        if is_reciprocal(expr):
+            return "1/" + self.paren(base, POW)
+        b = self._print(base)
+        if self.prec(base) < ATOM:
+            b = f"({b})"
+        e = self._print(exponent)
+        if self.prec(exponent) < ATOM:
+            e = f"({e})"
+        return f"{b}^{e}"
+
+    def _print_Relational(self, expr):
+        op = EXCEL_RELATIONS[RELATIONS[type(expr)]]
+        lhs, rhs = (self.paren(a, ADD) for a in expr.args)
+        return f"{lhs}{op}{rhs}"
+
+    # -- functions -------------------------------------------------------------
+    def _call(self, name, *args) -> str:
+        return f"{name}({','.join(args)})"
+
+    def _print_ceiling(self, expr):
+        return self._call("CEILING", self._print(expr.args[0]), "1")
+
+    def _print_floor(self, expr):
+        return self._call("FLOOR", self._print(expr.args[0]), "1")
+
+    def _print_Abs(self, expr):
+        return self._call("ABS", self._print(expr.args[0]))
+
+    def _select(self, cond: str, a: str, b: str) -> str:
+        """Element-wise IF as exact arithmetic (IF does not work element-wise in SUMPRODUCT)."""
+        return f"({cond})*({a})+(1-({cond}))*({b})"
+
+    def _extremum(self, expr, name, op):
+        args = [self._print(a) for a in expr.args]
+        if not self.array:
+            return self._call(name, *args)
+        text = args[0]
+        for other in args[1:]:
+            text = "(" + self._select(f"({text}){op}({other})", text, other) + ")"
+        return text
+
+    def _print_Max(self, expr):
+        return self._extremum(expr, "MAX", ">=")
+
+    def _print_Min(self, expr):
+        return self._extremum(expr, "MIN", "<=")
+
+    def _print_Piecewise(self, expr):
+        pieces = list(expr.args)
+        text = None
+        if pieces[-1][1] == sympy.true:
+            text = self._print(pieces.pop()[0])
+        else:
+            text = "NA()"
+        for value, cond in reversed(pieces):
+            c, v = self._print(cond), self._print(value)
+            text = f"({self._select(c, v, text)})" if self.array else self._call("IF", c, v, text)
+        return text
+
+    def _print_And(self, expr):
+        args = [self._print(a) for a in expr.args]
+        if self.array:
+            return "(" + "*".join(f"({a})" for a in args) + "<>0)"
+        return self._call("AND", *args)
+
+    def _print_Or(self, expr):
+        args = [self._print(a) for a in expr.args]
+        if self.array:
+            return "(" + "+".join(f"(({a})<>0)" for a in args) + ">0)"
+        return self._call("OR", *args)
+
+    def _print_Not(self, expr):
+        arg = self._print(expr.args[0])
+        return f"(({arg})=0)" if self.array else self._call("NOT", arg)
+
+    # -- table functions -------------------------------------------------------
+    def is_bool(self, expr) -> bool:
+        if isinstance(expr, sympy.Symbol):
+            return self.refs.is_bool(expr.name)
+        return type(expr) in RELATIONS or isinstance(expr, (sympy.And, sympy.Or, sympy.Not))
+
+    @staticmethod
+    def _column(expr) -> bool:
+        return isinstance(expr, sympy.Symbol) and "." in expr.name
+
+    def _in_array(self, expr, numeric: bool = True) -> str:
+        saved, self.array = self.array, True
+        try:
+            text = self._print(expr)
+        finally:
+            self.array = saved
+        if numeric and self.is_bool(expr):
+            return f"--({text})" if not self._column(expr) else f"--{text}"
+        return text
+
+    def _print_TableSum(self, expr):
+        arg = expr.args[0]
+        numeric_col = self._column(arg) and not self.is_bool(arg)
+        if numeric_col:
+            return self._call("SUM", self._in_array(arg))
+        if isinstance(arg, sympy.Mul) and all(self._column(a) and not self.is_bool(a) for a in arg.args):
+            return self._call("SUMPRODUCT", *(self._in_array(a) for a in arg.args))
+        return self._call("SUMPRODUCT", self._in_array(arg))
+
+    def _table_extremum(self, expr, name):
+        arg = expr.args[0]
+        if self._column(arg) and not self.is_bool(arg):
+            return self._call(name, self._in_array(arg))
+        return self._call("SUMPRODUCT", self._call(name, self._in_array(arg)))
+
+    def _print_TableMax(self, expr):
+        return self._table_extremum(expr, "MAX")
+
+    def _print_TableMin(self, expr):
+        return self._table_extremum(expr, "MIN")
+
+    def _failure_parts(self, expr):
+        x, ok = expr.args
+        if not self._column(x):
+            raise CapplanError(f"{type(expr).__name__}: its first argument must be a table column in a workbook, got '{x}'")
+        xs = self._in_array(x)
+        oks = self._in_array(ok, numeric=False)
+        if not self.is_bool(ok):
+            oks = f"(({oks})<>0)"
+        elif not self._column(ok):
+            oks = f"({oks})"
+        # the smallest failing x, or MAX(x)+1 when every row passes (exact selection)
+        first_failure = f"SUMPRODUCT(MIN({oks}*(MAX({xs})+1)+(1-{oks})*{xs}))"
+        return xs, oks, first_failure
+
+    def _print_MaxBeforeFailure(self, expr):
+        # the k-th smallest x, k = rows below the first failure; k = 0 gives #NUM!
+        xs, _, first_failure = self._failure_parts(expr)
+        return f"SMALL({xs},SUMPRODUCT(--({xs}<{first_failure})))"
+
+    def _print_MinFailure(self, expr):
+        xs, oks, first_failure = self._failure_parts(expr)
+        return f"IF(SUMPRODUCT(1-{oks})=0,NA(),{first_failure})"
+
+
+def to_excel(expr, refs: Refs) -> str:
+    """Excel formula text (with the leading '=') for an already unit-folded expression."""
+    return ExcelPrinter(refs).doprint(expr)
+
+
+def compile_formula(expr, refs: Refs, factor_of: Callable[[str], sympy.Rational], target) -> str:
+    """Unit-fold ``expr`` for display magnitudes, then print it as an Excel formula."""
+    return to_excel(fold_units(expr, factor_of, target), refs)
+
+
+# ---------------------------------------------------------------------------
+# Lint
+# ---------------------------------------------------------------------------
+
+_CELL_REF = re.compile(
+    r"^(?:(?:'[^']+'|[A-Za-z_][\w.]*)!)?\$?[A-Za-z]{1,3}\$?\d+(?::\$?[A-Za-z]{1,3}\$?\d+)?$")
+_SHEET_NAME = re.compile(r"^(?:('[^']+'|[A-Za-z_][\w.]*)!)?(.+)$")
+DYNAMIC_ARRAY = {"FILTER", "SORT", "SORTBY", "UNIQUE", "SEQUENCE", "RANDARRAY", "LET", "LAMBDA",
+                 "XLOOKUP", "XMATCH", "MAP", "REDUCE", "SCAN", "MAKEARRAY", "BYROW", "BYCOL",
+                 "VSTACK", "HSTACK", "TOCOL", "TOROW", "TAKE", "DROP", "CHOOSECOLS", "CHOOSEROWS"}
+
+
+def lint_formula(text: str, names: set[str] | None = None) -> list[str]:
+    """Problems Excel would have with a formula that LibreOffice may forgive.
+
+    ``names``: the defined names (lower-case) the formula may use; ``None``
+    skips the unknown-name check.
+    """
+    from openpyxl.formula.tokenizer import Tokenizer  # noqa: PLC0415
+    from openpyxl.utils import FORMULAE  # noqa: PLC0415
+
+    problems = []
+    if not text.startswith("="):
+        return [f"not a formula: {text}"]
+    if "[" in text:
+        problems.append(f"structured reference or external link in {text}")
+    try:
+        items = Tokenizer(text).items
+    except Exception as err:  # the tokenizer raises on malformed text
+        return [f"tokenizer error {type(err).__name__} in {text}"]
+    depth = 0
+    for t in items:
+        if t.subtype == "OPEN":
+            depth += 1
+        elif t.subtype == "CLOSE":
+            depth -= 1
+            if depth < 0:
+                problems.append(f"unbalanced parentheses in {text}")
+                depth = 0
+        if t.type == "FUNC" and t.subtype == "OPEN":
+            fn = t.value[:-1].upper()
+            bare = fn.split(".", 1)[1] if fn.startswith(("_XLFN.", "_XLWS.")) else fn
+            if bare in DYNAMIC_ARRAY:
+                problems.append(f"dynamic-array function {bare} in {text}")
+            elif not fn.startswith(("_XLFN.", "_XLWS.", "_XLUDF.")) and fn not in FORMULAE:
+                problems.append(f"{fn} is unknown to Excel 2007 and needs the _xlfn. prefix in {text}")
+        if t.type == "OPERAND" and t.subtype == "RANGE":
+            if _CELL_REF.match(t.value):
+                continue
+            name = _SHEET_NAME.match(t.value).group(2)
+            if looks_like_cell(name):
+                problems.append(f"name '{name}' reads as a cell address in {text}")
+            elif names is not None and name.lower() not in names:
+                problems.append(f"unknown name '{name}' in {text}")
+    if depth:
+        problems.append(f"unbalanced parentheses in {text}")
+    return problems

@@ -1,0 +1,70 @@
+"""Shared fixtures: the repository, a CLI runner and small plans to break."""
+
+from __future__ import annotations
+
+import copy
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+MAIN_PLAN = ROOT / "plans" / "llama3-8b-a100-chat-mix.yaml"
+RETAIL_PLAN = ROOT / "plans" / "llama3-8b-a100-retail-chatbot.yaml"
+
+# A small valid plan; tests break one thing at a time.
+BASE_PLAN = {
+    "title": "Test plan",
+    "gpu": "a100-sxm4-80gb",
+    "model": "llama-3-8b",
+    "inputs": {
+        "peak_arrival_rate": "60 req/s",
+        "peak_to_average_ratio": 3.0,
+        "ttft_p95_slo": "1 s",
+        "tpot_p95_slo": "25 ms",
+        "e2e_p99_slo": "5 s",
+    },
+    "tables": {
+        "classes": {"rows": [
+            {"name": "chat", "weight": 0.7, "prompt_tokens": 32, "output_tokens": 64},
+            {"name": "code", "weight": 0.3, "prompt_tokens": 128, "output_tokens": 256},
+        ]},
+        "load_sweep": {"rows": [
+            {"arrival_rate": 2, "ttft_p95": 85, "tpot_p95": 12.1, "e2e_p99": 1.82},
+            {"arrival_rate": 4, "ttft_p95": 110, "tpot_p95": 13.4, "e2e_p99": 2.15},
+            {"arrival_rate": 6, "ttft_p95": 1500, "tpot_p95": 15.2, "e2e_p99": 2.68},
+        ]},
+        "deployments": {"rows": [
+            {"name": "node8", "gpus_per_node": 8, "node_hourly_cost": "40 USD/h"},
+        ]},
+    },
+}
+
+
+@pytest.fixture
+def base_plan():
+    return copy.deepcopy(BASE_PLAN)
+
+
+@pytest.fixture
+def write_plan(tmp_path):
+    """Write a plan (dict or raw text) to tmp_path/plans/<name>.yaml; return its path."""
+    def write(plan, name="test-plan"):
+        folder = tmp_path / "plans"
+        folder.mkdir(exist_ok=True)
+        path = folder / f"{name}.yaml"
+        path.write_text(plan if isinstance(plan, str) else yaml.safe_dump(plan, sort_keys=False))
+        return path
+    return write
+
+
+@pytest.fixture
+def cli(tmp_path):
+    """Run the real console entry point in tmp_path; return (code, stdout, stderr)."""
+    def run(*args, cwd=None):
+        proc = subprocess.run([sys.executable, "-m", "capplan.cli", *map(str, args)],
+                              cwd=cwd or tmp_path, capture_output=True, text=True, timeout=120)
+        return proc.returncode, proc.stdout, proc.stderr
+    return run

@@ -1,0 +1,126 @@
+"""SPEC section 7: every bad plan gets one clear message, never a traceback.
+
+Each case breaks one thing in a valid plan, runs the real `capplan build`
+and asserts the message names the file, the key (and line where YAML has
+it) and what is wrong; and that earlier outputs survive a failed build.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+CASES = {
+    "unknown quantity, nearest name suggested": (
+        lambda p: p["inputs"].update({"peak_arival_rate": "60 req/s"}),
+        ["test-plan.yaml:", "inputs.peak_arival_rate", "unknown quantity 'peak_arival_rate'",
+         "did you mean peak_arrival_rate"]),
+    "unknown catalog id, nearest id suggested": (
+        lambda p: p.update({"gpu": "a100-sxm-80gb"}),
+        ["test-plan.yaml:2: gpu:", "unknown gpu 'a100-sxm-80gb'", "did you mean a100-sxm4-80gb"]),
+    "unknown model id": (
+        lambda p: p.update({"model": "llama3-8b"}),
+        ["model:", "unknown model 'llama3-8b'", "llama-3-8b"]),
+    "value with the wrong dimensions": (
+        lambda p: p["inputs"].update({"gpu_memory_reported": "80 GB/s"}),
+        ["inputs.gpu_memory_reported", "'80 GB/s' has dimensions [information] / [time]",
+         "needs [information]"]),
+    "unknown unit": (
+        lambda p: p["inputs"].update({"peak_arrival_rate": "60 qps"}),
+        ["inputs.peak_arrival_rate", "unknown unit 'qps'"]),
+    "missing input": (
+        lambda p: p["inputs"].pop("e2e_p99_slo"),
+        ["inputs", "missing input 'e2e_p99_slo'", "Unit: s"]),
+    "class weights not summing to 1": (
+        lambda p: p["tables"]["classes"]["rows"][0].update({"weight": 0.6}),
+        ["tables.classes", "class weights sum to 0.9, not 1"]),
+    "model does not fit in memory": (
+        lambda p: p.update({"gpu": "l40s", "model": "llama-3-70b"}),
+        ["test-plan.yaml:3: model:", "the model does not fit: weights 131.4 GiB + workspace 1.75 GiB > usable 40.49 GiB"]),
+    "no sweep row meets the SLOs": (
+        lambda p: p["inputs"].update({"ttft_p95_slo": "50 ms"}),
+        ["instance_max_rate", "no load_sweep row meets every SLO", "2 req/s"]),
+    "division by zero": (
+        lambda p: p["inputs"].update({"peak_to_average_ratio": 0}),
+        ["avg_arrival_rate = peak_arrival_rate / peak_to_average_ratio", "division by zero",
+         "peak_to_average_ratio is 0"]),
+    "non-monotone sweep": (
+        lambda p: p["tables"]["load_sweep"]["rows"].reverse(),
+        ["tables.load_sweep.rows[1]", "rows must be in increasing arrival_rate"]),
+    "empty sweep": (
+        lambda p: p["tables"]["load_sweep"].update({"rows": []}),
+        ["tables.load_sweep", "table 'load_sweep' has no rows"]),
+    "missing table": (
+        lambda p: p["tables"].pop("deployments"),
+        ["tables", "missing table 'deployments'"]),
+    "unknown plan key": (
+        lambda p: p.update({"scenario": {}}),
+        ["scenario:", "unknown key 'scenario'", "did you mean scenarios"]),
+    "unknown column": (
+        lambda p: p["tables"]["classes"]["rows"][0].update({"prompt": 3}),
+        ["tables.classes.rows[0].prompt", "column 'prompt' is unknown", "did you mean prompt_tokens"]),
+    "computed column given": (
+        lambda p: p["tables"]["classes"]["rows"][0].update({"context_tokens": 3}),
+        ["column 'context_tokens' is computed, not given"]),
+    "bad tag": (
+        lambda p: p["inputs"].update({"rho_target": {"value": 0.7, "tag": "guess"}}),
+        ["inputs.rho_target.tag", "tag must be one of fact, policy, measurement, assumption"]),
+    "input of the other sizing method": (
+        lambda p: p["inputs"].update({"decode_throughput": "1000 tok/s"}),
+        ["inputs.decode_throughput", "not part of a plan with sizing: load_sweep"]),
+    "scenario names a missing row": (
+        lambda p: p.update({"scenarios": {"x": {"set": {"classes[chatt].prompt_tokens": 5}}}}),
+        ["scenarios.x.set.classes[chatt].prompt_tokens", "classes has no row 'chatt'", "did you mean chat"]),
+    "scenario error says which scenario": (
+        lambda p: p.update({"scenarios": {"tiny": {"set": {"gpu_memory_reported": "10 GiB"}}}}),
+        ["scenario tiny:", "the model does not fit"]),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_bad_plan_gets_one_clear_message(case, base_plan, write_plan, cli):
+    breaker, expected = CASES[case]
+    breaker(base_plan)
+    code, out, err = cli("build", write_plan(base_plan))
+    assert code == 1
+    assert "Traceback" not in err
+    first = err.splitlines()[0]
+    assert first.startswith("error: plans/test-plan.yaml")
+    for fragment in expected:
+        assert fragment in first, f"{fragment!r} not in {first!r}"
+
+
+def test_malformed_yaml_names_the_line(write_plan, cli):
+    code, _, err = cli("build", write_plan("title: x\ninputs:\n  a: [1, 2\n  b: 3\n"))
+    assert code == 1 and "Traceback" not in err
+    assert err.startswith("error: plans/test-plan.yaml:4: malformed YAML")
+
+
+def test_duplicate_key_is_an_error(write_plan, cli):
+    code, _, err = cli("build", write_plan("gpu: a100-sxm4-80gb\nmodel: llama-3-8b\ngpu: l40s\n"))
+    assert code == 1
+    assert "test-plan.yaml:3" in err and "duplicate key 'gpu'" in err
+
+
+def test_missing_file(cli):
+    code, _, err = cli("build", "plans/nope.yaml")
+    assert code == 1 and "plans/nope.yaml" in err and "cannot read file" in err
+
+
+def test_failed_build_leaves_previous_outputs_intact(base_plan, write_plan, cli, tmp_path):
+    path = write_plan(base_plan)
+    assert cli("build", path)[0] == 0
+    before = {p.name: p.read_bytes() for p in (tmp_path / "out").iterdir()}
+    assert "test-plan.md" in before
+    base_plan["tables"]["classes"]["rows"][0]["weight"] = 0.1
+    write_plan(base_plan)
+    code, _, err = cli("build", path)
+    assert code == 1 and "previous outputs are untouched" in err
+    after = {p.name: p.read_bytes() for p in (tmp_path / "out").iterdir()}
+    assert after == before
+
+
+def test_text_starting_with_equals_stays_text(base_plan, write_plan, cli, tmp_path):
+    base_plan["tables"]["deployments"]["rows"][0]["name"] = "=HYPERLINK(\"x\")"
+    code, out, err = cli("build", write_plan(base_plan))
+    assert code == 0, err
+    assert '=HYPERLINK(\\"x\\")' in (tmp_path / "out" / "test-plan.json").read_text()

@@ -1,0 +1,111 @@
+"""Units are dimensions of their own; formulas are dimension-checked; cycles are named."""
+
+from __future__ import annotations
+
+import pint
+import pytest
+
+from capplan import units
+from capplan.errors import CapplanError
+from capplan.graph import build
+from capplan.model import model_from_dict, standard_model
+
+
+def test_bytes_are_a_dimension_not_a_number():
+    with pytest.raises(pint.errors.DimensionalityError):
+        units.ureg.Quantity(1, "GiB") + 3
+    with pytest.raises(pint.errors.DimensionalityError):
+        units.ureg.Quantity(1, "GiB") + units.ureg.Quantity(1, "token")
+
+
+@pytest.mark.parametrize("unit, factor", [
+    ("GiB", 2 ** 30), ("GB", 1e9), ("KiB/token", 1024), ("ms", 1e-3), ("h", 3600),
+    ("TFLOP/s", 1e12), ("USD/Mtoken", 1e-6), ("req/s", 1), ("day", 86400),
+])
+def test_display_unit_factors(unit, factor):
+    assert units.factor(unit) == pytest.approx(factor)
+
+
+def test_values_convert_between_compatible_units():
+    assert units.parse_value("1 s", "ms") == 1.0
+    assert units.parse_value("81920 MiB", "GiB") == 80 * 2 ** 30
+    assert units.parse_value("1,000 tok/s", "token/s") == 1000
+    assert units.parse_value(0.7, "") == 0.7
+
+
+@pytest.mark.parametrize("raw, unit, message", [
+    ("80 GB/s", "GiB", "'80 GB/s' has dimensions [information] / [time], but this value needs [information]"),
+    ("5 tokens", "ms", "has dimensions [token]"),
+    ("sixty", "req/s", "expected a number with a unit"),
+    (True, "", "expected a number"),
+])
+def test_bad_values(raw, unit, message):
+    with pytest.raises(CapplanError) as err:
+        units.parse_value(raw, unit)
+    assert message in str(err.value)
+
+
+def _model(quantities: dict, **extra):
+    return model_from_dict({"switches": {}, "groups": {"g": {"quantities": quantities}}, **extra})
+
+
+def test_unit_mismatch_names_formula_operator_and_both_dimensions():
+    model = _model({
+        "memory": {"unit": "GiB", "tag": "fact"},
+        "tokens": {"unit": "token", "tag": "fact"},
+        "bad": {"unit": "GiB", "formula": "memory - tokens"},
+    })
+    with pytest.raises(CapplanError) as err:
+        build(model, {})
+    assert str(err.value).endswith(
+        "bad = memory - tokens: cannot subtract tokens ([token]) from memory ([information])")
+
+
+def test_comparison_and_result_dimensions_are_checked():
+    model = _model({
+        "t": {"unit": "s", "tag": "fact"}, "n": {"unit": "token", "tag": "fact"},
+        "ok": {"unit": "", "kind": "bool", "formula": "t <= n"},
+    })
+    with pytest.raises(CapplanError, match=r"comparison '<=' needs operands of one dimension: t \(\[time\]\) vs n \(\[token\]\)"):
+        build(model, {})
+    model = _model({"m": {"unit": "GiB", "tag": "fact"}, "r": {"unit": "GB/s", "formula": "m * 2"}})
+    with pytest.raises(CapplanError, match=r"the formula gives \[information\], but r is declared in 'GB/s'"):
+        build(model, {})
+
+
+def test_zero_fits_any_dimension():
+    model = _model({"m": {"unit": "GiB", "tag": "fact"}, "ok": {"unit": "", "kind": "bool", "formula": "m > 0"}})
+    build(model, {})
+
+
+def test_cycle_is_reported_with_its_path():
+    model = _model({
+        "a": {"unit": "", "formula": "b + 1"},
+        "b": {"unit": "", "formula": "c * 2"},
+        "c": {"unit": "", "formula": "a"},
+    })
+    with pytest.raises(CapplanError, match=r"cycle in the model: a -> b -> c -> a"):
+        build(model, {})
+
+
+def test_unknown_name_in_a_model_formula_is_named():
+    model = _model({"a": {"unit": "", "tag": "fact"}, "b": {"unit": "", "formula": "aa + 1"}})
+    with pytest.raises(CapplanError, match=r"b uses unknown quantity 'aa'; did you mean a"):
+        build(model, {})
+
+
+def test_standard_model_checks_under_every_switch_combination():
+    model = standard_model()
+    for sizing in model.switches["sizing"]["cases"]:
+        for attention in model.switches["attention"]["cases"]:
+            graph = build(model, {"sizing": sizing, "attention": attention})
+            assert "resilient_gpus" in graph.order
+
+
+def test_pinning_a_derived_quantity_cuts_its_dependencies():
+    model = standard_model()
+    switches = model.default_switches()
+    pinned = build(model, switches, frozenset({"instance_max_rate"}))
+    assert pinned.nodes["instance_max_rate"].is_input
+    assert "load_sweep.meets_slo" not in pinned.upstream("active_gpus")
+    assert "load_sweep.meets_slo" in build(model, switches).upstream("active_gpus")
