@@ -69,12 +69,16 @@ def _scenario(e: Evaluation) -> dict:
 
 
 def plain(value):
-    """JSON-ready: whole floats as ints, NaN as null, lists element-wise."""
+    """JSON-ready: 12 significant digits (no float noise such as
+    7.000000000000001 in a diff), whole numbers as ints, NaN as null."""
     if isinstance(value, list):
         return [plain(v) for v in value]
     if isinstance(value, float):
         if math.isnan(value):
             return None
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        value = float(f"{value:.12g}")
         if value.is_integer() and abs(value) < 2 ** 53:
             return int(value)
     return value
