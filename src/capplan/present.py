@@ -35,8 +35,9 @@ class Row:
     date: str
     note: str
     formula: str            # as written in the model ('' for inputs)
-    latex: str              # $symbol = formula$ ('' for inputs)
+    latex: str              # the formula in LaTeX (for a pin: the formula it replaces)
     substituted: str        # numbers in place of names ('' when not helpful)
+    rests_on: str           # the measurements and assumptions a result depends on
 
 
 def row(e: Evaluation, name: str) -> Row:
@@ -45,10 +46,26 @@ def row(e: Evaluation, name: str) -> Row:
     value = e.text(name)
     if node.formula is None:
         given = e.inputs[name]
+        replaced = q.formula_for(dict(e.graph.switches)) if given.pinned else None
         return Row(name, q.symbol, q.description, value, given.tag, given.pending, (), given.pinned,
-                   given.source or "", given.date or "", given.note or "", "", "", "")
+                   given.source or "", given.date or "", given.note or "",
+                   replaced.text if replaced else "", latex(e, replaced.expr) if replaced else "", "", "")
     return Row(name, q.symbol, q.description, value, "derived", False, tuple(e.pending_inputs(name)), False,
-               "", "", "", node.formula.text, latex(e, node.formula.expr), substituted(e, node.formula))
+               "", "", "", node.formula.text, latex(e, node.formula.expr), substituted(e, node.formula),
+               rests_on(e, name))
+
+
+def rests_on(e: Evaluation, name: str) -> str:
+    """'measurements: load_sweep, hbm_efficiency (pending); assumptions: …'."""
+    groups: dict[str, list[str]] = {"measurement": [], "assumption": []}
+    for source in sorted(e.provenance.get(name, ())):
+        if source in e.inputs:
+            given = e.inputs[source]
+            if given.tag in groups:
+                groups[given.tag].append(source + (" (pending)" if given.pending else ""))
+        elif source in e.model.tables and e.model.tables[source].tag in groups:
+            groups[e.model.tables[source].tag].append(source)
+    return "; ".join(f"{tag}s: {', '.join(names)}" for tag, names in groups.items() if names)
 
 
 def latex(e: Evaluation, expr) -> str:
