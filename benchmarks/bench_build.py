@@ -46,7 +46,8 @@ def split() -> dict[str, float]:
         plan = load(path, model)
         out[f"{path.stem}: load plan"] = time.perf_counter() - t
         t = time.perf_counter()
-        evaluations = [evaluate(plan, s, model) for s in plan.scenarios]
+        nominal = evaluate(plan, plan.nominal, model)
+        evaluations = [nominal] + [evaluate(plan, s, model, nominal) for s in plan.scenarios[1:]]
         out[f"{path.stem}: graph + units + evaluate ({len(evaluations)} scenarios)"] = time.perf_counter() - t
         t = time.perf_counter()
         record.render(plan, evaluations)

@@ -23,7 +23,7 @@ CASES = {
     "value with the wrong dimensions": (
         lambda p: p["inputs"].update({"gpu_memory_reported": "80 GB/s"}),
         ["inputs.gpu_memory_reported", "'80 GB/s' has dimensions [information] / [time]",
-         "needs [information]"]),
+         "needs [information] / [gpu]"]),
     "unknown unit": (
         lambda p: p["inputs"].update({"peak_arrival_rate": "60 qps"}),
         ["inputs.peak_arrival_rate", "unknown unit 'qps'"]),
@@ -71,7 +71,7 @@ CASES = {
         lambda p: p.update({"scenarios": {"x": {"set": {"classes[chatt].prompt_tokens": 5}}}}),
         ["scenarios.x.set.classes[chatt].prompt_tokens", "classes has no row 'chatt'", "did you mean chat"]),
     "scenario error says which scenario": (
-        lambda p: p.update({"scenarios": {"tiny": {"set": {"gpu_memory_reported": "10 GiB"}}}}),
+        lambda p: p.update({"scenarios": {"tiny": {"set": {"gpu_memory_reported": "10 GiB/GPU"}}}}),
         ["scenario tiny:", "the model does not fit"]),
 }
 

@@ -60,7 +60,7 @@ def test_check_reports_failed_expectations(project, cli):
     code, _, err = cli("check")
     assert code == 1
     assert "expect active_gpus: expected 8, got 9 GPUs (= active_replicas * gpus_per_replica)" in err
-    assert "expect decode_step_time_bound: expected 10.9 ms, got 10.961322 ms (= decode_bytes_per_step / (hbm_bandwidth * hbm_efficiency))" in err
+    assert "expect decode_step_time_bound: expected 10.9 ms, got 10.961322 ms (= decode_bytes_per_step / (hbm_bandwidth * gpus_per_replica * hbm_efficiency))" in err
 
 
 def test_expectations_hold_to_the_digits_written(project, cli):
@@ -88,7 +88,7 @@ def test_eval_json_contract(cli):
     assert item["value"] == pytest.approx(7.0)
     assert {k: v for k, v in item.items() if k != "value"} == {
         "unit": "req/s", "tag": "derived", "formula": "instance_max_rate * rho_target",
-        "depends_on": ["e2e_p99_slo", "load_sweep", "rho_target", "tpot_p95_slo", "ttft_p95_slo"]}
+        "depends_on": ["e2e_p99_slo", "error_budget", "load_sweep", "rho_target", "tpot_p95_slo", "ttft_p95_slo"]}
     assert nominal["quantities"]["hbm_efficiency"]["pending"] is True
     assert nominal["quantities"]["decode_step_time_bound"]["pending_inputs"] == ["hbm_efficiency"]
     assert nominal["quantities"]["layers"] == {"value": 32, "unit": "", "tag": "fact", "origin": "catalog",
@@ -109,7 +109,8 @@ def test_record_shows_derivations_tags_and_pending(cli, project):
     assert "$59,965.44 a month, $9.36 per 1M output tokens" in text
     # formula -> substituted numbers -> result, with tag
     assert ("| $t_{mem}$ `decode_step_time_bound` | **10.96 ms** ⚠ | $t_{mem} = \\frac{D_{step}}{BW_{peak} "
-            "\\cdot \\eta_{BW}}$<br>= 16.99 GB / (2,039 GB/s × 0.76) | derived |") in text
+            "\\cdot G_{rep} \\cdot \\eta_{BW}}$<br>= 16.99 GB / (2,039 GB/s/GPU × 1 GPU × 0.76)"
+            "<br><sub>rests on measurements: hbm_efficiency (pending); assumptions: classes</sub> | derived |") in text
     assert "| measurement ⚠ pending |" in text
     assert "`hbm_efficiency` = 0.76" in text
     assert "**Gate 2: memory bandwidth (decode): PASS** — 10.96 ms ≤ 25 ms." in text

@@ -99,6 +99,12 @@ def test_scenarios(main_doc):
     assert q(main_doc, "kv_token_capacity", "fp8_kv") == 2 * q(main_doc, "kv_token_capacity")
     # Slip 5: TTFT 400 ms at lambda_safe 5.2 gives 12 active, 13 resilient (not 15).
     assert (q(main_doc, "active_gpus", "ttft_400ms"), q(main_doc, "resilient_gpus", "ttft_400ms")) == (12, 13)
+    # Fixed-fleet check: the nominal fleet at the scenario's lambda_safe. AWS's 16 GPUs
+    # absorb the surge (80 % loaded); the 10 fractional GPUs (70 req/s) do not.
+    assert row(main_doc, AWS, "surge_50")["fleet_holds"] is True
+    assert row(main_doc, FRACTIONAL, "surge_50")["fleet_safe_capacity"] == pytest.approx(70)
+    assert row(main_doc, FRACTIONAL, "surge_50")["fleet_holds"] is False
+    assert row(main_doc, FRACTIONAL, "ttft_400ms")["fleet_safe_capacity"] == pytest.approx(52)
     # Slip 6: N-1 on AWS is 15 GPUs x 7.0 = 105 req/s safe (not 70).
     assert row(main_doc, AWS, "n_minus_1")["fleet_safe_capacity"] == pytest.approx(105)
     assert row(main_doc, FRACTIONAL, "n_minus_1")["fleet_safe_capacity"] == pytest.approx(63)
@@ -127,7 +133,7 @@ def test_retail_chatbot(retail_doc):
 def test_lesson_exercise_1_kv_capacity(write_plan, base_plan, cli):
     # Slip 3: A100-40GB (39.8 GiB), 14.90 GiB weights: 157,040 tokens, C_max 148.
     base_plan["gpu"] = "a100-sxm4-40gb"
-    base_plan["inputs"].update({"gpu_memory_reported": "39.8 GiB", "weight_memory": "14.90 GiB"})
+    base_plan["inputs"].update({"gpu_memory_reported": "39.8 GiB/GPU", "weight_memory": "14.90 GiB"})
     base_plan["tables"]["classes"]["rows"] = [{"name": "all", "weight": 1.0, "prompt_tokens": 512, "output_tokens": 512}]
     code, out, err = cli("eval", write_plan(base_plan), "--json")
     assert code == 0, err

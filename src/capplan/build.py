@@ -42,7 +42,8 @@ def plan_paths(given: list[str], plans_dir: Path = Path("plans")) -> list[Path]:
 def evaluate_plan(path: Path, model: Model | None = None) -> tuple[Plan, list[Evaluation]]:
     model = model or standard_model()
     plan = load(path, model, display=_display(path))
-    return plan, [evaluate(plan, s, model) for s in plan.scenarios]
+    nominal = evaluate(plan, plan.nominal, model)
+    return plan, [nominal] + [evaluate(plan, s, model, nominal) for s in plan.scenarios[1:]]
 
 
 def compile_plan(path: Path, model: Model | None = None) -> Compiled:

@@ -63,13 +63,16 @@ class Evaluation:
         return sorted(n for n in self.provenance.get(name, ()) if n in self.inputs and self.inputs[n].pending)
 
 
-def evaluate(plan: Plan, scenario: Scenario, model: Model) -> Evaluation:
+def evaluate(plan: Plan, scenario: Scenario, model: Model, nominal: Evaluation | None = None) -> Evaluation:
+    """Evaluate one scenario; every scenario but the nominal one needs the
+    nominal evaluation, whose values ``nominal(...)`` reads."""
     pinned = frozenset(n for n, i in scenario.inputs.items() if i.pinned)
     try:
-        graph = build(model, plan.switches, pinned)
+        graph = build(model, plan.switches, pinned, nominal=nominal is None)
     except CapplanError as err:
         raise err.located(file=plan.file) from None
     values: dict[str, object] = {}
+    nominal_values = values if nominal is None else nominal.values
     provenance: dict[str, frozenset[str]] = {}
     used: dict[str, Input] = {}
     pending_checks = list(zip(model.checks, graph.check_deps))
@@ -83,7 +86,7 @@ def evaluate(plan: Plan, scenario: Scenario, model: Model) -> Evaluation:
                 values[name] = column if q.kind == "text" else np.array(column, dtype=float)
                 provenance[name] = frozenset([q.table])
             else:
-                result = _compute(name, node, values, plan, scenario, model)
+                result = _compute(name, node, values, nominal_values, plan, scenario, model)
                 values[name] = np.broadcast_to(np.asarray(result, dtype=float), (len(rows),)).copy()
         elif node.formula is None:
             item = scenario.inputs[name]
@@ -91,10 +94,10 @@ def evaluate(plan: Plan, scenario: Scenario, model: Model) -> Evaluation:
             values[name] = item.value
             provenance[name] = frozenset([name])
         else:
-            values[name] = float(_compute(name, node, values, plan, scenario, model))
+            values[name] = float(_compute(name, node, values, nominal_values, plan, scenario, model))
         if node.formula is not None:
             provenance[name] = frozenset().union(*(provenance[d] for d in node.deps)) if node.deps else frozenset()
-        pending_checks = _run_checks(pending_checks, values, model, plan, scenario)
+        pending_checks = _run_checks(pending_checks, values, nominal_values, model, plan, scenario)
     return Evaluation(plan, scenario, model, graph, values, used, provenance)
 
 
@@ -102,22 +105,22 @@ def _where(plan: Plan, scenario: Scenario) -> str:
     return "" if scenario.name == "nominal" else f"scenario {scenario.name}: "
 
 
-def _compute(name, node, values, plan, scenario, model):
+def _compute(name, node, values, nominal_values, plan, scenario, model):
     try:
         with np.errstate(all="ignore"):
-            return _numeric(values, model).visit(node.formula.expr)
+            return _numeric(values, nominal_values, model).visit(node.formula.expr)
     except CapplanError as err:
         raise CapplanError(f"{_where(plan, scenario)}{name} = {node.formula.text}: {err.message}",
                            file=plan.file, key=name, line=plan.line(name)) from None
 
 
-def _run_checks(pending, values, model, plan, scenario):
+def _run_checks(pending, values, nominal_values, model, plan, scenario):
     left = []
     for check, deps in pending:
         if not all(d in values for d in deps):
             left.append((check, deps))
             continue
-        if not _numeric(values, model).visit(check.require.expr):
+        if not _numeric(values, nominal_values, model).visit(check.require.expr):
             message = re.sub(r"\{(\w+)\}", lambda m: _show(m.group(1), values[m.group(1)], model), check.message)
             raise CapplanError(f"{_where(plan, scenario)}{message}", file=plan.file, key=check.key,
                                line=plan.line(check.key))
@@ -129,16 +132,18 @@ def _show(name, value, model) -> str:
     return formatting.quantity(units.to_display(float(value), q.unit), q.unit, q.kind)
 
 
-def _numeric(values, model) -> "Numeric":
-    return Numeric(values, lambda name, value: _show(name, value, model))
+def _numeric(values, nominal_values, model) -> "Numeric":
+    return Numeric(values, nominal_values, lambda name, value: _show(name, value, model))
 
 
 class Numeric(Walker):
     """Numbers for a formula tree: floats and numpy arrays in base units."""
 
-    def __init__(self, values, show=None):
+    def __init__(self, values, nominal_values=None, show=None):
         self.values = values
+        self.nominal_values = values if nominal_values is None else nominal_values
         self.show = show or (lambda name, value: f"{value:g}")
+        self.guarded = 0      # > 0 inside an if() branch, where a division by zero may go unused
 
     def number(self, value):
         return value
@@ -160,7 +165,7 @@ class Numeric(Walker):
 
     def Pow(self, expr):
         base, exponent = (self.visit(a) for a in expr.args)
-        if np.any(np.asarray(base) == 0) and np.any(np.asarray(exponent) < 0):
+        if not self.guarded and np.any(np.asarray(base) == 0) and np.any(np.asarray(exponent) < 0):
             raise CapplanError(f"division by zero: {expr.args[0]} is 0")
         return np.power(base, exponent)
 
@@ -196,7 +201,19 @@ class Numeric(Walker):
 
     def Piecewise(self, expr):
         (then, cond), (otherwise, _) = expr.args
-        return np.where(np.asarray(self.visit(cond)) != 0, self.visit(then), self.visit(otherwise))
+        chosen = np.asarray(self.visit(cond)) != 0
+        self.guarded += 1
+        try:
+            a, b = self.visit(then), self.visit(otherwise)
+        finally:
+            self.guarded -= 1
+        result = np.where(chosen, a, b)
+        if not np.all(np.isfinite(result)):
+            raise CapplanError("division by zero in the branch if() chose")
+        return result if result.ndim else float(result)
+
+    def Nominal(self, expr):
+        return self.nominal_values[expr.args[0].name]
 
     def TableSum(self, expr):
         return float(np.sum(self.visit(expr.args[0])))

@@ -78,6 +78,19 @@ class MinFailure(sympy.Function):
         return rf"\min\{{{x} : \lnot {ok}\}}"
 
 
+class Nominal(sympy.Function):
+    """``nominal(x)``: x as the nominal scenario has it, inside any scenario.
+
+    The fixed-fleet check asks whether the fleet sized for the nominal plan
+    still carries a scenario's peak; its formula reads the nominal fleet with
+    ``nominal(deployed_gpus)``. In the nominal scenario it is just x.
+    """
+    nargs = 1
+
+    def _latex(self, printer):
+        return printer._print(self.args[0]) + r"^{nom}"
+
+
 TABLE_FUNCTIONS = {TableSum, TableMax, TableMin, MaxBeforeFailure, MinFailure}
 
 
@@ -108,6 +121,7 @@ FUNCTIONS = {
     "if": (_if, {3}),
     "max_before_failure": (MaxBeforeFailure, {2}),
     "min_failure": (MinFailure, {2}),
+    "nominal": (Nominal, {1}),
 }
 
 def _chain(kind, a, b):
@@ -254,6 +268,8 @@ class _Builder:
         builder, arities = FUNCTIONS[name]
         if len(node.args) not in arities:
             raise self.fail(f"{name}() takes {' or '.join(map(str, sorted(arities)))} argument(s), got {len(node.args)}")
+        if name == "nominal" and not isinstance(node.args[0], (ast.Name, ast.Attribute)):
+            raise self.fail("nominal() takes a quantity or column name")
         return builder(*(self.visit(a) for a in node.args))
 
 

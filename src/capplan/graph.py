@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from .errors import CapplanError
-from .formula import Formula
+import sympy
+
+from .formula import Formula, Nominal
 from .model import Model, Quantity
 from .plan import nearest
 from .unitcheck import check_formula
@@ -35,6 +37,7 @@ class Node:
 @dataclass(frozen=True)
 class Graph:
     switches: tuple[tuple[str, str], ...]
+    nominal: bool                              # the nominal scenario's graph
     nodes: dict[str, Node]
     order: tuple[str, ...]
     check_deps: tuple[tuple[str, ...], ...]   # per model check
@@ -51,12 +54,24 @@ class Graph:
         return out
 
 
-def build(model: Model, switches: dict[str, str], pinned: frozenset[str] = frozenset()) -> Graph:
-    return _build(model, tuple(sorted(switches.items())), pinned)
+def build(model: Model, switches: dict[str, str], pinned: frozenset[str] = frozenset(),
+          nominal: bool = True) -> Graph:
+    """The graph of one scenario. Outside the nominal scenario, names read only
+    through ``nominal(...)`` come from the nominal results, so they are not
+    dependencies here."""
+    return _build(model, tuple(sorted(switches.items())), pinned, nominal)
+
+
+def _nominal_only(formula: Formula) -> set[str]:
+    inside = {s.name for n in sympy.preorder_traversal(formula.expr) if isinstance(n, Nominal)
+              for s in n.free_symbols}
+    outside = {s.name for s in formula.expr.replace(lambda n: isinstance(n, Nominal),
+                                                    lambda n: sympy.Integer(0)).free_symbols}
+    return inside - outside
 
 
 @lru_cache(maxsize=64)
-def _build(model: Model, switch_items, pinned: frozenset[str]) -> Graph:
+def _build(model: Model, switch_items, pinned: frozenset[str], nominal: bool) -> Graph:
     switches = dict(switch_items)
     active = model.active(switches)
     present = set(active)
@@ -64,7 +79,10 @@ def _build(model: Model, switch_items, pinned: frozenset[str]) -> Graph:
     for name in active:
         q = model.quantities[name]
         formula = None if (q.is_input or name in pinned) else q.formula_for(switches)
-        deps = tuple(sorted(formula.names)) if formula else ()
+        names = set(formula.names) if formula else set()
+        if formula and not nominal:
+            names -= _nominal_only(formula)
+        deps = tuple(sorted(names))
         for dep in deps:
             _require(model, present, switches, name, dep)
         nodes[name] = Node(name, q, formula, deps)
@@ -74,7 +92,7 @@ def _build(model: Model, switch_items, pinned: frozenset[str]) -> Graph:
             _require(model, present, switches, f"check '{check.require.text}'", dep)
         check_deps.append(tuple(sorted(check.require.names)))
     order = _toposort(nodes, active)
-    graph = Graph(switch_items, nodes, tuple(order), tuple(check_deps))
+    graph = Graph(switch_items, nominal, nodes, tuple(order), tuple(check_deps))
     _check_units(model, graph)
     return graph
 

@@ -17,9 +17,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
-
-from . import units
+from . import units, yamlfile
 from .errors import CapplanError
 from .formula import Formula, parse
 from .resources import model_dir
@@ -135,8 +133,8 @@ def _holds(when, switches) -> bool:
 
 @lru_cache(maxsize=None)
 def standard_model() -> Model:
-    path = model_dir() / "quantities.yaml"
-    return model_from_dict(yaml.safe_load(path.read_text(encoding="utf-8")), source=str(path.name))
+    doc = yamlfile.read(model_dir() / "quantities.yaml", display="model/quantities.yaml")
+    return model_from_dict(doc.data, source=doc.file)
 
 
 def model_from_dict(data: dict, source: str = "model") -> Model:
@@ -225,6 +223,8 @@ class _Reader:
             tag = tag or ("assumption" if table is None else None)
             if tag:
                 self._check_tag(tag, key + ".tag")
+        if spec.get("default") is not None and formulas:
+            raise CapplanError("a derived quantity takes no default (pin it in a plan instead)", key=key)
         when = inherited_when + self._when(spec.pop("when", None), key)
         q = Quantity(
             name=name, unit=unit, kind=kind, group=group, table=table, tag=tag,

@@ -19,14 +19,15 @@ import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from . import catalog, units, yamlfile
+from . import catalog, sweep_import, units, yamlfile
 from .errors import CapplanError
 from .model import TAGS, Model
 
 PLAN_KEYS = ("title", "owner", "description", "gpu", "model", "sizing", "inputs", "tables",
              "scenarios", "expect", "notes")
 INPUT_KEYS = ("value", "source", "status", "tag", "date", "note")
-TABLE_KEYS = ("rows", "source", "as_of", "units", "note")
+TABLE_KEYS = ("rows", "import", "source", "as_of", "units", "note")
+IMPORTABLE = ("load_sweep",)     # tables that can be read from benchmark result files
 ROW_META = ("source", "as_of", "note")
 SCENARIO_KEYS = ("title", "description", "set", "expect")
 NOMINAL = "nominal"
@@ -62,6 +63,7 @@ class TableData:
     as_of: str | None = None
     note: str | None = None
     lines: list[int] = field(default_factory=list)
+    imported: tuple[sweep_import.SweepFile, ...] = ()   # benchmark files the rows came from
 
     def key_index(self, key_column: str, key: str) -> int | None:
         for i, row in enumerate(self.rows):
@@ -305,7 +307,15 @@ class _PlanReader:
                                        f"column '{col}' needs {units.describe(units.dimensions(inputs[col].unit))}")
             except CapplanError as err:
                 raise self.err(err.message, *path, "units", col) from None
-        rows_raw = spec.get("rows")
+        imported: tuple = ()
+        if "import" in spec:
+            if name not in IMPORTABLE:
+                raise self.err(f"table '{name}' cannot be imported (only {', '.join(IMPORTABLE)})", *path, "import")
+            if "rows" in spec:
+                raise self.err("give either 'rows:' or 'import:', not both", *path)
+            imported, rows_raw = self._import(spec["import"], path + ("import",))
+        else:
+            rows_raw = spec.get("rows")
         if not isinstance(rows_raw, list) or not rows_raw:
             raise self.err(f"table '{name}' has no rows", *path)
         rows, meta, lines = [], [], []
@@ -334,14 +344,41 @@ class _PlanReader:
                 if col not in values:
                     if not q.optional:
                         raise self.err(f"row is missing column '{col}' ({q.description})", *rpath)
-                    values[col] = math.nan
+                    values[col] = math.nan if q.default is None else units.parse_value(q.default, q.unit)
             rows.append(values)
             meta.append(extra)
             lines.append(self.doc.line(rpath))
         data = TableData(name, rows, meta, source=_text(spec.get("source")),
-                         as_of=_date(spec.get("as_of")), note=_text(spec.get("note")), lines=lines)
+                         as_of=_date(spec.get("as_of")), note=_text(spec.get("note")), lines=lines,
+                         imported=imported)
         self._check_keys(table, data, path)
         return data
+
+    def _import(self, patterns, path) -> tuple[tuple, list[dict]]:
+        """Read benchmark files (globs relative to the plan) into sweep rows.
+
+        Replicated runs at one rate become one row (median, with the MAD in
+        the *_mad columns); closed-burst runs (rate infinity) stay with the
+        file for the record but are no open-loop point.
+        """
+        if isinstance(patterns, str):
+            patterns = [patterns]
+        if not isinstance(patterns, list) or not all(isinstance(p, str) for p in patterns):
+            raise self.err("expected a file pattern or a list of them (relative to the plan)", *path)
+        try:
+            files = sweep_import.read_sweep(self.path.parent, patterns)
+        except CapplanError as err:
+            where = f"{err.file}: " if err.file else ""
+            raise self.err(f"{where}{err.message}", *path) from None
+        points = [p for f in files for p in f.points]
+        rows = [{"arrival_rate": r.arrival_rate, "ttft_p95": r.ttft_p95, "tpot_p95": r.tpot_p95,
+                 "e2e_p99": r.e2e_p99, "output_throughput": r.output_throughput, "completed": r.completed,
+                 "failed": r.failed, "runs": r.runs, "ttft_p95_mad": r.ttft_p95_mad,
+                 "tpot_p95_mad": r.tpot_p95_mad, "e2e_p99_mad": r.e2e_p99_mad}
+                for r in sweep_import.combine_replicates(points)]
+        if not rows:
+            raise self.err("the imported files hold no open-loop run (only closed bursts)", *path)
+        return tuple(files), rows
 
     def _check_keys(self, table, data: TableData, path) -> None:
         key = table.key

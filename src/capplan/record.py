@@ -82,13 +82,14 @@ def _section(nominal: Evaluation, evaluations, spec: dict) -> dict:
         rows = [row(nominal, n) for n in part.get("quantities", []) if n in nominal.graph.nodes]
         tables = [_table(nominal, t, part.get("columns", {})) for t in part.get("tables", [])
                   if t in nominal.scenario.tables]
-        if not rows and not tables:
+        sweep = _sweep(nominal) if part.get("sweep") in nominal.scenario.tables else None
+        if not rows and not tables and not sweep:
             continue
         gate = None
         if part.get("gate") in nominal.graph.nodes:
             g = row(nominal, part["gate"])
             gate = {"title": part["title"], "value": g.value, "substituted": g.substituted}
-        parts.append({"title": part["title"], "rows": rows, "tables": tables, "gate": gate})
+        parts.append({"title": part["title"], "rows": rows, "tables": tables, "gate": gate, "sweep": sweep})
     section = {"title": spec["title"], "parts": parts, "sensitivity": None}
     if "scenario_columns" in spec:
         section["sensitivity"] = _sensitivity(evaluations, spec)
@@ -128,6 +129,82 @@ def _table(e: Evaluation, name: str, shown_columns: dict) -> dict:
             "formulas": formulas, "source": source, "as_of": data.as_of or ""}
 
 
+SLO_CHECKS = (("ttft_ok", "ttft_p95", "ttft_p95_slo", "TTFT p95"), ("tpot_ok", "tpot_p95", "tpot_p95_slo", "TPOT p95"),
+              ("e2e_ok", "e2e_p99", "e2e_p99_slo", "E2E p99"))
+
+
+def _sweep(e: Evaluation) -> dict:
+    """The 7.3 table, the knee bracket, the evidence files and a chart."""
+    rows = e.rows("load_sweep")
+    data = e.scenario.tables["load_sweep"]
+    table = []
+    for r in rows:
+        def spread(col, unit):
+            mad = r.get(col + "_mad") or 0
+            text = formatting.number(r[col])
+            return f"{text} ± {formatting.number(mad)}" if r.get("runs", 1) > 1 else text
+        verdicts = " ".join(("✓ " if r[ok] else "✗ ") + label.split()[0] for ok, _, _, label in SLO_CHECKS)
+        errors = formatting.number(r["error_rate"] * 100) + " %" if r["completed"] or r["failed"] else "–"
+        table.append([formatting.number(r["arrival_rate"]), formatting.number(r["mean_batch"]),
+                      spread("ttft_p95", "ms"), spread("tpot_p95", "ms"), spread("e2e_p99", "s"),
+                      formatting.number(r["output_throughput"]), formatting.number(r["runs"]), errors,
+                      verdicts + ("" if r["errors_ok"] else " ✗ errors"),
+                      "**PASS**" if r["meets_slo"] else "FAIL"])
+    star = e.display("instance_max_rate") if "instance_max_rate" in e.values else None
+    pinned = "instance_max_rate" in e.inputs
+    first_fail = next((r for r in rows if not r["meets_slo"]), None)
+    noisy = [r for r in rows if first_fail and r["arrival_rate"] > first_fail["arrival_rate"] and r["meets_slo"]]
+    if pinned:
+        knee = f"λ* is pinned at {formatting.number(star)} req/s in this plan; the sweep below is shown as evidence."
+    elif first_fail is None:
+        knee = (f"Every swept rate meets the SLOs: λ* = {formatting.number(star)} req/s is only a lower bound; "
+                f"the knee lies above the highest rate swept. Extend the sweep.")
+    else:
+        why = "; ".join(f"{label} {formatting.number(first_fail[col])} > {e.text(slo)}"
+                        for ok, col, slo, label in SLO_CHECKS if not first_fail[ok])
+        if not first_fail["errors_ok"]:
+            why += ("; " if why else "") + f"errors {formatting.number(first_fail['error_rate'] * 100)} % > "                    f"{formatting.number(e.display('error_budget') * 100)} %"
+        knee = (f"λ* = {formatting.number(star)} req/s: every SLO holds up to it. The knee lies between "
+                f"{formatting.number(star)} and {formatting.number(first_fail['arrival_rate'])} req/s "
+                f"(first failure: {why}); sweep finer there.")
+    if noisy:
+        knee += (" A pass above the first failure (" + ", ".join(formatting.number(r["arrival_rate"]) for r in noisy)
+                 + " req/s) is noise and does not count.")
+    files = [{"path": f.path, "sha256": f.sha256, "format": f.format,
+              "runs": ", ".join(_rate(p.arrival_rate) for p in f.points),
+              "methods": sorted({m for p in f.points for m in p.methods})} for f in data.imported]
+    bursts = [p for f in data.imported for p in f.points if p.arrival_rate == float("inf")]
+    return {"rows": table, "knee": knee, "files": files, "chart": _chart(e, rows),
+            "description": e.model.tables["load_sweep"].description, "source": data.source or "",
+            "bursts": [f"{p.file}: closed burst (all requests at once), TTFT p95 {formatting.number(p.ttft_p95)} ms, "
+                       f"TPOT p95 {formatting.number(p.tpot_p95)} ms, E2E p99 {formatting.number(p.e2e_p99)} s, "
+                       f"{formatting.number(p.output_throughput)} tok/s — not an open-loop point, not counted"
+                       for p in bursts]}
+
+
+def _rate(rate: float) -> str:
+    return "closed burst" if rate == float("inf") else f"{formatting.number(rate)} req/s"
+
+
+def _chart(e: Evaluation, rows: list[dict]) -> str:
+    """A mermaid xychart: each latency as a share of its SLO (1.0 = at the SLO)."""
+    if len(rows) < 2:
+        return ""
+    series = []
+    top = 1.0
+    for _, col, slo, _ in SLO_CHECKS:
+        shares = [r[col] / e.display(slo) for r in rows]
+        top = max(top, *shares)
+        series.append("    line [" + ", ".join(f"{x:.3f}" for x in shares) + "]")
+    rates = ", ".join(f'"{formatting.number(r["arrival_rate"])}"' for r in rows)
+    return "\n".join(["xychart-beta",
+                      '    title "Latency as a share of its SLO (lines: TTFT p95, TPOT p95, E2E p99; 1.0 = SLO)"',
+                      f'    x-axis "arrival rate (req/s)" [{rates}]',
+                      f'    y-axis "share of SLO" 0 --> {max(1.5, round(top * 1.1, 1)):.1f}',
+                      *series,
+                      "    line [" + ", ".join("1" for _ in rows) + "]"])
+
+
 def _sensitivity(evaluations, spec) -> dict:
     nominal = evaluations[0]
     model = nominal.model
@@ -142,7 +219,8 @@ def _sensitivity(evaluations, spec) -> dict:
             share = peak / r["fleet_safe_capacity"] if r["fleet_safe_capacity"] else float("inf")
             verdict = "holds" if r["fleet_holds"] else "**breaks**"
             values.append(f"{formatting.number(r['nodes'])} nodes, {formatting.money(r['monthly_cost'])}; "
-                          f"fleet {formatting.number(r['fleet_safe_capacity'])} req/s, {share:.0%} loaded, {verdict}")
+                          f"nominal fleet {formatting.number(r['fleet_safe_capacity'])} req/s safe, "
+                          f"{share:.0%} loaded: {verdict}")
         rows.append({"name": e.scenario.name, "title": e.scenario.title,
                      "changes": e.scenario.changes or ["—"], "cells": values})
     return {"columns": columns, "rows": rows}

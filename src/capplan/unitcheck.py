@@ -85,7 +85,7 @@ class UnitChecker(Walker):
     def ceiling(self, expr):
         return self.visit(expr.args[0])
 
-    floor = Abs = TableSum = TableMax = TableMin = ceiling
+    floor = Abs = TableSum = TableMax = TableMin = Nominal = ceiling
 
     def Max(self, expr):
         return self._same(expr.args, "max")
