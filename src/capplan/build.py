@@ -54,12 +54,8 @@ def compile_plan(path: Path, model: Model | None = None) -> Compiled:
     }
     workbook = _workbook_renderer()
     if workbook is not None:
-        files[f"{plan.name}.xlsx"] = workbook(plan, evaluations, plan_model(evaluations))
+        files[f"{plan.name}.xlsx"] = workbook(plan, evaluations, evaluations[0].model)
     return Compiled(plan, evaluations, files)
-
-
-def plan_model(evaluations: list[Evaluation]) -> Model:
-    return evaluations[0].model
 
 
 def _workbook_renderer():
