@@ -37,7 +37,7 @@ def test_committed_outputs_are_current(cli):
     from conftest import ROOT
     code, out, err = cli("check", cwd=ROOT)
     assert code == 0, err
-    assert "2 plan(s) OK" in out
+    assert "3 plan(s) OK" in out
 
 
 def test_check_reports_stale_and_missing_outputs(project, cli):

@@ -14,7 +14,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import expect, jsonout, record
+from . import jsonout, record
 from .errors import CapplanError
 from .evaluate import Evaluation, evaluate
 from .model import Model, standard_model
@@ -96,10 +96,6 @@ def stale(out_dir: Path, compiled: Compiled) -> list[str]:
         elif target.read_bytes() != content:
             out.append(f"{target} is out of date")
     return out
-
-
-def expectation_failures(compiled: Compiled) -> list[str]:
-    return [msg for e in compiled.evaluations for msg in expect.failures(e)]
 
 
 def _display(path: Path) -> str:

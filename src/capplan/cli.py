@@ -1,23 +1,38 @@
-"""The ``capplan`` command: build, check, eval.
+"""The ``capplan`` command: build, check, eval, explain, diff, schema.
 
-Exit codes: 0 success; 1 a plan is wrong (bad input, failed expectation,
-stale output) — the message says which file and key; 2 wrong command-line
-usage; 3 an internal error (a bug in capplan: please report it; set
-CAPPLAN_DEBUG=1 for the traceback).
+Exit codes:
+
+* ``0`` success (``check``: every plan loads, units check, ``expect:`` holds,
+  ``out/`` is current; warnings alone do not fail it unless ``--strict``);
+* ``1`` a plan is wrong — bad input, failed expectation, stale or missing
+  output, a name the plan does not have (scenario, quantity); with
+  ``--strict``, a warning (pending measurement, old or undated prices). The
+  message names the file, key and line;
+* ``2`` wrong command-line usage (unknown option, missing argument, a git
+  revision that does not exist, ``CAPPLAN_TODAY`` that is not a date);
+* ``3`` an internal error (a bug in capplan: please report it; set
+  ``CAPPLAN_DEBUG=1`` for the traceback).
+
+``CAPPLAN_TODAY=YYYY-MM-DD`` sets the date ``check`` measures price ages
+against (default: today), so CI runs and tests are reproducible.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import os
+import shlex
 import sys
 from pathlib import Path
 
 from . import build as builder
-from . import formatting, jsonout
+from . import expect, formatting, jsonout
+from .diff import UsageError          # wrong usage found after parsing (exit code 2)
 from .errors import CapplanError
 
 EXIT_OK, EXIT_PLAN, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+DEFAULT_MAX_PRICE_AGE = 90          # days
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -25,11 +40,20 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.run(args)
+    except UsageError as err:
+        print(f"capplan {args.command}: error: {err}", file=sys.stderr)
+        return EXIT_USAGE
     except CapplanError as err:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_PLAN
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:             # `capplan explain … | head`: the reader left; not an error
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:  # pragma: no cover
+            pass
+        return EXIT_OK
     except Exception as err:  # a bug: say so plainly, keep the traceback for those who ask
         if os.environ.get("CAPPLAN_DEBUG"):
             raise
@@ -40,8 +64,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="capplan", description="LLM-serving capacity plans as unit-checked, "
-                                     "reviewable models: records, workbooks and JSON from plan YAML.")
+    parser = argparse.ArgumentParser(
+        prog="capplan", description="LLM-serving capacity plans as unit-checked, reviewable models: records, "
+        "workbooks and JSON from plan YAML.",
+        epilog="Exit codes: 0 ok; 1 a plan is wrong (bad input, failed expect:, stale out/; with --strict "
+        "also warnings); 2 command-line usage; 3 internal error (set CAPPLAN_DEBUG=1 and report it).")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("build", help="evaluate plans and write out/<plan>.md, .json, .xlsx")
@@ -49,9 +76,16 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="out", help="output folder (default: out)")
     p.set_defaults(run=cmd_build)
 
-    p = sub.add_parser("check", help="plans load, units check, expect: holds, out/ is current")
+    p = sub.add_parser("check", help="CI gate: plans load, units check, expect: holds, out/ is current",
+                       description="Fails (exit 1) when a plan does not load, an expect: does not hold or out/ "
+                       "differs from a fresh build. Warns about pending measurements and about prices older than "
+                       "--max-price-age days (tables.deployments.as_of, or a row's as_of); --strict makes "
+                       "warnings fail too. CAPPLAN_TODAY=YYYY-MM-DD sets today's date.")
     p.add_argument("plans", nargs="*", help="plan files (default: every plans/*.yaml)")
     p.add_argument("--out", default="out", help="output folder to compare (default: out)")
+    p.add_argument("--strict", action="store_true", help="warnings (pending measurements, old prices) fail too")
+    p.add_argument("--max-price-age", type=_days, default=DEFAULT_MAX_PRICE_AGE, metavar="DAYS",
+                   help=f"warn when prices are older than this (default: {DEFAULT_MAX_PRICE_AGE} days)")
     p.set_defaults(run=cmd_check)
 
     p = sub.add_parser("eval", help="evaluate one plan and print its results")
@@ -59,8 +93,51 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the full JSON document")
     p.add_argument("--scenario", help="only this scenario")
     p.set_defaults(run=cmd_eval)
+
+    p = sub.add_parser("explain", help="print the derivation tree of one quantity, down to its inputs",
+                       description="Each line: the formula, the same formula with the numbers that went in, "
+                       "the value with its unit, the tag and the source; pending measurements marked. QUANTITY "
+                       "is a quantity name, a table column (deployments.monthly_cost) or one table cell "
+                       "(deployments[aws-p4de.24xlarge].monthly_cost).")
+    p.add_argument("plan", help="plan file")
+    p.add_argument("quantity", help="quantity, table.column or table[row].column")
+    p.add_argument("--scenario", default="nominal", help="scenario to explain (default: nominal)")
+    p.add_argument("--format", choices=("text", "markdown"), default="text", help="text (default) or markdown")
+    p.add_argument("--depth", type=_days, metavar="N", help="expand at most N levels")
+    p.set_defaults(run=cmd_explain)
+
+    p = sub.add_parser("diff", help="what a change to the plans does to the results (Markdown for a PR comment)",
+                       description="capplan diff OLD.yaml NEW.yaml (or two folders of plans), or capplan diff "
+                       "--base REV [PLAN...] to compare each plan at git revision REV with the working tree "
+                       "(default: every plan in plans/, added and removed ones included).")
+    p.add_argument("paths", nargs="*", metavar="PLAN", help="OLD NEW; or, with --base, the plans to compare")
+    p.add_argument("--base", metavar="REV", help="git revision of the old plans (e.g. origin/main)")
+    p.add_argument("--format", choices=("markdown", "json"), default="markdown",
+                   help="markdown (default, for a PR comment) or json")
+    p.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of standard output")
+    p.set_defaults(run=cmd_diff)
+
+    p = sub.add_parser("schema", help="write the JSON Schema of plan files (generated from the model)",
+                       description="Editors that speak yaml-language-server complete and check plans with it: "
+                       "put '# yaml-language-server: $schema=<path to plan.schema.json>' on a plan's first line.")
+    p.add_argument("--out", metavar="FILE", help="write to FILE (default: standard output)")
+    p.add_argument("--check", action="store_true",
+                   help="exit 1 if FILE (default: the copy shipped in the package) differs from a fresh generation")
+    p.set_defaults(run=cmd_schema)
     return parser
 
+
+def _days(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got '{text}'") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected 0 or more, got {value}")
+    return value
+
+
+# -- build ------------------------------------------------------------------------------
 
 def cmd_build(args) -> int:
     out_dir = Path(args.out)
@@ -81,9 +158,13 @@ def cmd_build(args) -> int:
     return EXIT_OK
 
 
+# -- check --------------------------------------------------------------------------------
+
 def cmd_check(args) -> int:
     out_dir = Path(args.out)
+    today = _today()
     problems: list[str] = []
+    warnings: list[str] = []
     paths = builder.plan_paths(args.plans)
     for path in paths:
         try:
@@ -91,25 +172,155 @@ def cmd_check(args) -> int:
         except CapplanError as err:
             problems.append(str(err))
             continue
-        problems += builder.expectation_failures(compiled)
+        problems += expectation_failures(compiled.evaluations)
         for message in builder.stale(out_dir, compiled):
             problems.append(f"{message}: run `capplan build {compiled.plan.file}`")
+        warnings += pending_warnings(compiled.evaluations)
+        warnings += price_warnings(compiled.evaluations[0], today, args.max_price_age)
+    if warnings:
+        fatal = " (fatal: --strict)" if args.strict else ""
+        print(f"capplan check: {len(warnings)} warning(s){fatal}", file=sys.stderr)
+        for message in warnings:
+            print(f"  - warning: {_indent(message)}", file=sys.stderr)
     if problems:
         print(f"capplan check: {len(problems)} problem(s)", file=sys.stderr)
         for message in problems:
-            print(f"  - {message}", file=sys.stderr)
+            print(f"  - {_indent(message)}", file=sys.stderr)
         return EXIT_PLAN
-    print(f"capplan check: {len(paths)} plan(s) OK (units, expectations, {out_dir}/ current)")
+    if warnings and args.strict:
+        return EXIT_PLAN
+    noted = f"; {len(warnings)} warning(s)" if warnings else ""
+    print(f"capplan check: {len(paths)} plan(s) OK (units, expectations, {out_dir}/ current){noted}")
     return EXIT_OK
+
+
+def _indent(message: str) -> str:
+    return message.replace("\n", "\n      ")
+
+
+def _today() -> dt.date:
+    given = os.environ.get("CAPPLAN_TODAY")
+    if not given:
+        return dt.date.today()
+    try:
+        return dt.date.fromisoformat(given.strip())
+    except ValueError:
+        raise UsageError(f"CAPPLAN_TODAY must be a date YYYY-MM-DD, got '{given}'") from None
+
+
+def expectation_failures(evaluations) -> list[str]:
+    """Each failed expect:, with the quantity's derivation: its formula with the
+    numbers that went in, what it rests on, and how to see the whole tree."""
+    from . import explain
+    from .present import row
+
+    nominal = evaluations[0]
+    out = []
+    for e in evaluations:
+        for x in e.scenario.expect:
+            message = expect.failure(e, x)
+            if not message:
+                continue
+            extra = []
+            try:
+                extra.append(f"derivation: {explain.derivation(e, x.target, nominal).strip()}")
+                name, index = explain.resolve(e, x.target)
+                if index is None and e.graph.nodes[name].formula is not None:
+                    rests = row(e, name).rests_on
+                    if rests:
+                        extra.append(f"rests on {rests}")
+                scenario = "" if e.scenario.name == "nominal" else f" --scenario {e.scenario.name}"
+                extra.append(f"full tree: capplan explain {shlex.quote(e.plan.file)} {shlex.quote(x.target)}{scenario}")
+            except CapplanError:
+                pass
+            out.append("\n".join([message] + extra))
+    return out
+
+
+def pending_warnings(evaluations) -> list[str]:
+    """One warning per plan listing its pending measurements (placeholders)."""
+    nominal = evaluations[0]
+    items = []
+    for e in evaluations:
+        for name in e.graph.order:
+            given = e.inputs.get(name)
+            if given is None or not given.pending:
+                continue
+            if e is not nominal and given.origin != e.scenario.name:
+                continue                      # the nominal one, listed already
+            where = f"line {given.line}" if given.line else given.origin
+            scope = "" if e is nominal else f"scenario {e.scenario.name}: "
+            items.append(f"{scope}{name} = {e.text(name)} ({where})")
+    if not items:
+        return []
+    plural = "s" if len(items) != 1 else ""
+    return [f"{nominal.plan.file}: {len(items)} pending measurement{plural}, placeholders until measured: "
+            + "; ".join(items)]
+
+
+def price_warnings(e, today: dt.date, max_age: int) -> list[str]:
+    """Prices (tables with a money input column, i.e. deployments) older than
+    ``max_age`` days, or without an as_of date."""
+    plan = e.plan
+    out = []
+    for tname, data in e.scenario.tables.items():
+        table = e.model.tables[tname]
+        prices = [e.model.quantities[c].column for c in table.columns
+                  if e.model.quantities[c].is_input and e.model.quantities[c].kind == "money"]
+        if not prices:
+            continue
+        key = e.model.quantities[f"{tname}.{table.key}"].column
+        undated, by_table = [], []
+        for i, row in enumerate(data.rows):
+            meta = data.meta[i] if i < len(data.meta) else {}
+            name = str(row.get(key))
+            if meta.get("as_of"):
+                line = plan.doc.line(("tables", tname, "rows", i, "as_of")) if plan.doc else None
+                out += _age(plan.file, line, f"tables.{tname}.rows[{i}].as_of", meta["as_of"], [name],
+                            prices, today, max_age)
+            elif data.as_of:
+                by_table.append(name)
+            else:
+                undated.append(name)
+        if by_table:
+            out += _age(plan.file, plan.line(f"tables.{tname}.as_of"), f"tables.{tname}.as_of", data.as_of,
+                        by_table, prices, today, max_age)
+        if undated:
+            out.append(f"{_where(plan.file, plan.line(f'tables.{tname}'))}tables.{tname}: no as_of date for the "
+                       f"prices of {', '.join(undated)}; add `as_of: YYYY-MM-DD` (to the table or the row)")
+    return out
+
+
+def _where(file: str, line: int | None) -> str:
+    return f"{file}:{line}: " if line else f"{file}: "
+
+
+def _age(file, line, key, as_of, rows, prices, today, max_age) -> list[str]:
+    try:
+        date = dt.date.fromisoformat(str(as_of)[:10])
+    except ValueError:
+        return [f"{_where(file, line)}{key}: '{as_of}' is not a date (YYYY-MM-DD)"]
+    age = (today - date).days
+    if age <= max_age:
+        return []
+    return [f"{_where(file, line)}{key}: prices as of {date.isoformat()} are {age} days old "
+            f"(limit {max_age}, today {today.isoformat()}): re-check {', '.join(prices)} of {', '.join(rows)}"]
+
+
+# -- eval, explain ------------------------------------------------------------------------
+
+def _scenario(plan, evaluations, name: str):
+    chosen = [e for e in evaluations if e.scenario.name == name]
+    if not chosen:
+        names = ", ".join(s.name for s in plan.scenarios)
+        raise CapplanError(f"no scenario '{name}' (scenarios: {names})", file=plan.file)
+    return chosen[0]
 
 
 def cmd_eval(args) -> int:
     plan, evaluations = builder.evaluate_plan(Path(args.plan))
     if args.scenario:
-        evaluations = [e for e in evaluations if e.scenario.name == args.scenario]
-        if not evaluations:
-            names = ", ".join(s.name for s in plan.scenarios)
-            raise CapplanError(f"no scenario '{args.scenario}' (scenarios: {names})", file=plan.file)
+        evaluations = [_scenario(plan, evaluations, args.scenario)]
     if args.json:
         sys.stdout.write(jsonout.dumps(jsonout.document(plan, evaluations)))
         return EXIT_OK
@@ -120,6 +331,61 @@ def cmd_eval(args) -> int:
         for r in e.rows("deployments"):
             print(f"  {r['name']:<28} {formatting.number(r['nodes'])} nodes, {formatting.money(r['monthly_cost'])}/month, "
                   f"{formatting.money(r['cost_per_million_tokens'])} per 1M output tokens")
+    return EXIT_OK
+
+
+def cmd_explain(args) -> int:
+    from . import explain
+
+    plan, evaluations = builder.evaluate_plan(Path(args.plan))
+    e = _scenario(plan, evaluations, args.scenario)
+    sys.stdout.write(explain.render(e, args.quantity, args.format, nominal=evaluations[0], depth=args.depth))
+    return EXIT_OK
+
+
+# -- diff ----------------------------------------------------------------------------------
+
+def cmd_diff(args) -> int:
+    from . import diff
+
+    if args.base:
+        pairs = diff.pairs_from_git(args.base, args.paths)
+    elif len(args.paths) == 2:
+        pairs = diff.pairs_from_paths(Path(args.paths[0]), Path(args.paths[1]))
+    else:
+        raise UsageError("give two plans (capplan diff OLD.yaml NEW.yaml) or a git revision "
+                         "(capplan diff --base origin/main [PLAN...])")
+    doc = diff.compare(pairs, base=args.base)
+    text = jsonout.dumps(doc) if args.format == "json" else diff.markdown(doc)
+    if args.output:
+        target = Path(args.output)
+        builder.write(target.parent if str(target.parent) else Path("."), {target.name: text.encode("utf-8")})
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK
+
+
+# -- schema --------------------------------------------------------------------------------
+
+def cmd_schema(args) -> int:
+    from . import schema
+
+    text = schema.text()
+    if args.check:
+        target = Path(args.out) if args.out else schema.SHIPPED
+        current = target.read_text(encoding="utf-8") if target.exists() else None
+        if current != text:
+            state = "is missing" if current is None else "is out of date"
+            print(f"{target} {state}: run `capplan schema --out {target}`", file=sys.stderr)
+            return EXIT_PLAN
+        print(f"{target} is current")
+        return EXIT_OK
+    if args.out:
+        target = Path(args.out)
+        changed = builder.write(target.parent, {target.name: text.encode("utf-8")})
+        print(f"{target}: {'written' if changed else 'unchanged'}")
+    else:
+        sys.stdout.write(text)
     return EXIT_OK
 
 

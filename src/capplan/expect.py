@@ -31,14 +31,17 @@ def actual(e: Evaluation, target: str):
 
 def failures(e: Evaluation) -> list[str]:
     """One message per expectation of this scenario that does not hold."""
-    out = []
-    for x in e.scenario.expect:
-        message = _failure(e, x)
-        if message:
-            where = f"{e.plan.file}:{x.line}" if x.line else e.plan.file
-            scope = "" if e.scenario.name == "nominal" else f"scenario {e.scenario.name}: "
-            out.append(f"{where}: {scope}expect {x.target}: {message}")
-    return out
+    return [m for m in (failure(e, x) for x in e.scenario.expect) if m]
+
+
+def failure(e: Evaluation, x: Expectation) -> str | None:
+    """``file:line: [scenario s: ]expect target: expected …, got …`` or None if it holds."""
+    message = _failure(e, x)
+    if not message:
+        return None
+    where = f"{e.plan.file}:{x.line}" if x.line else e.plan.file
+    scope = "" if e.scenario.name == "nominal" else f"scenario {e.scenario.name}: "
+    return f"{where}: {scope}expect {x.target}: {message}"
 
 
 def _failure(e: Evaluation, x: Expectation) -> str | None:
