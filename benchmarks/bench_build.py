@@ -33,7 +33,7 @@ def wall(cmd: list[str], runs: int) -> float:
 
 def split() -> dict[str, float]:
     from capplan import build, record, jsonout
-    from capplan.evaluate import evaluate
+    from capplan.evaluate import evaluate_all
     from capplan.model import standard_model
     from capplan.plan import load
 
@@ -46,8 +46,7 @@ def split() -> dict[str, float]:
         plan = load(path, model)
         out[f"{path.stem}: load plan"] = time.perf_counter() - t
         t = time.perf_counter()
-        nominal = evaluate(plan, plan.nominal, model)
-        evaluations = [nominal] + [evaluate(plan, s, model, nominal) for s in plan.scenarios[1:]]
+        evaluations = evaluate_all(plan, model)
         out[f"{path.stem}: graph + units + evaluate ({len(evaluations)} scenarios)"] = time.perf_counter() - t
         t = time.perf_counter()
         record.render(plan, evaluations)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from . import jsonout, record
 from .errors import CapplanError
-from .evaluate import Evaluation, evaluate
+from .evaluate import Evaluation, evaluate_all
 from .model import Model, standard_model
 from .plan import Plan, load
 
@@ -42,8 +42,7 @@ def plan_paths(given: list[str], plans_dir: Path = Path("plans")) -> list[Path]:
 def evaluate_plan(path: Path, model: Model | None = None) -> tuple[Plan, list[Evaluation]]:
     model = model or standard_model()
     plan = load(path, model, display=_display(path))
-    nominal = evaluate(plan, plan.nominal, model)
-    return plan, [nominal] + [evaluate(plan, s, model, nominal) for s in plan.scenarios[1:]]
+    return plan, evaluate_all(plan, model)
 
 
 def compile_plan(path: Path, model: Model | None = None) -> Compiled:

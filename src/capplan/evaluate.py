@@ -9,6 +9,7 @@ memory) run as soon as the values they read exist.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass
@@ -22,7 +23,10 @@ from .model import Model
 from .plan import Input, Plan, Scenario
 from .walker import Walker
 
-_SNAP = 1e-12   # ceil/floor treat x within this relative distance of an integer as that integer
+# ceil/floor treat x within this relative distance of an integer as that integer,
+# so float noise (60 / 7.000000000000001) cannot add a GPU; spreadsheets round
+# to about 15 significant digits, so the tolerance stays near that.
+_SNAP = 1e-14
 
 
 @dataclass
@@ -99,6 +103,12 @@ def evaluate(plan: Plan, scenario: Scenario, model: Model, nominal: Evaluation |
             provenance[name] = frozenset().union(*(provenance[d] for d in node.deps)) if node.deps else frozenset()
         pending_checks = _run_checks(pending_checks, values, nominal_values, model, plan, scenario)
     return Evaluation(plan, scenario, model, graph, values, used, provenance)
+
+
+def evaluate_all(plan: Plan, model: Model) -> list[Evaluation]:
+    """Every scenario of a plan, nominal first (the others read it through nominal())."""
+    nominal = evaluate(plan, plan.nominal, model)
+    return [nominal] + [evaluate(plan, s, model, nominal) for s in plan.scenarios[1:]]
 
 
 def _where(plan: Plan, scenario: Scenario) -> str:
@@ -180,10 +190,10 @@ class Numeric(Walker):
         return np.abs(self.visit(expr.args[0]))
 
     def Max(self, expr):
-        return np.maximum.reduce([np.asarray(self.visit(a), dtype=float) for a in expr.args])
+        return self._reduce(np.maximum, expr.args)
 
     def Min(self, expr):
-        return np.minimum.reduce([np.asarray(self.visit(a), dtype=float) for a in expr.args])
+        return self._reduce(np.minimum, expr.args)
 
     def relation(self, expr, op):
         a, b = (np.asarray(self.visit(x), dtype=float) for x in expr.args)
@@ -191,10 +201,19 @@ class Numeric(Walker):
         return result.astype(float) if result.ndim else float(result)
 
     def And(self, expr):
-        return np.logical_and.reduce([np.asarray(self.visit(a)) != 0 for a in expr.args]).astype(float)
+        return self._logical(np.logical_and, expr)
 
     def Or(self, expr):
-        return np.logical_or.reduce([np.asarray(self.visit(a)) != 0 for a in expr.args]).astype(float)
+        return self._logical(np.logical_or, expr)
+
+    def _logical(self, op, expr):
+        return self._reduce(op, [np.asarray(self.visit(a)) != 0 for a in expr.args], visited=True)
+
+    def _reduce(self, op, args, visited=False):
+        """An n-ary max/min/and/or over scalars and table columns alike (scalars broadcast over rows)."""
+        parts = np.broadcast_arrays(*(a if visited else np.asarray(self.visit(a), dtype=float) for a in args))
+        result = np.asarray(functools.reduce(op, parts), dtype=float)
+        return result if result.ndim else float(result)
 
     def Not(self, expr):
         return (np.asarray(self.visit(expr.args[0])) == 0).astype(float)

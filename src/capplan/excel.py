@@ -43,7 +43,6 @@ import sympy
 from sympy.printing.printer import Printer
 
 from .errors import CapplanError
-from .formula import MaxBeforeFailure, MinFailure, TableMax, TableMin, TableSum
 from .walker import RELATIONS, is_negation, is_reciprocal
 
 # ---------------------------------------------------------------------------
@@ -280,6 +279,10 @@ class _Folder:
 
     f_MinFailure = f_MaxBeforeFailure
 
+    def f_Nominal(self, expr, want):
+        inner = self.fold(expr.args[0], want)
+        return _Folded(self._rebuild(expr, [inner.expr]), inner.scale)
+
 
 def fold_units(expr, factor_of: Callable[[str], sympy.Rational], target) -> sympy.Basic:
     """``expr`` (over base-unit values) rewritten over display-unit magnitudes.
@@ -304,6 +307,9 @@ class Refs(Protocol):
     def column(self, name: str) -> str: ...          # a table column's whole range
     def cell(self, name: str) -> str | None: ...     # this row's cell of a column (row formulas)
     def is_bool(self, name: str) -> bool: ...
+    # nominal(x): x on the nominal scenario's sheet (scalar, this row's cell, or the
+    # whole column when ``array``); None on the nominal sheet itself, where it is x
+    def nominal(self, name: str, array: bool) -> str | None: ...
 
 
 ATOM, NEG, POW, MUL, ADD, REL = 100, 90, 80, 70, 60, 40
@@ -423,6 +429,11 @@ class ExcelPrinter(Printer):
     def _print_Mul(self, expr):
         neg, pos = self._split_negative(expr)
         if neg and isinstance(expr.args[0], sympy.Number) and expr.args[0] == -1:
+            # -a*b reads as (-a)*b in Excel, which is the same number; but -a^2*b
+            # would be (-a)^2*b, so anything but a plain first factor is bracketed
+            if isinstance(pos, sympy.Mul) and self.prec(pos) == MUL and self.prec(pos.args[0]) == ATOM \
+                    and not is_reciprocal(pos.args[0]):
+                return "-" + self._print(pos)
             return "-" + self.paren(pos, ATOM)
         out = []
         for i, factor in enumerate(expr.args):
@@ -515,6 +526,13 @@ class ExcelPrinter(Printer):
     def _print_Not(self, expr):
         arg = self._print(expr.args[0])
         return f"(({arg})=0)" if self.array else self._call("NOT", arg)
+
+    def _print_Nominal(self, expr):
+        arg = expr.args[0]
+        if not isinstance(arg, sympy.Symbol):
+            raise CapplanError(f"nominal() takes a quantity or column name, got '{arg}'")
+        ref = getattr(self.refs, "nominal", lambda name, array: None)(arg.name, self.array)
+        return self._print(arg) if ref is None else ref
 
     # -- table functions -------------------------------------------------------
     def is_bool(self, expr) -> bool:
@@ -640,8 +658,12 @@ def lint_formula(text: str, names: set[str] | None = None) -> list[str]:
         if t.type == "OPERAND" and t.subtype == "RANGE":
             if _CELL_REF.match(t.value):
                 continue
-            name = _SHEET_NAME.match(t.value).group(2)
-            if looks_like_cell(name):
+            match = _SHEET_NAME.match(t.value)
+            name = match.group(2)
+            if match.group(1) and re.match(r"[A-Za-z]{1,3}\d", name):
+                problems.append(f"sheet-qualified name '{t.value}' starts like a cell address "
+                                f"(LibreOffice reads it as a cell) in {text}")
+            elif looks_like_cell(name):
                 problems.append(f"name '{name}' reads as a cell address in {text}")
             elif names is not None and name.lower() not in names:
                 problems.append(f"unknown name '{name}' in {text}")
