@@ -21,6 +21,10 @@ from .model import Model, standard_model
 from .plan import Plan, load
 
 
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+
+
 @dataclass
 class Compiled:
     plan: Plan
@@ -77,6 +81,7 @@ def write(out_dir: Path, files: dict[str, bytes]) -> list[Path]:
         try:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(content)
+            os.chmod(tmp, 0o666 & ~_UMASK)       # mkstemp makes 0600; outputs are ordinary files
             os.replace(tmp, target)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
