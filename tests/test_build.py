@@ -115,6 +115,11 @@ def test_record_shows_derivations_tags_and_pending(cli, project):
     assert "`hbm_efficiency` = 0.76" in text
     assert "**Gate 2: memory bandwidth (decode): PASS** — 10.96 ms ≤ 25 ms." in text
     assert "`instance_max_rate` = 7.5 req/s (pins a derived quantity)" in text
+    graph = text[text.index("```mermaid\nflowchart LR"):]
+    for line in ('  subgraph memory["Gate 1: memory"]', '    hbm_efficiency["hbm_efficiency"]:::pending',
+                 '    T_load_sweep["load_sweep (table)"]:::measurement', "  kv_pool --> kv_token_capacity",
+                 "  T_load_sweep --> instance_max_rate", "  resilient_gpus --> T_deployments"):
+        assert line + "\n" in graph
     for heading in ("7.1 Workload", "7.2 Physical", "7.3 Empirical", "7.4 Bin-packed", "7.5 Monthly TCO",
                     "7.6 Sensitivity", "Provenance of every input"):
         assert heading in text

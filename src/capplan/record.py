@@ -41,6 +41,7 @@ def render(plan: Plan, evaluations: list[Evaluation]) -> str:
         "sections": [_section(nominal, evaluations, s) for s in layout()["sections"]],
         "provenance": _provenance(nominal),
         "overrides": _overrides(evaluations),
+        "dependency_graph": dependency_graph(nominal),
     }
     text = _environment().get_template("record.md.j2").render(**context)
     while "\n\n\n" in text:
@@ -224,6 +225,56 @@ def _sensitivity(evaluations, spec) -> dict:
         rows.append({"name": e.scenario.name, "title": e.scenario.title,
                      "changes": e.scenario.changes or ["—"], "cells": values})
     return {"columns": columns, "rows": rows}
+
+
+TAG_STYLES = {   # fill, stroke: the same colours as the workbook's input styles
+    "fact": ("#dbe9f6", "#5b9bd5"), "policy": ("#e2f0d9", "#70ad47"), "measurement": ("#fff2cc", "#bf9000"),
+    "pending": ("#f8cbad", "#c55a11"), "assumption": ("#e4dfec", "#7030a0"), "derived": ("#ffffff", "#7f7f7f"),
+}
+
+
+def dependency_graph(e: Evaluation) -> str:
+    """A mermaid flowchart of the plan's quantities: one box per model group
+    (workload, memory, roofline, sweep, sizing, cost …), each quantity coloured
+    by its tag, each table one node."""
+    model = e.model
+    def node_id(name):
+        q = model.quantities[name]
+        return f"T_{q.table}" if q.table else name
+
+    def tag(name):
+        q = model.quantities[name]
+        if q.table:
+            return model.tables[q.table].tag      # a table node stands for its rows of data
+        given = e.inputs.get(name)
+        return ("pending" if given.pending else given.tag) if given else "derived"
+
+    groups: dict[str, list[str]] = {}
+    classes: dict[str, str] = {}
+    edges: set[tuple[str, str]] = set()
+    for name in e.graph.order:
+        q = model.quantities[name]
+        nid = node_id(name)
+        group = model.tables[q.table].group if q.table else q.group
+        if nid not in classes:
+            groups.setdefault(group, []).append(nid)
+        classes[nid] = tag(name)
+        for dep in e.graph.nodes[name].deps:
+            if node_id(dep) != nid:
+                edges.add((node_id(dep), nid))
+    lines = ["flowchart LR"]
+    for group in model.groups:
+        members = groups.get(group)
+        if not members:
+            continue
+        lines.append(f'  subgraph {group}["{model.groups[group].title}"]')
+        for nid in members:
+            label = nid[2:] + " (table)" if nid.startswith("T_") else nid
+            lines.append(f'    {nid}["{label}"]:::{classes[nid]}')
+        lines.append("  end")
+    lines += [f"  {a} --> {b}" for a, b in sorted(edges)]
+    lines += [f"  classDef {t} fill:{fill},stroke:{stroke},color:#000" for t, (fill, stroke) in TAG_STYLES.items()]
+    return "\n".join(lines)
 
 
 def _provenance(e: Evaluation) -> list[dict]:
