@@ -55,6 +55,7 @@ from . import formatting, units
 from .errors import CapplanError
 from .evaluate import Evaluation
 from .excel import ExcelPrinter, exact_factor, excel_name, fold_units, lint_formula
+from .layout import layout
 from .model import Model
 from .plan import Plan
 from .resources import templates_dir
@@ -88,15 +89,6 @@ def config() -> dict:
     if missing:
         raise CapplanError(f"missing key(s) {', '.join(missing)}", file=str(path))
     return data
-
-
-@lru_cache(maxsize=None)
-def _layout() -> dict:
-    try:
-        from .layout import layout  # noqa: PLC0415 - the core's shared loader
-        return layout()
-    except ImportError:  # pragma: no cover - a core without capplan.layout
-        return yaml.safe_load((templates_dir() / "layout.yaml").read_text(encoding="utf-8"))
 
 
 # ---------------------------------------------------------------------------
@@ -396,7 +388,7 @@ class _Builder:
         self.evs = evaluations
         self.model = model
         self.cfg = config()
-        self.layout = _layout()
+        self.layout = layout()
         self.cells: list[CellInfo] = []
         self.nominal = evaluations[0]
         self._folded: dict[tuple, sympy.Basic] = {}
