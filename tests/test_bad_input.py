@@ -41,8 +41,8 @@ CASES = {
         ["instance_max_rate", "no load_sweep row meets every SLO", "2 req/s"]),
     "division by zero": (
         lambda p: p["inputs"].update({"peak_to_average_ratio": 0}),
-        ["avg_arrival_rate = peak_arrival_rate / peak_to_average_ratio", "division by zero",
-         "peak_to_average_ratio is 0"]),
+        [":6: inputs.peak_to_average_ratio: avg_arrival_rate = peak_arrival_rate / peak_to_average_ratio",
+         "division by zero: peak_to_average_ratio is 0"]),
     "non-monotone sweep": (
         lambda p: p["tables"]["load_sweep"]["rows"].reverse(),
         ["tables.load_sweep.rows[1]", "rows must be in increasing arrival_rate"]),

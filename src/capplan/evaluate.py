@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
+import sympy
 
 from . import formatting, units
 from .errors import CapplanError
@@ -120,8 +121,11 @@ def _compute(name, node, values, nominal_values, plan, scenario, model):
         with np.errstate(all="ignore"):
             return _numeric(values, nominal_values, model).visit(node.formula.expr)
     except CapplanError as err:
+        # Point at the plan line of the culprit (the input that is 0) when the plan wrote it.
+        culprit = err.key if err.key and plan.line(err.key) else None
+        key = f"inputs.{culprit}" if culprit else name
         raise CapplanError(f"{_where(plan, scenario)}{name} = {node.formula.text}: {err.message}",
-                           file=plan.file, key=name, line=plan.line(name)) from None
+                           file=plan.file, key=key, line=plan.line(culprit or name)) from None
 
 
 def _run_checks(pending, values, nominal_values, model, plan, scenario):
@@ -176,7 +180,8 @@ class Numeric(Walker):
     def Pow(self, expr):
         base, exponent = (self.visit(a) for a in expr.args)
         if not self.guarded and np.any(np.asarray(base) == 0) and np.any(np.asarray(exponent) < 0):
-            raise CapplanError(f"division by zero: {expr.args[0]} is 0")
+            culprit = expr.args[0].name if isinstance(expr.args[0], sympy.Symbol) else None
+            raise CapplanError(f"division by zero: {expr.args[0]} is 0", key=culprit)
         return np.power(base, exponent)
 
     def ceiling(self, expr):
