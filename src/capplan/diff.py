@@ -71,14 +71,6 @@ def load_file(path: Path) -> Side:
     return Side(plan.file, plan, evaluations)
 
 
-def load_text(text: str, file_name: str, label: str) -> Side:
-    """Evaluate a plan given as text, shown as ``label``."""
-    with tempfile.TemporaryDirectory(prefix="capplan-diff-") as tmp:
-        path = Path(tmp) / file_name
-        path.write_text(text, encoding="utf-8")
-        return _load_as(path, label, Path(tmp), label)
-
-
 def _load_as(path: Path, label: str, tmp: Path, prefix: str) -> Side:
     """Evaluate a plan copied under ``tmp``; name it and its errors as ``label``."""
     try:

@@ -604,11 +604,6 @@ def to_excel(expr, refs: Refs) -> str:
     return ExcelPrinter(refs).doprint(expr)
 
 
-def compile_formula(expr, refs: Refs, factor_of: Callable[[str], sympy.Rational], target) -> str:
-    """Unit-fold ``expr`` for display magnitudes, then print it as an Excel formula."""
-    return to_excel(fold_units(expr, factor_of, target), refs)
-
-
 # ---------------------------------------------------------------------------
 # Lint
 # ---------------------------------------------------------------------------

@@ -29,11 +29,6 @@ def actual(e: Evaluation, target: str):
     return e.values[f"{table}.{column}"][index]
 
 
-def failures(e: Evaluation) -> list[str]:
-    """One message per expectation of this scenario that does not hold."""
-    return [m for m in (failure(e, x) for x in e.scenario.expect) if m]
-
-
 def failure(e: Evaluation, x: Expectation) -> str | None:
     """``file:line: [scenario s: ]expect target: expected …, got …`` or None if it holds."""
     message = _failure(e, x)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 
 from . import units, yamlfile
 from .errors import CapplanError
@@ -256,7 +255,3 @@ class _Reader:
     def _check_tag(tag, key):
         if tag not in TAGS:
             raise CapplanError(f"tag must be one of {', '.join(TAGS)}, got '{tag}'", key=key)
-
-
-def model_path() -> Path:
-    return model_dir() / "quantities.yaml"
