@@ -68,3 +68,15 @@ def cli(tmp_path):
                               cwd=cwd or tmp_path, capture_output=True, text=True, timeout=120)
         return proc.returncode, proc.stdout, proc.stderr
     return run
+
+
+@pytest.fixture
+def run_main(capsys):
+    """Run the CLI in-process (fast); return (code, stdout, stderr)."""
+    from capplan.cli import main
+
+    def run(*argv):
+        code = main([str(a) for a in argv])
+        out, err = capsys.readouterr()
+        return code, out, err
+    return run

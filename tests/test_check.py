@@ -24,14 +24,9 @@ def project(tmp_path, monkeypatch):
     return tmp_path
 
 
-def _run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
-
-def test_current_outputs_pass_with_warnings(project, capsys):
-    code, out, err = _run(capsys, "check")
+def test_current_outputs_pass_with_warnings(project, run_main):
+    code, out, err = run_main("check")
     assert code == 0, err
     assert out == "capplan check: 1 plan(s) OK (units, expectations, out/ current); 1 warning(s)\n"
     assert (f"warning: {MAIN}: 2 pending measurements, placeholders until measured: hbm_efficiency = 0.76 "
@@ -39,31 +34,30 @@ def test_current_outputs_pass_with_warnings(project, capsys):
     assert "tensor_efficiency = 0.45 (line " in err
 
 
-def test_strict_makes_warnings_fatal(project, capsys):
-    code, out, err = _run(capsys, "check", "--strict")
+def test_strict_makes_warnings_fatal(project, run_main):
+    code, out, err = run_main("check", "--strict")
     assert code == 1 and out == ""
     assert "capplan check: 1 warning(s) (fatal: --strict)" in err
 
 
-def test_stale_output(project, capsys):
+def test_stale_output(project, run_main):
     record = project / "out" / "llama3-8b-a100-chat-mix.md"
     record.write_text(record.read_text().replace("9 GPUs", "8 GPUs"))
     (project / "out" / "llama3-8b-a100-chat-mix.json").unlink()
-    code, _, err = _run(capsys, "check")
+    code, _, err = run_main("check")
     assert code == 1
     assert "capplan check: 2 problem(s)" in err
     assert f"  - out/llama3-8b-a100-chat-mix.md is out of date: run `capplan build {MAIN}`" in err
     assert f"  - out/llama3-8b-a100-chat-mix.json is missing: run `capplan build {MAIN}`" in err
 
 
-def test_failed_expectation_shows_the_derivation(project, capsys):
+def test_failed_expectation_shows_the_derivation(project, run_main):
     path = project / MAIN
     text = path.read_text()
     assert "\n  active_gpus: 9\n" in text
     path.write_text(text.replace("\n  active_gpus: 9\n", "\n  active_gpus: 8\n"))
-    assert main(["build"]) == 0
-    capsys.readouterr()
-    code, _, err = _run(capsys, "check")
+    assert run_main("build")[0] == 0
+    code, _, err = run_main("check")
     assert code == 1
     line = next(i for i, l in enumerate(path.read_text().splitlines(), 1) if l == "  active_gpus: 8")
     assert (f"  - {MAIN}:{line}: expect active_gpus: expected 8, got 9 GPUs (= active_replicas * gpus_per_replica)\n"
@@ -72,15 +66,14 @@ def test_failed_expectation_shows_the_derivation(project, capsys):
             f"      full tree: capplan explain {MAIN} active_gpus\n") in err
 
 
-def test_failed_cell_and_scenario_expectations(project, capsys):
+def test_failed_cell_and_scenario_expectations(project, run_main):
     path = project / MAIN
     plan = yaml.safe_load(path.read_text())
     plan["expect"] = {"deployments[aws-p4de.24xlarge].monthly_cost": "59,000 USD"}
     plan["scenarios"]["surge_50"]["expect"] = {"active_gpus": 12}
     path.write_text(yaml.safe_dump(plan, sort_keys=False))
-    assert main(["build"]) == 0
-    capsys.readouterr()
-    code, _, err = _run(capsys, "check")
+    assert run_main("build")[0] == 0
+    code, _, err = run_main("check")
     assert code == 1
     assert ("expect deployments[aws-p4de.24xlarge].monthly_cost: expected 59,000 USD, got 59,965.44 USD "
             "(= hourly_cost * hours_per_month)\n"
@@ -92,38 +85,38 @@ def test_failed_cell_and_scenario_expectations(project, capsys):
     assert f"capplan explain {MAIN} active_gpus --scenario surge_50" in err
 
 
-def test_unknown_key_fails(project, capsys):
+def test_unknown_key_fails(project, run_main):
     path = project / MAIN
     text = path.read_text()
     path.write_text(text.replace("\ninputs:\n", "\ninptus:\n", 1))
     line = next(i for i, l in enumerate(path.read_text().splitlines(), 1) if l == "inptus:")
-    code, _, err = _run(capsys, "check")
+    code, _, err = run_main("check")
     assert code == 1
     assert (f"  - {MAIN}:{line}: inptus: unknown key 'inptus'; did you mean inputs? (plan keys: ") in err
 
 
-def test_unknown_quantity_fails(project, capsys):
+def test_unknown_quantity_fails(project, run_main):
     path = project / MAIN
     path.write_text(path.read_text().replace("  peak_arrival_rate: {", "  peak_arival_rate: {", 1))
-    code, _, err = _run(capsys, "check")
+    code, _, err = run_main("check")
     assert code == 1
     assert "inputs.peak_arival_rate: unknown quantity 'peak_arival_rate'; did you mean peak_arrival_rate" in err
 
 
-def test_old_prices_warn(project, capsys, monkeypatch):
+def test_old_prices_warn(project, run_main, monkeypatch):
     monkeypatch.setenv("CAPPLAN_TODAY", "2027-06-01")
-    code, _, err = _run(capsys, "check")
+    code, _, err = run_main("check")
     assert code == 0
     line = next(i for i, l in enumerate((project / MAIN).read_text().splitlines(), 1) if l.strip().startswith("as_of:"))
     assert (f"warning: {MAIN}:{line}: tables.deployments.as_of: prices as of 2026-11-01 are 212 days old "
             "(limit 90, today 2027-06-01): re-check node_hourly_cost of aws-p4de.24xlarge, fractional-a100-80gb") in err
-    code, _, err = _run(capsys, "check", "--max-price-age", "365")
+    code, _, err = run_main("check", "--max-price-age", "365")
     assert code == 0 and "days old" not in err
-    code, _, err = _run(capsys, "check", "--strict")
+    code, _, err = run_main("check", "--strict")
     assert code == 1 and "212 days old" in err
 
 
-def test_row_dates_and_undated_prices(tmp_path, capsys, monkeypatch):
+def test_row_dates_and_undated_prices(tmp_path, run_main, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("CAPPLAN_TODAY", "2026-12-01")
     plan = yaml.safe_load(yaml.safe_dump(BASE_PLAN))
@@ -134,20 +127,19 @@ def test_row_dates_and_undated_prices(tmp_path, capsys, monkeypatch):
     ]
     (tmp_path / "plans").mkdir()
     (tmp_path / "plans" / "p.yaml").write_text(yaml.safe_dump(plan, sort_keys=False))
-    assert main(["build"]) == 0
-    capsys.readouterr()
-    code, _, err = _run(capsys, "check")
+    assert run_main("build")[0] == 0
+    code, _, err = run_main("check")
     assert code == 0
     assert "tables.deployments.rows[0].as_of: prices as of 2025-01-15 are 685 days old" in err
     assert "of old" in err and "fresh" not in err.split("685 days old")[1].split("\n")[0]
     assert "tables.deployments: no as_of date for the prices of undated; add `as_of: YYYY-MM-DD`" in err
 
 
-def test_usage_errors(project, capsys, monkeypatch):
+def test_usage_errors(project, run_main, capsys, monkeypatch):
     with pytest.raises(SystemExit) as exit_:
         main(["check", "--max-price-age", "soon"])
     assert exit_.value.code == 2
     capsys.readouterr()
     monkeypatch.setenv("CAPPLAN_TODAY", "yesterday")
-    code, _, err = _run(capsys, "check")
+    code, _, err = run_main("check")
     assert code == 2 and "CAPPLAN_TODAY must be a date YYYY-MM-DD, got 'yesterday'" in err

@@ -10,7 +10,6 @@ import pytest
 import yaml
 
 from capplan import diff
-from capplan.cli import main
 from conftest import MAIN_PLAN, RETAIL_PLAN
 
 
@@ -36,15 +35,10 @@ def _edited(tmp_path, name="new.yaml", peak=None, aws_price=None, memory=None, s
     return path
 
 
-def _run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
-
-def test_peak_price_and_measurement_change(tmp_path, capsys):
+def test_peak_price_and_measurement_change(tmp_path, run_main):
     new = _edited(tmp_path, peak="90 req/s", aws_price="30 USD/h", memory="80", sweep_ttft_row2=90)
-    code, out, err = _run(capsys, "diff", MAIN_PLAN, new)
+    code, out, err = run_main("diff", MAIN_PLAN, new)
     assert code == 0, err
     lines = out.splitlines()
     assert lines[0] == diff.MARKER
@@ -74,9 +68,9 @@ def test_peak_price_and_measurement_change(tmp_path, capsys):
     assert "`kv_pool`" in out.split("<details>")[1]          # the memory change moves the KV pool
 
 
-def test_json_format_lists_the_same_changes(tmp_path, capsys):
+def test_json_format_lists_the_same_changes(tmp_path, run_main):
     new = _edited(tmp_path, peak="90 req/s", aws_price="30 USD/h", memory="80", sweep_ttft_row2=90)
-    code, out, _ = _run(capsys, "diff", MAIN_PLAN, new, "--format", "json")
+    code, out, _ = run_main("diff", MAIN_PLAN, new, "--format", "json")
     assert code == 0
     doc = json.loads(out)
     assert doc["changed"] is True
@@ -98,29 +92,29 @@ def test_json_format_lists_the_same_changes(tmp_path, capsys):
     assert flips[("ttft_400ms", "aws-p4de.24xlarge")]["new"] is False
 
 
-def test_peak_only(tmp_path, capsys):
+def test_peak_only(tmp_path, run_main):
     new = _edited(tmp_path, peak="90 req/s")
-    code, out, _ = _run(capsys, "diff", MAIN_PLAN, new)
+    code, out, _ = run_main("diff", MAIN_PLAN, new)
     assert code == 0
     assert ("**Monthly cost rises by $7,291 (+40 %) on fractional-a100-80gb; aws-p4de.24xlarge unchanged (2 nodes); "
             "active GPUs 9 → 13;") in out
     assert "Measurements and facts changed" not in out
 
 
-def test_no_change_is_one_line(tmp_path, capsys):
+def test_no_change_is_one_line(tmp_path, run_main):
     same = _edited(tmp_path)
-    code, out, _ = _run(capsys, "diff", MAIN_PLAN, same)
+    code, out, _ = run_main("diff", MAIN_PLAN, same)
     assert code == 0
     assert out == f"no change in results {diff.MARKER}\n"
     edited = _edited(tmp_path, "note.yaml",
                      edit=lambda p: p["inputs"]["peak_arrival_rate"].update(source="the 2027 forecast"))
-    code, out, _ = _run(capsys, "diff", MAIN_PLAN, edited)
+    code, out, _ = run_main("diff", MAIN_PLAN, edited)
     assert out == f"no change in results (1 source or note edit) {diff.MARKER}\n"
-    code, out, _ = _run(capsys, "diff", MAIN_PLAN, same, "--format", "json")
+    code, out, _ = run_main("diff", MAIN_PLAN, same, "--format", "json")
     assert json.loads(out)["changed"] is False
 
 
-def test_table_rows_added_and_removed_and_scenarios(tmp_path, capsys):
+def test_table_rows_added_and_removed_and_scenarios(tmp_path, run_main):
     def edit(plan):
         rows = plan["tables"]["deployments"]["rows"]
         rows[:] = [r for r in rows if r["name"] != "fractional-a100-80gb"]
@@ -128,7 +122,7 @@ def test_table_rows_added_and_removed_and_scenarios(tmp_path, capsys):
         plan["scenarios"]["surge_50"]["set"]["peak_arrival_rate"] = "100 req/s"
         del plan["scenarios"]["fp8_kv"]
     new = _edited(tmp_path, edit=edit)
-    code, out, _ = _run(capsys, "diff", MAIN_PLAN, new, "--format", "json")
+    code, out, _ = run_main("diff", MAIN_PLAN, new, "--format", "json")
     assert code == 0
     (p,) = json.loads(out)["plans"]
     inputs = {c["name"]: c for c in p["inputs"]}
@@ -141,27 +135,27 @@ def test_table_rows_added_and_removed_and_scenarios(tmp_path, capsys):
     key = [(r["deployment"], r["quantity"], r["change"]) for r in p["key_results"] if r["deployment"]]
     assert ("gcp-a2-ultragpu-8g", "monthly_cost", "new") in key
     assert ("fractional-a100-80gb", "monthly_cost", "removed") in key
-    code, md, _ = _run(capsys, "diff", MAIN_PLAN, new)
+    code, md, _ = run_main("diff", MAIN_PLAN, new)
     assert "**Scenarios changed:**" in md and "`fp8_kv` (FP8 KV cache) removed" in md
 
 
-def test_usage_errors(tmp_path, capsys):
-    code, _, err = _run(capsys, "diff", MAIN_PLAN)
+def test_usage_errors(tmp_path, run_main):
+    code, _, err = run_main("diff", MAIN_PLAN)
     assert code == 2 and "give two plans" in err
-    code, _, err = _run(capsys, "diff", MAIN_PLAN, tmp_path / "missing.yaml")
+    code, _, err = run_main("diff", MAIN_PLAN, tmp_path / "missing.yaml")
     assert code == 2 and "no such plan file" in err
 
 
-def test_a_new_side_that_does_not_load_fails(tmp_path, capsys):
+def test_a_new_side_that_does_not_load_fails(tmp_path, run_main):
     bad = _edited(tmp_path, edit=lambda p: p["inputs"].update(peak_arival_rate="90 req/s"))
-    code, _, err = _run(capsys, "diff", MAIN_PLAN, bad)
+    code, _, err = run_main("diff", MAIN_PLAN, bad)
     assert code == 1 and "unknown quantity 'peak_arival_rate'" in err
 
 
-def test_output_file(tmp_path, capsys):
+def test_output_file(tmp_path, run_main):
     new = _edited(tmp_path, peak="90 req/s")
     target = tmp_path / "comment" / "diff.md"
-    code, out, _ = _run(capsys, "diff", MAIN_PLAN, new, "--output", target)
+    code, out, _ = run_main("diff", MAIN_PLAN, new, "--output", target)
     assert code == 0 and out == ""
     assert target.read_text().startswith(diff.MARKER + "\n")
 
@@ -183,7 +177,7 @@ def _git(repo, *args):
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
-def test_base_revision_against_the_working_tree(tmp_path, capsys, monkeypatch):
+def test_base_revision_against_the_working_tree(tmp_path, run_main, monkeypatch):
     repo = tmp_path / "repo"
     (repo / "plans").mkdir(parents=True)
     shutil.copy(MAIN_PLAN, repo / "plans" / MAIN_PLAN.name)
@@ -199,7 +193,7 @@ def test_base_revision_against_the_working_tree(tmp_path, capsys, monkeypatch):
     (repo / "plans" / RETAIL_PLAN.name).rename(repo / "plans" / "retail-copy.yaml")
     monkeypatch.chdir(repo)
 
-    code, out, err = _run(capsys, "diff", "--base", "HEAD", "--format", "json")
+    code, out, err = run_main("diff", "--base", "HEAD", "--format", "json")
     assert code == 0, err
     doc = json.loads(out)
     assert doc["base"] == "HEAD"
@@ -210,7 +204,7 @@ def test_base_revision_against_the_working_tree(tmp_path, capsys, monkeypatch):
         "retail-copy": ("added", None, "plans/retail-copy.yaml"),
     }
 
-    code, out, _ = _run(capsys, "diff", "--base", "HEAD")
+    code, out, _ = run_main("diff", "--base", "HEAD")
     assert out.startswith(diff.MARKER + "\n")
     assert ("- `llama3-8b-a100-chat-mix`: **Monthly cost rises by $7,291 (+40 %) on fractional-a100-80gb; "
             "aws-p4de.24xlarge unchanged (2 nodes); active GPUs 9 → 13;") in out
@@ -219,32 +213,32 @@ def test_base_revision_against_the_working_tree(tmp_path, capsys, monkeypatch):
     assert "against `HEAD`" in out
 
     # one plan named; unchanged against itself once committed
-    code, out, _ = _run(capsys, "diff", "--base", "HEAD", f"plans/{MAIN_PLAN.name}")
+    code, out, _ = run_main("diff", "--base", "HEAD", f"plans/{MAIN_PLAN.name}")
     assert "Monthly cost rises by $7,291" in out and "retail" not in out
     _git(repo, "add", "-A")
     _git(repo, "commit", "-q", "-m", "edit")
-    code, out, _ = _run(capsys, "diff", "--base", "HEAD")
+    code, out, _ = run_main("diff", "--base", "HEAD")
     assert code == 0 and out == f"no change in results {diff.MARKER}\n"
-    code, out, _ = _run(capsys, "diff", "--base", "HEAD~1", f"plans/{MAIN_PLAN.name}")
+    code, out, _ = run_main("diff", "--base", "HEAD~1", f"plans/{MAIN_PLAN.name}")
     assert "active GPUs 9 → 13" in out
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
-def test_git_usage_errors(tmp_path, capsys, monkeypatch):
+def test_git_usage_errors(tmp_path, run_main, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    code, _, err = _run(capsys, "diff", "--base", "HEAD")
+    code, _, err = run_main("diff", "--base", "HEAD")
     assert code == 2 and "not inside a git repository" in err
     _git(tmp_path, "init", "-q")
     (tmp_path / "plans").mkdir()
     shutil.copy(MAIN_PLAN, tmp_path / "plans" / MAIN_PLAN.name)
     _git(tmp_path, "add", "-A")
     _git(tmp_path, "commit", "-q", "-m", "plans")
-    code, _, err = _run(capsys, "diff", "--base", "no-such-branch")
+    code, _, err = run_main("diff", "--base", "no-such-branch")
     assert code == 2 and "unknown git revision 'no-such-branch'" in err
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
-def test_an_old_version_that_no_longer_loads_is_reported(tmp_path, capsys, monkeypatch):
+def test_an_old_version_that_no_longer_loads_is_reported(tmp_path, run_main, monkeypatch):
     repo = tmp_path
     (repo / "plans").mkdir()
     plan = repo / "plans" / MAIN_PLAN.name
@@ -254,7 +248,7 @@ def test_an_old_version_that_no_longer_loads_is_reported(tmp_path, capsys, monke
     _git(repo, "commit", "-q", "-m", "broken")
     shutil.copy(MAIN_PLAN, plan)
     monkeypatch.chdir(repo)
-    code, out, _ = _run(capsys, "diff", "--base", "HEAD", "--format", "json")
+    code, out, _ = run_main("diff", "--base", "HEAD", "--format", "json")
     assert code == 0
     (p,) = json.loads(out)["plans"]
     assert p["status"] == "base_error"

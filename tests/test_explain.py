@@ -7,18 +7,12 @@ from pathlib import Path
 import pytest
 
 from capplan import build, explain
-from capplan.cli import main
 from conftest import MAIN_PLAN, RETAIL_PLAN
 
 
-def _run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
-
-def test_active_gpus_down_to_the_inputs(capsys):
-    code, out, err = _run(capsys, "explain", MAIN_PLAN, "active_gpus")
+def test_active_gpus_down_to_the_inputs(run_main):
+    code, out, err = run_main("explain", MAIN_PLAN, "active_gpus")
     assert code == 0, err
     lines = out.splitlines()
     assert lines[0] == "active_gpus — GPUs that carry the peak"
@@ -41,8 +35,8 @@ def test_active_gpus_down_to_the_inputs(capsys):
     assert "1,450" not in out                       # no sweep row is printed in full
 
 
-def test_pending_measurements_are_marked(capsys):
-    code, out, _ = _run(capsys, "explain", MAIN_PLAN, "decode_step_time_bound")
+def test_pending_measurements_are_marked(run_main):
+    code, out, _ = run_main("explain", MAIN_PLAN, "decode_step_time_bound")
     assert code == 0
     root = next(line for line in out.splitlines() if line.startswith("decode_step_time_bound = "))
     assert "= 10.96 ms  [derived] ⚠ rests on pending hbm_efficiency" in root
@@ -50,8 +44,8 @@ def test_pending_measurements_are_marked(capsys):
     assert out.rstrip().endswith("⚠ pending measurements in this derivation: hbm_efficiency")
 
 
-def test_markdown(capsys):
-    code, out, _ = _run(capsys, "explain", MAIN_PLAN, "active_gpus", "--format", "markdown")
+def test_markdown(run_main):
+    code, out, _ = run_main("explain", MAIN_PLAN, "active_gpus", "--format", "markdown")
     assert code == 0
     assert out.startswith("#### `active_gpus` = 9 GPUs\n")
     assert ("- **`active_gpus`** = **9 GPUs** · derived<br>`active_replicas * gpus_per_replica` = `9 × 1 GPU`"
@@ -61,8 +55,8 @@ def test_markdown(capsys):
     assert "├──" not in out
 
 
-def test_a_table_cell_shows_its_row(capsys):
-    code, out, _ = _run(capsys, "explain", MAIN_PLAN, "deployments[aws-p4de.24xlarge].monthly_cost")
+def test_a_table_cell_shows_its_row(run_main):
+    code, out, _ = run_main("explain", MAIN_PLAN, "deployments[aws-p4de.24xlarge].monthly_cost")
     assert code == 0
     assert ("deployments[aws-p4de.24xlarge].monthly_cost = hourly_cost * hours_per_month = $81.92/h × 732 h "
             "= $59,965.44  [derived]") in out
@@ -72,8 +66,8 @@ def test_a_table_cell_shows_its_row(capsys):
     assert "fractional" not in out                  # the other row stays out
 
 
-def test_scenario_pin_is_a_leaf(capsys):
-    code, out, _ = _run(capsys, "explain", MAIN_PLAN, "instance_max_rate", "--scenario", "context_x2")
+def test_scenario_pin_is_a_leaf(run_main):
+    code, out, _ = run_main("explain", MAIN_PLAN, "instance_max_rate", "--scenario", "context_x2")
     assert code == 0
     assert "scenario context_x2" in out
     assert ("instance_max_rate = 7.5 req/s  [assumption, pinned; replaces max_before_failure(load_sweep.arrival_rate, "
@@ -81,30 +75,30 @@ def test_scenario_pin_is_a_leaf(capsys):
     assert "├──" not in out
 
 
-def test_nominal_fleet_in_a_scenario(capsys):
-    code, out, _ = _run(capsys, "explain", MAIN_PLAN, "deployments[aws-p4de.24xlarge].fleet_safe_capacity",
+def test_nominal_fleet_in_a_scenario(run_main):
+    code, out, _ = run_main("explain", MAIN_PLAN, "deployments[aws-p4de.24xlarge].fleet_safe_capacity",
                         "--scenario", "n_minus_1")
     assert code == 0
     assert "= 105 req/s" in out
     assert "failed_gpus = 1 GPU  [assumption]" in out
 
 
-def test_repeated_quantities_and_depth(capsys):
-    code, out, _ = _run(capsys, "explain", MAIN_PLAN, "resilient_gpus")
+def test_repeated_quantities_and_depth(run_main):
+    code, out, _ = run_main("explain", MAIN_PLAN, "resilient_gpus")
     assert out.count("gpus_per_replica = 1 GPU") == 1          # only a leaf: shown where it is used
     # safe_rate_per_replica feeds both the node count and the safe capacity: expanded once
-    code, out, _ = _run(capsys, "explain", MAIN_PLAN, "deployments[aws-p4de.24xlarge].safe_capacity")
+    code, out, _ = run_main("explain", MAIN_PLAN, "deployments[aws-p4de.24xlarge].safe_capacity")
     assert out.count("safe_rate_per_replica = instance_max_rate * rho_target = 10 req/s × 0.7 = 7 req/s") == 2
     assert out.count("instance_max_rate = max_before_failure") == 1
     assert "= 7 req/s  [derived]  (see above)" in out
-    code, out, _ = _run(capsys, "explain", MAIN_PLAN, "active_gpus", "--depth", "1")
+    code, out, _ = run_main("explain", MAIN_PLAN, "active_gpus", "--depth", "1")
     assert "active_replicas = ceil(60 req/s / 7 req/s)" not in out  # the formula, yes …
     assert "active_replicas = ceil(peak_arrival_rate / safe_rate_per_replica)" in out and "(…)" in out
     assert "peak_arrival_rate" not in out.split("active_replicas = ", 1)[1].split("\n", 1)[1]
 
 
-def test_little_law_plan(capsys):
-    code, out, _ = _run(capsys, "explain", RETAIL_PLAN, "active_gpus")
+def test_little_law_plan(run_main):
+    code, out, _ = run_main("explain", RETAIL_PLAN, "active_gpus")
     assert code == 0
     assert "slo_batch_limit = floor(decode_throughput / required_token_rate) = floor(1,000 tok/s / 250 tok/s per request)" in out
     assert "decode_throughput = 1,000 tok/s  [measurement] ⚠ pending" in out
@@ -116,14 +110,14 @@ def test_little_law_plan(capsys):
     ("decode_throughput", "'decode_throughput' exists only in plans with sizing: littles_law"),
     ("deployments[aws].nodes", "deployments has no row 'aws'"),
 ])
-def test_unknown_names(capsys, name, expected):
-    code, out, err = _run(capsys, "explain", MAIN_PLAN, name)
+def test_unknown_names(run_main, name, expected):
+    code, out, err = run_main("explain", MAIN_PLAN, name)
     assert code == 1 and out == ""
     assert expected in err
 
 
-def test_unknown_scenario(capsys):
-    code, _, err = _run(capsys, "explain", MAIN_PLAN, "active_gpus", "--scenario", "surge_5")
+def test_unknown_scenario(run_main):
+    code, _, err = run_main("explain", MAIN_PLAN, "active_gpus", "--scenario", "surge_5")
     assert code == 1 and "no scenario 'surge_5'" in err and "surge_50" in err
 
 
