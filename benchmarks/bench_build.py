@@ -32,10 +32,11 @@ def wall(cmd: list[str], runs: int) -> float:
 
 
 def split() -> dict[str, float]:
-    from capplan import build, record, jsonout
-    from capplan.evaluate import evaluate_all
-    from capplan.model import standard_model
-    from capplan.plan import load
+    from capplan import build
+    from capplan.rendering import jsonout, record
+    from capplan.engine.evaluate import evaluate_all
+    from capplan.engine.model import standard_model
+    from capplan.loading.plan import load
 
     out: dict[str, float] = {}
     t = time.perf_counter()

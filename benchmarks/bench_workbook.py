@@ -45,10 +45,10 @@ def main() -> int:
     ap.add_argument("--plans", nargs="*", type=Path, default=REFERENCE)
     args = ap.parse_args()
 
-    from capplan.evaluate import evaluate_all
-    from capplan.model import standard_model
-    from capplan.plan import load
-    from capplan.workbook import build_workbook, render_workbook
+    from capplan.engine.evaluate import evaluate_all
+    from capplan.engine.model import standard_model
+    from capplan.loading.plan import load
+    from capplan.rendering.workbook import build_workbook, render_workbook
 
     model = standard_model()
     loaded = []

@@ -87,7 +87,7 @@ def same(got, want, rel_tol: float = 1e-9, abs_tol: float = 1e-9) -> bool:
 
 
 def mismatches(cells, wb, limit: int = 20) -> list[str]:
-    """Manifest cells (capplan.workbook.CellInfo) whose recalculated value differs from the engine's."""
+    """Manifest cells (capplan.rendering.workbook.CellInfo) whose recalculated value differs from the engine's."""
     out = []
     for info in cells:
         got = wb[info.sheet][info.coordinate].value

@@ -7,7 +7,6 @@ import shutil
 
 import pytest
 import yaml
-
 from conftest import MAIN_PLAN, RETAIL_PLAN
 
 

@@ -6,9 +6,9 @@ import shutil
 
 import pytest
 import yaml
+from conftest import BASE_PLAN, MAIN_PLAN
 
 from capplan.cli import main
-from conftest import BASE_PLAN, MAIN_PLAN
 
 MAIN = f"plans/{MAIN_PLAN.name}"
 

@@ -8,9 +8,9 @@ import subprocess
 
 import pytest
 import yaml
-
-from capplan import diff
 from conftest import MAIN_PLAN, RETAIL_PLAN
+
+from capplan.review import diff
 
 
 def _edited(tmp_path, name="new.yaml", peak=None, aws_price=None, memory=None, sweep_ttft_row2=None, edit=None):

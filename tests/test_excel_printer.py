@@ -14,21 +14,29 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import recalc
 import sympy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from openpyxl import Workbook
 from openpyxl.workbook.defined_name import DefinedName
 
-import recalc
-from capplan import units
+from capplan.engine import units
+from capplan.engine.evaluate import Numeric, evaluate_all
+from capplan.engine.formula import parse
+from capplan.engine.model import standard_model
 from capplan.errors import CapplanError
-from capplan.evaluate import Numeric, evaluate_all
-from capplan.excel import (exact_factor, excel_name, factor_expr, fold_units, format_number,
-                           lint_formula, looks_like_cell, to_excel)
-from capplan.formula import parse
-from capplan.model import standard_model
-from capplan.plan import load
+from capplan.loading.plan import load
+from capplan.rendering.excel import (
+    exact_factor,
+    excel_name,
+    factor_expr,
+    fold_units,
+    format_number,
+    lint_formula,
+    looks_like_cell,
+    to_excel,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 PLANS = tuple(sorted((ROOT / "plans").glob("*.yaml")))

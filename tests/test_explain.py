@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from capplan import build, explain
 from conftest import MAIN_PLAN, RETAIL_PLAN
 
+from capplan import build
+from capplan.review import explain
 
 
 def test_active_gpus_down_to_the_inputs(run_main):

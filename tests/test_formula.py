@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import sympy
 
+from capplan.engine.formula import MaxBeforeFailure, TableSum, parse
 from capplan.errors import CapplanError
-from capplan.formula import MaxBeforeFailure, TableSum, parse
 
 
 def test_dependencies_come_from_the_parsed_expression():

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from conftest import MAIN_PLAN, RETAIL_PLAN, ROOT
 
 

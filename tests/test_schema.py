@@ -7,13 +7,13 @@ import copy
 import jsonschema
 import pytest
 import yaml
-
-from capplan import schema
-from capplan.cli import main
-from capplan.errors import CapplanError
-from capplan.model import standard_model
-from capplan.plan import load
 from conftest import BASE_PLAN, MAIN_PLAN, ROOT
+
+from capplan.cli import main
+from capplan.engine.model import standard_model
+from capplan.errors import CapplanError
+from capplan.loading.plan import load
+from capplan.review import schema
 
 PLANS = sorted((ROOT / "plans").glob("*.yaml"))
 

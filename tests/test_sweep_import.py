@@ -1,4 +1,4 @@
-"""Tests for capplan.sweep_import: vLLM, GuideLLM and CSV sweep files."""
+"""Tests for capplan.loading.sweeps: vLLM, GuideLLM and CSV sweep files."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from capplan.errors import CapplanError
-from capplan.sweep_import import (
+from capplan.loading.sweeps import (
     SweepPoint,
     SweepRow,
     combine_replicates,

@@ -6,7 +6,6 @@ import json
 import shutil
 
 import pytest
-
 from conftest import ROOT
 
 REAL_PLAN = ROOT / "plans" / "llama3.3-70b-a100-40gb-tp8-sharegpt.yaml"

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pint
 import pytest
 
-from capplan import units
+from capplan.engine import units
+from capplan.engine.graph import build
+from capplan.engine.model import model_from_dict, standard_model
 from capplan.errors import CapplanError
-from capplan.graph import build
-from capplan.model import model_from_dict, standard_model
 
 
 def test_bytes_are_a_dimension_not_a_number():

@@ -22,18 +22,18 @@ import zipfile
 from pathlib import Path
 
 import pytest
+import recalc
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from openpyxl import load_workbook
 
-import recalc
-from capplan import units
+from capplan.engine import units
+from capplan.engine.evaluate import evaluate_all
+from capplan.engine.model import standard_model
 from capplan.errors import CapplanError
-from capplan.evaluate import evaluate_all
-from capplan.excel import lint_formula, looks_like_cell
-from capplan.model import standard_model
-from capplan.plan import load
-from capplan.workbook import build_workbook, config, render_workbook, to_bytes
+from capplan.loading.plan import load
+from capplan.rendering.excel import lint_formula, looks_like_cell
+from capplan.rendering.workbook import build_workbook, config, render_workbook, to_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAT = ROOT / "plans" / "llama3-8b-a100-chat-mix.yaml"
@@ -300,9 +300,9 @@ def test_rebuild_is_byte_identical(reference, model):
     stamp = str(config()["timestamp"]).replace(" ", "T")[:19]
     assert core.count(stamp) == 2, core
     # and in another process, with another hash seed (no set or dict-order leaks)
-    script = ("import sys, hashlib; from pathlib import Path; from capplan.model import standard_model; "
-              "from capplan.plan import load; from capplan.evaluate import evaluate_all; "
-              "from capplan.workbook import render_workbook; m = standard_model(); p = load(Path(sys.argv[1]), m); "
+    script = ("import sys, hashlib; from pathlib import Path; from capplan.engine.model import standard_model; "
+              "from capplan.loading.plan import load; from capplan.engine.evaluate import evaluate_all; "
+              "from capplan.rendering.workbook import render_workbook; m = standard_model(); p = load(Path(sys.argv[1]), m); "
               "e = evaluate_all(p, m); "
               "print(hashlib.sha256(render_workbook(p, e, m)).hexdigest())")
     env = dict(os.environ, PYTHONHASHSEED="12345", PYTHONPATH=os.pathsep.join(

@@ -14,12 +14,12 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import jsonout, record
-from .errors import CapplanError
-from .evaluate import Evaluation, evaluate_all
-from .model import Model, standard_model
-from .plan import Plan, load
-
+from capplan.engine.evaluate import Evaluation, evaluate_all
+from capplan.engine.model import Model, standard_model
+from capplan.errors import CapplanError
+from capplan.loading.plan import Plan, load
+from capplan.rendering import jsonout, record
+from capplan.rendering.workbook import render_workbook
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)
@@ -43,9 +43,14 @@ def plan_paths(given: list[str], plans_dir: Path = Path("plans")) -> list[Path]:
     return paths
 
 
+def load_plan(path: Path, model: Model | None = None) -> Plan:
+    """A plan file read against the model, named as the user would name it (relative to here)."""
+    return load(Path(path), model or standard_model(), display=_display(Path(path)))
+
+
 def evaluate_plan(path: Path, model: Model | None = None) -> tuple[Plan, list[Evaluation]]:
     model = model or standard_model()
-    plan = load(path, model, display=_display(path))
+    plan = load_plan(path, model)
     return plan, evaluate_all(plan, model)
 
 
@@ -55,18 +60,8 @@ def compile_plan(path: Path, model: Model | None = None) -> Compiled:
         f"{plan.name}.md": record.render(plan, evaluations).encode("utf-8"),
         f"{plan.name}.json": jsonout.dumps(jsonout.document(plan, evaluations)).encode("utf-8"),
     }
-    workbook = _workbook_renderer()
-    if workbook is not None:
-        files[f"{plan.name}.xlsx"] = workbook(plan, evaluations, evaluations[0].model)
+    files[f"{plan.name}.xlsx"] = render_workbook(plan, evaluations, evaluations[0].model)
     return Compiled(plan, evaluations, files)
-
-
-def _workbook_renderer():
-    try:
-        from .workbook import render_workbook
-    except ImportError:
-        return None
-    return render_workbook
 
 
 def write(out_dir: Path, files: dict[str, bytes]) -> list[Path]:

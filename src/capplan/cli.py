@@ -26,10 +26,13 @@ import shlex
 import sys
 from pathlib import Path
 
-from . import build as builder
-from . import expect, formatting, jsonout
-from .diff import UsageError          # wrong usage found after parsing (exit code 2)
-from .errors import CapplanError
+from capplan import build as builder
+from capplan.errors import CapplanError
+from capplan.rendering import formatting, jsonout
+from capplan.review import expect
+from capplan.review.diff import (
+    UsageError,  # wrong usage found after parsing (exit code 2)
+)
 
 EXIT_OK, EXIT_PLAN, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 DEFAULT_MAX_PRICE_AGE = 90          # days
@@ -211,8 +214,8 @@ def _today() -> dt.date:
 def expectation_failures(evaluations) -> list[str]:
     """Each failed expect:, with the quantity's derivation: its formula with the
     numbers that went in, what it rests on, and how to see the whole tree."""
-    from . import explain
-    from .present import row
+    from capplan.rendering.present import row
+    from capplan.review import explain
 
     nominal = evaluations[0]
     out = []
@@ -335,7 +338,7 @@ def cmd_eval(args) -> int:
 
 
 def cmd_explain(args) -> int:
-    from . import explain
+    from capplan.review import explain
 
     plan, evaluations = builder.evaluate_plan(Path(args.plan))
     e = _scenario(plan, evaluations, args.scenario)
@@ -346,7 +349,7 @@ def cmd_explain(args) -> int:
 # -- diff ----------------------------------------------------------------------------------
 
 def cmd_diff(args) -> int:
-    from . import diff
+    from capplan.review import diff
 
     if args.base:
         pairs = diff.pairs_from_git(args.base, args.paths)
@@ -368,7 +371,7 @@ def cmd_diff(args) -> int:
 # -- schema --------------------------------------------------------------------------------
 
 def cmd_schema(args) -> int:
-    from . import schema
+    from capplan.review import schema
 
     text = schema.text()
     if args.check:

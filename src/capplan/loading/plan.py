@@ -19,9 +19,11 @@ import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from . import catalog, sweep_import, units, yamlfile
-from .errors import CapplanError
-from .model import TAGS, Model
+from capplan.engine import units
+from capplan.engine.model import TAGS, Model
+from capplan.errors import CapplanError
+from capplan.loading import catalog, yamlfile
+from capplan.loading import sweeps as sweep_import
 
 PLAN_KEYS = ("title", "owner", "description", "gpu", "model", "sizing", "inputs", "tables",
              "scenarios", "expect", "notes")

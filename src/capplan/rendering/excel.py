@@ -42,8 +42,8 @@ from typing import Callable, Protocol
 import sympy
 from sympy.printing.printer import Printer
 
-from .errors import CapplanError
-from .walker import RELATIONS, is_negation, is_reciprocal
+from capplan.engine.walker import RELATIONS, is_negation, is_reciprocal
+from capplan.errors import CapplanError
 
 # ---------------------------------------------------------------------------
 # Names

@@ -14,9 +14,8 @@ from dataclasses import dataclass
 import sympy
 from sympy.printing.latex import LatexPrinter
 
-from .evaluate import Evaluation
-from .formula import TABLE_FUNCTIONS
-
+from capplan.engine.evaluate import Evaluation
+from capplan.engine.formula import TABLE_FUNCTIONS
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)?")
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import sympy
 
-from . import units
-from .errors import CapplanError
-from .units import DIMENSIONLESS, Dimensions, describe
-from .walker import Walker, is_negation
+from capplan.engine import units
+from capplan.engine.units import DIMENSIONLESS, Dimensions, describe
+from capplan.engine.walker import Walker, is_negation
+from capplan.errors import CapplanError
 
 ANY = object()   # the literal 0, which fits any dimension (x > 0, max(x, 0))
 

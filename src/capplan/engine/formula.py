@@ -25,8 +25,7 @@ from dataclasses import dataclass
 
 import sympy
 
-from .errors import CapplanError
-
+from capplan.errors import CapplanError
 
 # --- table functions --------------------------------------------------------
 # Each is a sympy Function that stays symbolic; the evaluator, the unit

@@ -51,14 +51,21 @@ from openpyxl.utils import get_column_letter
 from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.writer.excel import ExcelWriter
 
-from . import formatting, units
-from .errors import CapplanError
-from .evaluate import Evaluation
-from .excel import ExcelPrinter, exact_factor, excel_name, fold_units, lint_formula
-from .layout import layout
-from .model import Model
-from .plan import Plan
-from .resources import templates_dir
+from capplan.engine import units
+from capplan.engine.evaluate import Evaluation
+from capplan.engine.model import Model
+from capplan.errors import CapplanError
+from capplan.loading.plan import Plan
+from capplan.rendering import formatting
+from capplan.rendering.excel import (
+    ExcelPrinter,
+    exact_factor,
+    excel_name,
+    fold_units,
+    lint_formula,
+)
+from capplan.rendering.layout import layout
+from capplan.resources import templates_dir
 
 # ---------------------------------------------------------------------------
 # Configuration

@@ -16,10 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from . import units, yamlfile
-from .errors import CapplanError
-from .formula import Formula, parse
-from .resources import model_dir
+from capplan.engine import units
+from capplan.engine.formula import Formula, parse
+from capplan.errors import CapplanError
+from capplan.loading import yamlfile
+from capplan.resources import model_dir
 
 TAGS = ("fact", "policy", "measurement", "assumption")
 KINDS = ("number", "money", "bool", "text")

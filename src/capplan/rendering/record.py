@@ -14,12 +14,12 @@ from functools import lru_cache
 
 import jinja2
 
-from . import formatting
-from .evaluate import Evaluation
-from .layout import layout
-from .plan import Plan
-from .present import row
-from .resources import templates_dir
+from capplan.engine.evaluate import Evaluation
+from capplan.loading.plan import Plan
+from capplan.rendering import formatting
+from capplan.rendering.layout import layout
+from capplan.rendering.present import row
+from capplan.resources import templates_dir
 
 
 @lru_cache(maxsize=None)

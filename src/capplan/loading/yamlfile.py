@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from .errors import CapplanError
+from capplan.errors import CapplanError
 
 Path_ = tuple  # a key path: ('tables', 'classes', 'rows', 2, 'weight')
 

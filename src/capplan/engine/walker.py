@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sympy
 
-from .errors import CapplanError
+from capplan.errors import CapplanError
 
 RELATIONS = {
     sympy.LessThan: "<=", sympy.StrictLessThan: "<", sympy.GreaterThan: ">=",

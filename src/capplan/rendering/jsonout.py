@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 import math
 
-from .evaluate import Evaluation
-from .plan import Plan
+from capplan.engine.evaluate import Evaluation
+from capplan.loading.plan import Plan
 
 
 def document(plan: Plan, evaluations: list[Evaluation]) -> dict:

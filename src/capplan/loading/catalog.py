@@ -10,9 +10,9 @@ import difflib
 from dataclasses import dataclass
 from functools import lru_cache
 
-from . import yamlfile
-from .errors import CapplanError
-from .resources import model_dir
+from capplan.errors import CapplanError
+from capplan.loading import yamlfile
+from capplan.resources import model_dir
 
 KINDS = {"gpu": "gpus.yaml", "model": "models.yaml"}
 

@@ -11,7 +11,7 @@ from functools import lru_cache
 
 import yaml
 
-from .resources import templates_dir
+from capplan.resources import templates_dir
 
 
 @lru_cache(maxsize=None)

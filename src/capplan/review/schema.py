@@ -9,7 +9,7 @@ and then complete quantity names, show each one's unit, tag and description,
 and underline a misspelt key (``peak_arival_rate``) as you type.
 
 Everything in the schema comes from the model (``model/quantities.yaml``),
-the catalog and the loader's own key lists (:mod:`capplan.plan`): every
+the catalog and the loader's own key lists (:mod:`capplan.loading.plan`): every
 input and every derived quantity (which a plan may pin), with its unit in the
 description; the value forms (a number in the display unit, a string with a
 unit such as ``"60 req/s"``, or ``{value, source, status, tag, date, note}``);
@@ -29,11 +29,12 @@ import difflib
 import json
 from pathlib import Path
 
-from . import catalog, plan as plan_module
-from .model import TAGS, Model, standard_model
+from capplan.engine.model import TAGS, Model, standard_model
+from capplan.loading import catalog
+from capplan.loading import plan as plan_module
 
 DRAFT = "http://json-schema.org/draft-07/schema#"
-SHIPPED = Path(__file__).resolve().parent / "plan.schema.json"
+SHIPPED = Path(__file__).resolve().parent.parent / "plan.schema.json"
 NUMBER_WITH_UNIT = r"^\s*[-+]?(\d[\d_,]*\.?\d*|\.\d+)([eE][-+]?\d+)?(\s*\S.*)?$"
 _REF = "#/definitions/"
 

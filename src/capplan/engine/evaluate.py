@@ -17,12 +17,13 @@ from dataclasses import dataclass
 import numpy as np
 import sympy
 
-from . import formatting, units
-from .errors import CapplanError
-from .graph import Graph, build
-from .model import Model
-from .plan import Input, Plan, Scenario
-from .walker import Walker
+from capplan.engine import units
+from capplan.engine.graph import Graph, build
+from capplan.engine.model import Model
+from capplan.engine.walker import Walker
+from capplan.errors import CapplanError
+from capplan.loading.plan import Input, Plan, Scenario
+from capplan.rendering import formatting
 
 # ceil/floor treat x within this relative distance of an integer as that integer,
 # so float noise (60 / 7.000000000000001) cannot add a GPU; spreadsheets round

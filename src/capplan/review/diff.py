@@ -27,12 +27,13 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import build as builder
-from . import formatting, record, units
-from .errors import CapplanError
-from .evaluate import Evaluation
-from .jsonout import plain
-from .plan import Plan
+from capplan import build as builder
+from capplan.engine import units
+from capplan.engine.evaluate import Evaluation
+from capplan.errors import CapplanError
+from capplan.loading.plan import Plan
+from capplan.rendering import formatting, record
+from capplan.rendering.jsonout import plain
 
 MARKER = "<!-- capplan-diff -->"
 FORMAT_VERSION = 1

@@ -12,14 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .errors import CapplanError
 import sympy
 
-from .formula import Formula, Nominal
-from .model import Model, Quantity
-from .plan import nearest
-from .unitcheck import check_formula
-from . import units
+from capplan.engine import units
+from capplan.engine.formula import Formula, Nominal
+from capplan.engine.model import Model, Quantity
+from capplan.engine.unitcheck import check_formula
+from capplan.errors import CapplanError
+from capplan.loading.plan import nearest
 
 
 @dataclass(frozen=True)

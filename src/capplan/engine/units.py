@@ -15,8 +15,8 @@ from functools import lru_cache
 
 import pint
 
-from .errors import CapplanError
-from .resources import model_dir
+from capplan.errors import CapplanError
+from capplan.resources import model_dir
 
 ureg = pint.UnitRegistry(str(model_dir() / "units.txt"), autoconvert_offset_to_baseunit=False)
 

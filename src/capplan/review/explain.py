@@ -4,7 +4,7 @@ Each node of the tree is a line a reviewer can check by hand: the formula as
 the model writes it, the same formula with the numbers that went in, the
 value with its unit, the tag (fact, policy, measurement, assumption or
 derived) and the source. Pending measurements are marked ⚠ wherever they
-flow. Scalars come from :func:`capplan.present.row`, so the numbers read as
+flow. Scalars come from :func:`capplan.rendering.present.row`, so the numbers read as
 they do in the record.
 
 Table columns appear as one summary line each (``2, 4, 6, …, 14 req/s (7
@@ -23,10 +23,11 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from . import formatting, units
-from .errors import CapplanError
-from .evaluate import Evaluation
-from .present import row as present_row
+from capplan.engine import units
+from capplan.engine.evaluate import Evaluation
+from capplan.errors import CapplanError
+from capplan.rendering import formatting
+from capplan.rendering.present import row as present_row
 
 _CELL = re.compile(r"^(\w+)\[([^\]]+)\]\.(\w+)$")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)?")
