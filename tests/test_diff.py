@@ -51,7 +51,7 @@ def test_peak_price_and_measurement_change(tmp_path, run_main):
     assert "| aws-p4de.24xlarge: nodes | 2 | 2 |  |" in out
     assert "| **aws-p4de.24xlarge: monthly cost** | $59,965.44 | $43,920.00 | −$16,045.44 (−27 %) |" in out
     assert "| **fractional-a100-80gb: monthly cost** | $18,226.80 | $25,517.52 | +$7,290.72 (+40 %) |" in out
-    assert "| λ_safe (per replica) | 7 req/s | 7 req/s |  |" in out
+    assert "| λ_safe per replica | 7 req/s | 7 req/s |  |" in out
     # measurements and facts apart from policies and assumptions
     measured, chosen = out.split("**⚠ Measurements and facts changed**")[1].split("**Policies and assumptions changed:**")
     assert "- ⚠ measurement changed: `gpu_memory_reported`: 79.65 GiB" in measured
@@ -64,7 +64,9 @@ def test_peak_price_and_measurement_change(tmp_path, run_main):
     assert chosen.count("\n- ") == 1
     # details folded; the fleet check of the TTFT scenario flips
     assert "<details><summary>Details:" in out and "</details>" in out
-    assert "| `ttft_400ms` TTFT SLO tightened to 400 ms | aws-p4de.24xlarge | holds" in out
+    flip = next(line for line in lines if line.startswith("| `ttft_400ms` TTFT SLO tightened to 400 ms | aws-p4de.24xlarge |"))
+    assert flip.endswith("83.2 req/s safe, 1.387× the peak: holds | 3 nodes, $65,880.00; nominal fleet 83.2 req/s safe, "
+                         "0.9244× the peak: **breaks** |")
     assert "`kv_pool`" in out.split("<details>")[1]          # the memory change moves the KV pool
 
 
@@ -83,11 +85,11 @@ def test_json_format_lists_the_same_changes(tmp_path, run_main):
     assert by_name["peak_arrival_rate"]["class"] == "policy"
     assert by_name["peak_arrival_rate"]["tag"] == "assumption"
     assert {by_name[n]["class"] for n in by_name if n != "peak_arrival_rate"} == {"measurement"}
-    key = {(r["deployment"], r["quantity"]): r for r in p["key_results"]}
+    key = {(r["row"], r["quantity"]): r for r in p["key_results"]}
     assert (key[(None, "active_gpus")]["old"], key[(None, "active_gpus")]["new"]) == (9, 13)
-    assert key[("aws-p4de.24xlarge", "monthly_cost")]["new"] == pytest.approx(43920)
-    assert key[("fractional-a100-80gb", "nodes")]["new"] == 14
-    flips = {(f["scenario"], f["deployment"]): f for f in p["fleet_flips"]}
+    assert key[("aws-p4de.24xlarge", "deployments.monthly_cost")]["new"] == pytest.approx(43920)
+    assert key[("fractional-a100-80gb", "deployments.nodes")]["new"] == 14
+    flips = {(f["scenario"], f["row"]): f for f in p["fleet_flips"]}
     assert flips[("ttft_400ms", "aws-p4de.24xlarge")]["old"] is True
     assert flips[("ttft_400ms", "aws-p4de.24xlarge")]["new"] is False
 
@@ -132,9 +134,9 @@ def test_table_rows_added_and_removed_and_scenarios(tmp_path, run_main):
     changes = {s["scenario"]: s for s in p["scenario_changes"]}
     assert changes["surge_50"]["new_text"] == "peak_arrival_rate = 100 req/s"
     assert changes["fp8_kv"]["what"] == "removed"
-    key = [(r["deployment"], r["quantity"], r["change"]) for r in p["key_results"] if r["deployment"]]
-    assert ("gcp-a2-ultragpu-8g", "monthly_cost", "new") in key
-    assert ("fractional-a100-80gb", "monthly_cost", "removed") in key
+    key = [(r["row"], r["quantity"], r["change"]) for r in p["key_results"] if r["row"]]
+    assert ("gcp-a2-ultragpu-8g", "deployments.monthly_cost", "new") in key
+    assert ("fractional-a100-80gb", "deployments.monthly_cost", "removed") in key
     code, md, _ = run_main("diff", MAIN_PLAN, new)
     assert "**Scenarios changed:**" in md and "`fp8_kv` (FP8 KV cache) removed" in md
 

@@ -140,7 +140,7 @@ def test_table_functions_read_ranges():
     assert "AND(" not in xl("sum(t.x > 1 and t.y < 2)")
     rule = xl("max_before_failure(t.x, t.ok)", bools={"t.ok"})
     assert rule.startswith("=SMALL(t_x,SUMPRODUCT(--(t_x<SUMPRODUCT(MIN(t_ok*(MAX(t_x)+1)+(1-t_ok)*t_x)))))")
-    assert xl("min_failure(t.x, t.ok)", bools={"t.ok"}).startswith("=IF(SUMPRODUCT(1-t_ok)=0,NA(),")
+    assert xl("min_failure(t.x, t.ok)", bools={"t.ok"}).startswith("=IF(SUMPRODUCT(1-t_ok)=0,MAX(t_x),")
     with pytest.raises(CapplanError):
         xl("max_before_failure(t.x * 2, t.ok)", bools={"t.ok"})
 

@@ -40,8 +40,8 @@ def test_record_states_the_knee_and_the_evidence(cli, tmp_path):
     assert code == 0, err
     text = (tmp_path / "o" / "llama3.3-70b-a100-40gb-tp8-sharegpt.md").read_text()
     assert ("λ* = 4 req/s: every SLO holds up to it. The knee lies between 4 and 16 req/s "
-            "(first failure: TPOT p95 35.38 > 35 ms); sweep finer there.") in text
-    assert "| 16 | – | 79.85 | 35.38 | 23.15 | 1,354 | 1 | 0 % | ✓ TTFT ✗ TPOT ✓ E2E | FAIL |" in text
+            "(first failure: TPOT 35.38 ms > 35 ms); sweep finer there.") in text
+    assert "| 16 | 79.85 | 35.38 | 23.15 | 1,354 | 1 | 0 | ✓ TTFT ✗ TPOT ✓ E2E ✓ errors | FAIL |" in text
     assert "qps_inf.json: closed burst" in text and "not counted" in text
     assert "`sweeps/llama-3.3-70b-tp8/qps_04.json` | `4c9ece53c18d9fb0db0f37c5fbe5e23e301d802a568fb1ccaed5e9134b9ad19e`" in text
     assert "```mermaid\nxychart-beta" in text

@@ -18,7 +18,7 @@ from capplan.engine.evaluate import Evaluation, evaluate_all
 from capplan.engine.model import Model, standard_model
 from capplan.errors import CapplanError
 from capplan.loading.plan import Plan, load
-from capplan.rendering import jsonout, record
+from capplan.rendering import jsonout, record, view
 from capplan.rendering.workbook import render_workbook
 
 _UMASK = os.umask(0)
@@ -56,11 +56,12 @@ def evaluate_plan(path: Path, model: Model | None = None) -> tuple[Plan, list[Ev
 
 def compile_plan(path: Path, model: Model | None = None) -> Compiled:
     plan, evaluations = evaluate_plan(path, model)
+    shown = view.build(plan, evaluations)
     files = {
-        f"{plan.name}.md": record.render(plan, evaluations).encode("utf-8"),
-        f"{plan.name}.json": jsonout.dumps(jsonout.document(plan, evaluations)).encode("utf-8"),
+        f"{plan.name}.md": record.render(shown).encode("utf-8"),
+        f"{plan.name}.json": jsonout.dumps(jsonout.document(shown)).encode("utf-8"),
+        f"{plan.name}.xlsx": render_workbook(plan, evaluations, evaluations[0].model),
     }
-    files[f"{plan.name}.xlsx"] = render_workbook(plan, evaluations, evaluations[0].model)
     return Compiled(plan, evaluations, files)
 
 

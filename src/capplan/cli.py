@@ -28,7 +28,7 @@ from pathlib import Path
 
 from capplan import build as builder
 from capplan.errors import CapplanError
-from capplan.rendering import formatting, jsonout
+from capplan.rendering import jsonout
 from capplan.review import expect
 from capplan.review.diff import (
     UsageError,  # wrong usage found after parsing (exit code 2)
@@ -242,6 +242,8 @@ def expectation_failures(evaluations) -> list[str]:
 
 def pending_warnings(evaluations) -> list[str]:
     """One warning per plan listing its pending measurements (placeholders)."""
+    from capplan.rendering import present
+
     nominal = evaluations[0]
     items = []
     for e in evaluations:
@@ -253,7 +255,7 @@ def pending_warnings(evaluations) -> list[str]:
                 continue                      # the nominal one, listed already
             where = f"line {given.line}" if given.line else given.origin
             scope = "" if e is nominal else f"scenario {e.scenario.name}: "
-            items.append(f"{scope}{name} = {e.text(name)} ({where})")
+            items.append(f"{scope}{name} = {present.shown(e, name).text} ({where})")
     if not items:
         return []
     plural = "s" if len(items) != 1 else ""
@@ -321,19 +323,23 @@ def _scenario(plan, evaluations, name: str):
 
 
 def cmd_eval(args) -> int:
+    from capplan.rendering import jsonout, view
+
     plan, evaluations = builder.evaluate_plan(Path(args.plan))
     if args.scenario:
         evaluations = [_scenario(plan, evaluations, args.scenario)]
+    shown = view.build(plan, evaluations)
     if args.json:
-        sys.stdout.write(jsonout.dumps(jsonout.document(plan, evaluations)))
+        sys.stdout.write(jsonout.dumps(jsonout.document(shown)))
         return EXIT_OK
-    for e in evaluations:
-        print(f"[{e.scenario.name}] {e.scenario.title}")
-        for name in ("safe_rate_per_replica", "active_gpus", "resilient_gpus"):
-            print(f"  {name:<28} {e.text(name)}")
-        for r in e.rows("deployments"):
-            print(f"  {r['name']:<28} {formatting.number(r['nodes'])} nodes, {formatting.money(r['monthly_cost'])}/month, "
-                  f"{formatting.money(r['cost_per_million_tokens'])} per 1M output tokens")
+    for s in shown.scenarios:
+        print(f"[{s.name}] {s.title}")
+        for k in s.scalars():
+            print(f"  {k.label:<30} {k.text}")
+        for key, results in s.rows().items():
+            print(f"  {key}")
+            for k in results:
+                print(f"    {k.label:<28} {k.text}")
     return EXIT_OK
 
 

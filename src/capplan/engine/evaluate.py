@@ -10,20 +10,19 @@ memory) run as soon as the values they read exist.
 from __future__ import annotations
 
 import functools
-import math
 import re
 from dataclasses import dataclass
 
 import numpy as np
 import sympy
 
+from capplan import formatting
 from capplan.engine import units
 from capplan.engine.graph import Graph, build
 from capplan.engine.model import Model
 from capplan.engine.walker import Walker
 from capplan.errors import CapplanError
 from capplan.loading.plan import Input, Plan, Scenario
-from capplan.rendering import formatting
 
 # ceil/floor treat x within this relative distance of an integer as that integer,
 # so float noise (60 / 7.000000000000001) cannot add a GPU; spreadsheets round
@@ -54,10 +53,6 @@ class Evaluation:
         if isinstance(value, np.ndarray):
             return [units.to_display(float(v), q.unit) for v in value]
         return units.to_display(float(value), q.unit)
-
-    def text(self, name: str) -> str:
-        q = self.model.quantities[name]
-        return formatting.quantity(self.display(name), q.unit, q.kind)
 
     def rows(self, table: str) -> list[dict]:
         cols = [c for c in self.model.tables[table].columns if c in self.values]
@@ -268,7 +263,7 @@ class Numeric(Walker):
         for x, ok in zip(xs, oks):
             if not ok:
                 return float(x)
-        return math.inf
+        return float(xs[-1])
 
     def _pairs(self, expr):
         xs = np.asarray(self.visit(expr.args[0]), dtype=float)

@@ -69,7 +69,12 @@ class MaxBeforeFailure(sympy.Function):
 
 
 class MinFailure(sympy.Function):
-    """The lowest x whose row fails (the top of the knee bracket)."""
+    """The lowest x whose row fails: the top of the knee bracket.
+
+    When no row fails it is the highest x, so the bracket closes on the top
+    of the sweep (the knee lies above it) instead of becoming infinite, which
+    neither a record nor a spreadsheet cell can show.
+    """
     nargs = 2
 
     def _latex(self, printer):

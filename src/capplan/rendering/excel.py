@@ -596,7 +596,7 @@ class ExcelPrinter(Printer):
 
     def _print_MinFailure(self, expr):
         xs, oks, first_failure = self._failure_parts(expr)
-        return f"IF(SUMPRODUCT(1-{oks})=0,NA(),{first_failure})"
+        return f"IF(SUMPRODUCT(1-{oks})=0,MAX({xs}),{first_failure})"
 
 
 def to_excel(expr, refs: Refs) -> str:

@@ -1,28 +1,36 @@
 """The JSON document of ``capplan eval --json``: the contract scripts read.
 
-Per scenario: every quantity's value in its display unit, unit, tag, formula
-and provenance; every table's columns and rows. Keys follow the model's
-order, floats are Python's shortest round-trip repr, so the text is stable.
+Per scenario: the key results (as the record and the diff show them), then
+every quantity's value in its display unit, unit, tag, formula and
+provenance, and every table's columns and rows. Keys follow the model's
+order and numbers have 12 significant digits, so the text is stable.
+``format_version`` changes when a key is renamed or removed (adding keys
+does not change it).
 """
 
 from __future__ import annotations
 
 import json
-import math
 
+from capplan import formatting
 from capplan.engine.evaluate import Evaluation
-from capplan.loading.plan import Plan
+from capplan.rendering.present import replaced_formula
+from capplan.rendering.view import PlanView, ScenarioView
+
+FORMAT_VERSION = 2      # 2: key_results per scenario; formula_replaced under the plan's switches
 
 
-def document(plan: Plan, evaluations: list[Evaluation]) -> dict:
+def document(view: PlanView) -> dict:
+    plan = view.plan
     return {
+        "format_version": FORMAT_VERSION,
         "plan": plan.name,
         "file": plan.file,
         "title": plan.title,
         "gpu": plan.gpu.id,
         "model": plan.model_entry.id,
         "switches": dict(sorted(plan.switches.items())),
-        "scenarios": {e.scenario.name: _scenario(e) for e in evaluations},
+        "scenarios": {s.name: _scenario(e, s) for e, s in zip(view.evaluations, view.scenarios)},
     }
 
 
@@ -30,14 +38,15 @@ def dumps(doc: dict) -> str:
     return json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
-def _scenario(e: Evaluation) -> dict:
+def _scenario(e: Evaluation, view: ScenarioView) -> dict:
     quantities = {}
     for name in e.graph.order:
         q = e.model.quantities[name]
         if q.table:
             continue
         node = e.graph.nodes[name]
-        item = {"value": plain(e.display(name)), "unit": q.unit, "tag": "derived" if node.formula else e.inputs[name].tag}
+        item = {"value": formatting.plain(e.display(name)), "unit": q.unit,
+                "tag": "derived" if node.formula else e.inputs[name].tag}
         if node.formula:
             item["formula"] = node.formula.text
             item["depends_on"] = sorted(e.provenance[name])
@@ -49,7 +58,7 @@ def _scenario(e: Evaluation) -> dict:
             item.update({k: v for k, v in (("source", given.source), ("date", given.date), ("origin", given.origin)) if v})
             if given.pinned:
                 item["pinned"] = True
-                item["formula_replaced"] = next(f for _, f in q.formulas).text
+                item["formula_replaced"] = replaced_formula(e, name).text
             if given.pending:
                 item["pending"] = True
         quantities[name] = item
@@ -63,22 +72,8 @@ def _scenario(e: Evaluation) -> dict:
             columns[q.column] = {"unit": q.unit, "kind": q.kind}
             if e.graph.nodes[col].formula:
                 columns[q.column]["formula"] = e.graph.nodes[col].formula.text
-        rows = [{k: plain(v) for k, v in row.items()} for row in e.rows(tname)]
+        rows = [{k: formatting.plain(v) for k, v in row.items()} for row in e.rows(tname)]
         tables[tname] = {"columns": columns, "rows": rows}
-    return {"title": e.scenario.title, "changes": e.scenario.changes, "quantities": quantities, "tables": tables}
-
-
-def plain(value):
-    """JSON-ready: 12 significant digits (no float noise such as
-    7.000000000000001 in a diff), whole numbers as ints, NaN as null."""
-    if isinstance(value, list):
-        return [plain(v) for v in value]
-    if isinstance(value, float):
-        if math.isnan(value):
-            return None
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-        value = float(f"{value:.12g}")
-        if value.is_integer() and abs(value) < 2 ** 53:
-            return int(value)
-    return value
+    return {"title": e.scenario.title, "changes": e.scenario.changes,
+            "key_results": [k.as_json() for k in view.key_results],
+            "quantities": quantities, "tables": tables}

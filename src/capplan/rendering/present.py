@@ -1,9 +1,12 @@
-"""What a reader sees of a quantity: formula, numbers substituted, value, tag.
+"""What a reader sees of a quantity: its value with unit, formula, numbers
+substituted, tag.
 
-The Markdown record (and ``capplan explain``) show each derived quantity as
-``formula → the same formula with the numbers that went in → result``, with
-its tag and source. This module turns an :class:`Evaluation` into those rows;
-the Jinja templates only lay them out.
+Every output shows a value the same way: :func:`shown` gives the number in its
+display unit (JSON-ready) and its text for humans. The Markdown record (and
+``capplan explain``) show each derived quantity as ``formula → the same
+formula with the numbers that went in → result``, with its tag and source;
+:func:`row` turns an :class:`Evaluation` into those rows, and the templates
+only lay them out.
 """
 
 from __future__ import annotations
@@ -14,10 +17,42 @@ from dataclasses import dataclass
 import sympy
 from sympy.printing.latex import LatexPrinter
 
+from capplan import formatting
 from capplan.engine.evaluate import Evaluation
-from capplan.engine.formula import TABLE_FUNCTIONS
+from capplan.engine.formula import TABLE_FUNCTIONS, Formula
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)?")
+
+
+@dataclass(frozen=True)
+class Shown:
+    """A value as every output shows it: ``value`` in the display unit,
+    JSON-ready (12 significant digits, whole numbers as ints), ``text`` for
+    humans (``9 GPUs``, ``$59,965.44``). ``str()`` is the text, so a Jinja
+    sentence writes ``{{ x }}`` and reaches the number as ``x.value``."""
+
+    value: object
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def shown(e: Evaluation, name: str, index: int | None = None) -> Shown:
+    """Quantity ``name`` (a table column when ``index`` is given) as shown."""
+    q = e.model.quantities[name]
+    value = e.display(name)
+    if index is not None:
+        value = value[index]
+    return Shown(formatting.plain(value), formatting.quantity(value, q.unit, q.kind))
+
+
+def replaced_formula(e: Evaluation, name: str) -> Formula | None:
+    """The formula a pinned quantity replaces, under this plan's switches."""
+    given = e.inputs.get(name)
+    if given is None or not given.pinned:
+        return None
+    return e.model.quantities[name].formula_for(dict(e.graph.switches))
 
 
 @dataclass(frozen=True)
@@ -42,10 +77,10 @@ class Row:
 def row(e: Evaluation, name: str) -> Row:
     q = e.model.quantities[name]
     node = e.graph.nodes[name]
-    value = e.text(name)
+    value = shown(e, name).text
     if node.formula is None:
         given = e.inputs[name]
-        replaced = q.formula_for(dict(e.graph.switches)) if given.pinned else None
+        replaced = replaced_formula(e, name)
         return Row(name, q.symbol, q.description, value, given.tag, given.pending, (), given.pinned,
                    given.source or "", given.date or "", given.note or "",
                    replaced.text if replaced else "", latex(e, replaced.expr) if replaced else "", "", "")
@@ -80,7 +115,8 @@ def substituted(e: Evaluation, formula) -> str:
     """
     if any(isinstance(node, tuple(TABLE_FUNCTIONS)) for node in sympy.preorder_traversal(formula.expr)):
         return ""
-    text = _NAME.sub(lambda m: e.text(m.group(0)) if m.group(0) in formula.names else m.group(0), formula.text)
+    text = _NAME.sub(lambda m: shown(e, m.group(0)).text if m.group(0) in formula.names else m.group(0),
+                     formula.text)
     for plain, pretty in ((" * ", " × "), (" <= ", " ≤ "), (" >= ", " ≥ ")):
         text = text.replace(plain, pretty)
     return text

@@ -51,12 +51,13 @@ from openpyxl.utils import get_column_letter
 from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.writer.excel import ExcelWriter
 
+from capplan import formatting
 from capplan.engine import units
 from capplan.engine.evaluate import Evaluation
 from capplan.engine.model import Model
 from capplan.errors import CapplanError
 from capplan.loading.plan import Plan
-from capplan.rendering import formatting
+from capplan.rendering import present
 from capplan.rendering.excel import (
     ExcelPrinter,
     exact_factor,
@@ -65,6 +66,7 @@ from capplan.rendering.excel import (
     lint_formula,
 )
 from capplan.rendering.layout import layout
+from capplan.rendering.view import declared
 from capplan.resources import templates_dir
 
 # ---------------------------------------------------------------------------
@@ -980,25 +982,19 @@ class _Builder:
             c.font = Font(size=8, color="595959")
         ws.row_dimensions[row].height = 52
         row += 1
-        lay = self.layout
-        sens = next((s for s in lay.get("sections", []) if "scenario_columns" in s), {})
-        summ = lay.get("summary", {}) or {}
-        scalars = list(dict.fromkeys(list(sens.get("scenario_columns", []) or [])
-                                     + list(summ.get("quantities", []) or [])))
         bool_cells: list[str] = []
-        for name in scalars:
-            if name in self.nominal.graph.nodes and self.model.quantities[name].table is None:
-                row = self._summary_row(ws, row, name, None, name, bool_cells)
         tables: dict[str, list[str]] = {}
-        if summ.get("table"):
-            tables.setdefault(summ["table"], []).extend(summ.get("columns", []) or [])
-        for t, cols in (sens.get("scenario_table_columns") or {}).items():
-            tables.setdefault(t, []).extend(cols)
+        for item in declared():             # the key results, as every summary shows them
+            name = item["quantity"]
+            if item["table"] is not None:
+                tables.setdefault(item["table"], []).append(self.model.quantities[name].column)
+            elif name in self.nominal.graph.nodes:
+                row = self._summary_row(ws, row, name, None, name, bool_cells)
         for t, cols in tables.items():
             if t not in self.nominal.scenario.tables or t not in self.model.tables:
                 continue
             table = self.model.tables[t]
-            cols = [c for c in dict.fromkeys(cols) if f"{t}.{c}" in self.nominal.graph.nodes]
+            cols = [c for c in cols if f"{t}.{c}" in self.nominal.graph.nodes]
             keys = self.nominal.display(f"{t}.{table.key}")
             for i, k in enumerate(keys):
                 if any(len(s.ev.scenario.tables[t].rows) <= i for s in self.sheets):
@@ -1027,7 +1023,7 @@ class _Builder:
                 given = self.nominal.inputs.get(n) or next(e.inputs[n] for e in self.evs if n in e.inputs)
                 set_text(ws.cell(row, 1), n)
                 self.apply_style(ws.cell(row, 1), "pending")
-                shown = self.nominal.text(n) if n in self.nominal.values else ""
+                shown = present.shown(self.nominal, n).text if n in self.nominal.values else ""
                 set_text(ws.cell(row, 2), f"{shown} - {given.source or 'no source'}")
                 ws.cell(row, 2).font = Font(size=9)
                 row += 1

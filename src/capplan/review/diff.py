@@ -25,24 +25,22 @@ import subprocess
 import tarfile
 import tempfile
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from capplan import build as builder
+from capplan import formatting
 from capplan.engine import units
 from capplan.engine.evaluate import Evaluation
 from capplan.errors import CapplanError
 from capplan.loading.plan import Plan
-from capplan.rendering import formatting, record
-from capplan.rendering.jsonout import plain
+from capplan.rendering import view
+from capplan.rendering.present import shown
+from capplan.rendering.view import KeyResult, PlanView, ScenarioView
 
 MARKER = "<!-- capplan-diff -->"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2          # 2: key results carry `row` and `role` (was `deployment`)
 
-KEY_SCALARS = (("safe_rate_per_replica", "λ_safe (per replica)"), ("active_gpus", "Active GPUs"),
-               ("resilient_gpus", "Resilient GPUs"))
-KEY_TABLE = "deployments"
-KEY_COLUMNS = (("nodes", "nodes"), ("monthly_cost", "monthly cost"),
-               ("cost_per_million_tokens", "$ per 1M output tokens"))
 MEASURED = ("measurement", "fact")          # tags whose change is called out with ⚠
 COMMENT_LIMIT = 60_000                      # GitHub refuses comments over 65,536 characters
 
@@ -63,6 +61,10 @@ class Side:
     @property
     def nominal(self) -> Evaluation | None:
         return self.evaluations[0] if self.evaluations else None
+
+    @cached_property
+    def view(self) -> PlanView | None:
+        return view.build(self.plan, self.evaluations) if self.evaluations else None
 
 
 # -- reading the two sides ------------------------------------------------------------------
@@ -209,18 +211,19 @@ def compare_plan(old: Side | None, new: Side | None) -> dict:
         "fleet_flips": [], "scenarios": [],
     }
     old_ok = old is not None and old.plan is not None
-    o_e = old.nominal if old_ok else None
-    n_e = new.nominal if new else None
-    out["key_results"] = _key_results(o_e, n_e)
+    o_v = old.view if old_ok else None
+    n_v = new.view if new else None
+    out["key_results"] = _key_changes(o_v.scenarios[0] if o_v else None, n_v.scenarios[0] if n_v else None)
     if new is None:
         out["status"] = "removed"
-        out["headline"] = "Plan removed. It said: " + record.headline(o_e)
+        out["headline"] = "Plan removed. It said: " + o_v.headline
         return out
     if not old_ok:
         out["status"] = "base_error" if old is not None else "added"
         lead = "New plan: " if old is None else "The old version does not load with this capplan; the new one says: "
-        out["headline"] = lead + record.headline(n_e)
+        out["headline"] = lead + n_v.headline
         return out
+    o_e, n_e = old.nominal, new.nominal
     out["results"] = _results(o_e, n_e)
     out["inputs"], out["edits"] = _input_changes(old, new)
     out["scenario_changes"] = _scenario_changes(old.plan, new.plan)
@@ -236,38 +239,23 @@ def compare_plan(old: Side | None, new: Side | None) -> dict:
 def _value(e: Evaluation | None, name: str):
     if e is None or name not in e.values:
         return None
-    return plain(e.display(name))
+    return formatting.plain(e.display(name))
 
 
 def _text(e: Evaluation | None, name: str) -> str | None:
     if e is None or name not in e.values:
         return None
-    return e.text(name)
+    return shown(e, name).text
 
 
-def _key_results(o_e: Evaluation | None, n_e: Evaluation | None) -> list[dict]:
-    out = []
-    model = (n_e or o_e).model
-    for name, label in KEY_SCALARS:
-        if _value(o_e, name) is None and _value(n_e, name) is None:
-            continue
-        q = model.quantities[name]
-        out.append(_change_row(label, name, None, _value(o_e, name), _value(n_e, name),
-                               _text(o_e, name), _text(n_e, name), q.unit, q.kind))
-    old_rows, new_rows = _deployment_rows(o_e), _deployment_rows(n_e)
-    for dep in list(new_rows) + [d for d in old_rows if d not in new_rows]:
-        for column, label in KEY_COLUMNS:
-            q = model.quantities[f"{KEY_TABLE}.{column}"]
-            o, n = old_rows.get(dep, {}).get(column), new_rows.get(dep, {}).get(column)
-            out.append(_change_row(f"{dep}: {label}", column, dep, plain(o), plain(n),
-                                   _show(o, q), _show(n, q), q.unit, q.kind))
-    return out
-
-
-def _deployment_rows(e: Evaluation | None) -> dict[str, dict]:
-    if e is None or KEY_TABLE not in e.scenario.tables:
-        return {}
-    return {str(r["name"]): r for r in e.rows(KEY_TABLE)}
+def _key_changes(old: ScenarioView | None, new: ScenarioView | None) -> list[dict]:
+    """Each key result before and after, matched by id (a row added or removed
+    shows as new or removed)."""
+    olds = {k.id: k for k in old.key_results} if old else {}
+    news = {k.id: k for k in new.key_results} if new else {}
+    ids = list(news) + [i for i in olds if i not in news]
+    ids.sort(key=lambda i: (news.get(i) or olds[i]).row is not None)       # scalars first, rows in order
+    return [_change_row(olds.get(i), news.get(i)) for i in ids]
 
 
 def _show(value, q) -> str | None:
@@ -276,11 +264,14 @@ def _show(value, q) -> str | None:
     return formatting.quantity(value, q.unit, q.kind)
 
 
-def _change_row(label, quantity, deployment, old, new, old_text, new_text, unit, kind) -> dict:
+def _change_row(o: KeyResult | None, n: KeyResult | None) -> dict:
+    k = n or o
+    old, new = (o.value if o else None), (n.value if n else None)
     changed = old != new
-    return {"label": label, "quantity": quantity, "deployment": deployment, "unit": unit,
-            "old": old, "new": new, "old_text": old_text, "new_text": new_text,
-            "change": _delta(old, new, unit, kind) if changed else "", "changed": changed}
+    label = f"{k.row}: {k.label}" if k.row is not None else k.label
+    return {"label": label, "quantity": k.quantity, "row": k.row, "role": k.role, "unit": k.unit,
+            "old": old, "new": new, "old_text": o.text if o else None, "new_text": n.text if n else None,
+            "change": _delta(old, new, k.unit, k.kind) if changed else "", "changed": changed}
 
 
 def _delta(old, new, unit: str, kind: str) -> str:
@@ -328,7 +319,7 @@ def _results(o_e: Evaluation, n_e: Evaluation) -> list[dict]:
             if key not in old_keys or name not in o_e.values or name not in n_e.values:
                 continue
             i = old_keys[key]
-            o, n = plain(o_e.display(name)[i]), plain(n_e.display(name)[j])
+            o, n = formatting.plain(o_e.display(name)[i]), formatting.plain(n_e.display(name)[j])
             if o != n:
                 out.append({"name": f"{q.table}[{key}].{q.column}", "unit": q.unit, "old": o, "new": n,
                             "old_text": _show(o_e.display(name)[i], q), "new_text": _show(n_e.display(name)[j], q)})
@@ -344,10 +335,9 @@ def _row_keys(e: Evaluation, table: str) -> dict[str, int]:
 
 
 def _key_text(value, q) -> str:
-    if q.kind == "text" or isinstance(value, str):
-        return str(value)
-    shown = units.to_display(float(value), q.unit)
-    return f"{shown:g}"
+    """A raw row's key (base units) as the view names rows."""
+    return formatting.key_text(value if q.kind == "text" or isinstance(value, str)
+                               else units.to_display(float(value), q.unit))
 
 
 def _klass(*tags) -> str:
@@ -443,7 +433,7 @@ def _table_changes(model, tname, od, nd, change, edits) -> None:
         for q in inputs:
             a, b = od.rows[i].get(q.column), nd.rows[j].get(q.column)
             same = a == b or (isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b))
-            if not same and plain(a) != plain(b):
+            if not same and formatting.plain(a) != formatting.plain(b):
                 change(f"{tname}[{key}].{q.column}", tag, tag, cell(od, i, q), cell(nd, j, q), "value",
                        (nd.meta[j] or {}).get("source") or nd.source or "")
         om, nm = od.meta[i] or {}, nd.meta[j] or {}
@@ -476,61 +466,47 @@ def _scenario_changes(old: Plan, new: Plan) -> list[dict]:
 
 
 def _scenarios(old: Side, new: Side) -> tuple[list[dict], list[dict]]:
-    """Per scenario: key results before/after; and the fixed-fleet checks that flip."""
-    olds = {e.scenario.name: e for e in old.evaluations}
-    news = {e.scenario.name: e for e in new.evaluations}
+    """Per scenario: key results before/after (a table row in words); and the
+    verdicts (the fixed-fleet check) that flip."""
+    olds = {s.name: (e, s) for e, s in zip(old.evaluations, old.view.scenarios)}
+    news = {s.name: (e, s) for e, s in zip(new.evaluations, new.view.scenarios)}
     scenarios, flips = [], []
     for name in list(news) + [n for n in olds if n not in news]:
-        o_e, n_e = olds.get(name), news.get(name)
-        e = n_e or o_e
-        status = "both" if o_e and n_e else ("added" if n_e else "removed")
-        cells = []
-        for qname, label in KEY_SCALARS:
-            cells.append({"label": label, "old_text": _text(o_e, qname), "new_text": _text(n_e, qname),
-                          "changed": _value(o_e, qname) != _value(n_e, qname)})
-        o_rows, n_rows = _deployment_rows(o_e), _deployment_rows(n_e)
-        for dep in list(n_rows) + [d for d in o_rows if d not in n_rows]:
-            o_r, n_r = o_rows.get(dep), n_rows.get(dep)
-            cells.append({"label": dep, "old_text": _fleet_text(o_r), "new_text": _fleet_text(n_r),
-                          "changed": _fleet_key(o_r) != _fleet_key(n_r)})
-            if o_r and n_r and "fleet_holds" in o_r and "fleet_holds" in n_r \
-                    and bool(o_r["fleet_holds"]) != bool(n_r["fleet_holds"]):
-                flips.append({"scenario": name, "title": e.scenario.title, "deployment": dep,
-                              "old": bool(o_r["fleet_holds"]), "new": bool(n_r["fleet_holds"]),
-                              "old_text": _verdict(o_r, o_e), "new_text": _verdict(n_r, n_e)})
-        scenarios.append({"name": name, "title": e.scenario.title, "status": status, "cells": cells})
+        (o_e, o_s), (n_e, n_s) = olds.get(name, (None, None)), news.get(name, (None, None))
+        s = n_s or o_s
+        status = "both" if o_s and n_s else ("added" if n_s else "removed")
+        rows = _key_changes(o_s, n_s)
+        cells = [{"label": r["label"], "old_text": r["old_text"], "new_text": r["new_text"], "changed": r["changed"]}
+                 for r in rows if r["row"] is None]
+        for key in dict.fromkeys(r["row"] for r in rows if r["row"] is not None):
+            mine = [r for r in rows if r["row"] == key]
+            cells.append({"label": key, "old_text": _row_text(old, o_e, o_s, key),
+                          "new_text": _row_text(new, n_e, n_s, key), "changed": any(r["changed"] for r in mine)})
+            for r in mine:
+                if r["role"] == "verdict" and r["old"] is not None and r["new"] is not None and r["changed"]:
+                    flips.append({"scenario": name, "title": s.title, "row": key, "old": bool(r["old"]),
+                                  "new": bool(r["new"]), "old_text": _row_text(old, o_e, o_s, key),
+                                  "new_text": _row_text(new, n_e, n_s, key)})
+        scenarios.append({"name": name, "title": s.title, "status": status, "cells": cells})
     return scenarios, flips
 
 
-def _fleet_key(r: dict | None):
-    if r is None:
-        return None
-    return tuple(plain(r.get(k)) for k in ("nodes", "monthly_cost", "fleet_holds"))
-
-
-def _fleet_text(r: dict | None) -> str | None:
-    if r is None:
-        return None
-    text = f"{formatting.number(r['nodes'])} nodes, {formatting.money(r['monthly_cost'])}"
-    if "fleet_holds" in r:
-        text += ", fleet " + ("holds" if r["fleet_holds"] else "**breaks**")
-    return text
-
-
-def _verdict(r: dict, e: Evaluation) -> str:
-    verdict = "holds" if r["fleet_holds"] else "**breaks**"
-    capacity = r.get("fleet_safe_capacity")
-    if capacity is None:
-        return verdict
-    peak = e.display("peak_arrival_rate")
-    share = f", {peak / capacity:.0%} loaded" if capacity else ""
-    return f"{verdict} ({formatting.number(capacity)} req/s safe for a {formatting.number(peak)} req/s peak{share})"
+def _row_text(side: Side, e: Evaluation | None, s: ScenarioView | None, key: str) -> str | None:
+    """A table row's key results in words (``sentences.row_summary``)."""
+    results = s.rows().get(key) if s else None
+    return side.view.row_summary(e, results[0].index) if results else None
 
 
 def _headline(p: dict) -> str:
-    """'Monthly cost rises by $29,982 (+50 %) on aws-p4de.24xlarge; active GPUs 9 → 13.'"""
+    """'Monthly cost rises by $29,982 (+50 %) on aws-p4de.24xlarge; active GPUs 9 → 13.'
+
+    Built from the key results' roles (layout.yaml): how the `cost` moved per
+    row, the `size` of rows whose cost did not move, the first `count` that
+    changed, the `rate` when no cost moved, and where a `verdict` flipped.
+    """
     rows = p["key_results"]
-    costs = [r for r in rows if r["quantity"] == "monthly_cost" and r["old"] is not None and r["new"] is not None]
+    role = lambda name: [r for r in rows if r["role"] == name]        # noqa: E731
+    costs = [r for r in role("cost") if r["old"] is not None and r["new"] is not None]
     moved = sorted((r for r in costs if r["changed"]), key=lambda r: -abs(r["new"] - r["old"]))
     parts = []
     if moved:
@@ -538,38 +514,43 @@ def _headline(p: dict) -> str:
         for r in moved[:2]:
             d = r["new"] - r["old"]
             pct = f" ({_percent(d, r['old'])})" if r["old"] else ""
-            phrases.append(f"{'rises' if d > 0 else 'falls'} by ${round(abs(d)):,}{pct} on {r['deployment']}")
-        text = "Monthly cost " + " and ".join(phrases)
+            phrases.append(f"{'rises' if d > 0 else 'falls'} by ${round(abs(d)):,}{pct} on {r['row']}")
+        text = _sentence_case(moved[0]["label"].split(": ", 1)[-1]) + " " + " and ".join(phrases)
         if len(moved) > 2:
             text += f" (and {len(moved) - 2} more deployment{'s' if len(moved) > 3 else ''})"
         parts.append(text)
+        sizes = {r["row"]: r for r in role("size")}
         steady = [r for r in costs if not r["changed"]]
         if steady:
-            nodes = {r["deployment"]: r for r in rows if r["quantity"] == "nodes"}
-            parts.append(", ".join(f"{r['deployment']} unchanged ({_plain_text(nodes[r['deployment']]['new'])} nodes)"
-                                   if r["deployment"] in nodes else f"{r['deployment']} unchanged" for r in steady))
+            parts.append(", ".join(f"{r['row']} unchanged ({sizes[r['row']]['new_text']} "
+                                   f"{sizes[r['row']]['label'].split(': ', 1)[-1]})" if r["row"] in sizes
+                                   else f"{r['row']} unchanged" for r in steady))
     elif costs:
-        parts.append("Monthly cost unchanged")
-    by_name = {r["quantity"]: r for r in rows if r["deployment"] is None}
-    active, resilient, safe = (by_name.get(n) for n in ("active_gpus", "resilient_gpus", "safe_rate_per_replica"))
-    if active and active["changed"]:
-        parts.append(f"active GPUs {_plain_text(active['old'])} → {_plain_text(active['new'])}")
-    elif resilient and resilient["changed"]:
-        parts.append(f"resilient GPUs {_plain_text(resilient['old'])} → {_plain_text(resilient['new'])}")
-    elif active:
-        parts.append(f"active GPUs unchanged at {_plain_text(active['new'])}")
-    if safe and safe["changed"] and not moved:
-        parts.append(f"λ_safe {safe['old_text']} → {safe['new_text']}")
+        parts.append(_sentence_case(costs[0]["label"].split(": ", 1)[-1]) + " unchanged")
+    counts = [r for r in role("count") if r["row"] is None]
+    changed_count = next((r for r in counts if r["changed"]), None)
+    if changed_count:
+        parts.append(f"{changed_count['label']} {_plain_text(changed_count['old'])} → {_plain_text(changed_count['new'])}")
+    elif counts:
+        parts.append(f"{counts[0]['label']} unchanged at {_plain_text(counts[0]['new'])}")
+    rate = next((r for r in role("rate") if r["changed"]), None)
+    if rate and not moved:
+        parts.append(f"{rate['label']} {rate['old_text']} → {rate['new_text']}")
     breaks = sorted({f["scenario"] for f in p["fleet_flips"] if not f["new"]})
     holds = sorted({f["scenario"] for f in p["fleet_flips"] if f["new"]})
     if breaks or holds:
         flips = ([f"breaks in {', '.join(breaks)}"] if breaks else []) + ([f"holds in {', '.join(holds)}"] if holds else [])
         parts.append("the fixed fleet now " + " and ".join(flips))
-    if not moved and not (active and active["changed"]) and not breaks and not holds:
+    if not moved and not changed_count and not breaks and not holds:
         count = len(p["results"])
         if count:
             parts.append(f"{count} other result{'s' if count != 1 else ''} change")
     return "; ".join(parts) + "."
+
+
+def _sentence_case(text: str) -> str:
+    """'active GPUs' -> 'Active GPUs'; a symbol ('λ_safe') stays as written."""
+    return text[:1].upper() + text[1:] if text[:1].isascii() else text
 
 
 def _plain_text(value) -> str:
@@ -631,7 +612,8 @@ def _plan_section(p: dict, doc: dict, details: bool) -> list[str]:
 
     lines += ["| Result (nominal) | Before | After | Change |", "| --- | ---: | ---: | ---: |"]
     for r in p["key_results"]:
-        label = f"**{_cell(r['label'])}**" if r["changed"] else _cell(r["label"])
+        label = _cell(r["label"] if r["row"] is not None else _sentence_case(r["label"]))
+        label = f"**{label}**" if r["changed"] else label
         lines.append(f"| {label} | {_cell(r['old_text'])} | {_cell(r['new_text'])} | {r['change'] or ''} |")
     lines.append("")
 
@@ -663,7 +645,7 @@ def _plan_section(p: dict, doc: dict, details: bool) -> list[str]:
                   "at the scenario's λ_safe):", "",
                   "| Scenario | Deployment | Before | After |", "| --- | --- | --- | --- |"]
         for f in p["fleet_flips"]:
-            lines.append(f"| `{f['scenario']}` {_cell(f['title'])} | {_cell(f['deployment'])} | "
+            lines.append(f"| `{f['scenario']}` {_cell(f['title'])} | {_cell(f['row'])} | "
                          f"{_cell(f['old_text'])} | {_cell(f['new_text'])} |")
         lines.append("")
     if details and (p["results"] or p["scenarios"] or p["edits"]):

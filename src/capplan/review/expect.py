@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import re
 
+from capplan import formatting
 from capplan.engine import units
 from capplan.engine.evaluate import Evaluation
 from capplan.loading.plan import Expectation
-from capplan.rendering import formatting
 
 _CELL = re.compile(r"^(\w+)\[([^\]]+)\]\.(\w+)$")
 

@@ -23,11 +23,12 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from capplan import formatting
 from capplan.engine import units
 from capplan.engine.evaluate import Evaluation
 from capplan.errors import CapplanError
-from capplan.rendering import formatting
 from capplan.rendering.present import row as present_row
+from capplan.rendering.present import shown
 
 _CELL = re.compile(r"^(\w+)\[([^\]]+)\]\.(\w+)$")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)?")
@@ -70,7 +71,7 @@ def resolve(e: Evaluation, target: str) -> tuple[str, int | None]:
         key_column = e.model.tables[table].key
         index = e.scenario.tables[table].key_index(key_column, key)
         if index is None:
-            keys = [_key_text(v) for v in e.values.get(f"{table}.{key_column}", [])]
+            keys = [formatting.key_text(v) for v in e.display(f"{table}.{key_column}")]
             near = difflib.get_close_matches(key, keys, n=3, cutoff=0.5)
             hint = f"; did you mean {', '.join(near)}?" if near else f" (rows: {', '.join(keys)})"
             raise CapplanError(f"{table} has no row '{key}'{hint}", file=e.plan.file)
@@ -195,21 +196,16 @@ def _ordered_deps(node) -> list[str]:
 
 # -- numbers of tables -----------------------------------------------------------------
 
-def _key_text(value) -> str:
-    return f"{value:g}" if isinstance(value, float) else str(value)
-
-
 def cell_label(e: Evaluation, table: str, index: int, column: str) -> str:
     key_column = e.model.tables[table].key
     key = e.values[f"{table}.{key_column}"][index]
     if not isinstance(key, str):
         key = units.to_display(float(key), e.model.quantities[f"{table}.{key_column}"].unit)
-    return f"{table}[{_key_text(key)}].{column}"
+    return f"{table}[{formatting.key_text(key)}].{column}"
 
 
 def cell_text(e: Evaluation, name: str, index: int) -> str:
-    q = e.model.quantities[name]
-    return formatting.quantity(e.display(name)[index], q.unit, q.kind)
+    return shown(e, name, index).text
 
 
 def column_summary(e: Evaluation, name: str) -> str:
@@ -255,7 +251,7 @@ def substitute_row(e: Evaluation, name: str, index: int, nominal: Evaluation | N
     def value_text(ev: Evaluation, ref: str) -> str:
         q = ev.model.quantities[ref]
         if q.table is None:
-            return ev.text(ref)
+            return shown(ev, ref).text
         if q.table == table:
             return cell_text(ev, ref, index)
         return column_summary(ev, ref)

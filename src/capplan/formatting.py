@@ -74,3 +74,25 @@ def quantity(value, unit: str, kind: str = "number") -> str:
     if text == "1" and label in SINGULAR:
         label = SINGULAR[label]
     return f"{text} {label}"
+
+
+def plain(value):
+    """A number for JSON and comparisons: 12 significant digits (no float
+    noise such as 7.000000000000001 in a diff), whole numbers as ints, NaN as
+    null."""
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    if isinstance(value, float):
+        if math.isnan(value):
+            return None
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        value = float(f"{value:.12g}")
+        if value.is_integer() and abs(value) < 2 ** 53:
+            return int(value)
+    return value
+
+
+def key_text(value) -> str:
+    """A table row's key as a name: text as is, a number (a swept rate) as ``10`` or ``2.5``."""
+    return f"{value:g}" if isinstance(value, float) else str(value)

@@ -1,0 +1,118 @@
+"""The load sweep as the record shows it: the table with per-SLO verdicts,
+the knee bracket in words, closed bursts, the evidence files, and the
+series of the latency chart.
+
+What is shown comes from the ``sweep:`` part of ``templates/layout.yaml``
+(columns, spreads, the per-SLO checks and their short names, the λ* and
+knee quantities); each check's measured column and limit are read from its
+formula in the model (``ttft_p95 <= ttft_p95_slo``), so a new SLO column
+needs a line in the model and a name in the layout, not code.
+"""
+
+from __future__ import annotations
+
+import math
+
+from capplan import formatting
+from capplan.engine.evaluate import Evaluation
+from capplan.rendering.present import shown
+
+
+def sweep(e: Evaluation, spec: dict) -> dict:
+    table = spec["table"]
+    model = e.model
+    data = e.scenario.tables[table]
+    count = len(data.rows)
+    col = lambda c: f"{table}.{c}"              # noqa: E731 - a column's model name
+    columns = [c for c in spec["columns"] if col(c) in e.values and not _blank(e, col(c))]
+    checks = {ok: _relation(e, col(ok)) + (label,) for ok, label in spec["checks"].items() if col(ok) in e.values}
+    ok = [bool(v) for v in e.display(col(spec["verdict"]))]
+    replicates = e.display(col(spec["replicates"])) if col(spec.get("replicates", "")) in e.values else [1] * count
+
+    header = [_header(model.quantities[col(c)]) for c in columns] + ["per SLO", "SLO"]
+    rows = []
+    for i in range(count):
+        cells = []
+        for c in columns:
+            text = formatting.number(e.display(col(c))[i])
+            spread = spec.get("spreads", {}).get(c)
+            if spread and col(spread) in e.values and replicates[i] > 1:
+                text += f" ± {formatting.number(e.display(col(spread))[i])}"
+            cells.append(text)
+        verdicts = " ".join(("✓ " if e.display(col(k))[i] else "✗ ") + label for k, (_, _, label) in checks.items())
+        rows.append(cells + [verdicts, "**PASS**" if ok[i] else "FAIL"])
+    return {"header": header, "numeric": [True] * len(columns) + [False, False], "rows": rows,
+            "knee": _knee(e, spec, checks, ok), "files": _files(data), "bursts": _bursts(data),
+            "chart": _chart_series(e, table, checks), "rates": [formatting.number(r) for r in e.display(col("arrival_rate"))]
+            if col("arrival_rate") in e.values else [],
+            "description": model.tables[table].description, "source": data.source or ""}
+
+
+def _blank(e: Evaluation, name: str) -> bool:
+    """An optional column no row fills (NaN throughout) is left out."""
+    q = e.model.quantities[name]
+    return q.optional and all(v != v for v in e.values[name])
+
+
+def _header(q) -> str:
+    label = formatting.unit_label(q.unit)
+    return f"{q.column} [{label}]" if label else q.column
+
+
+def _relation(e: Evaluation, name: str) -> tuple[str, str]:
+    """(measured, limit) of a check column ``measured <= limit``."""
+    measured, limit = (str(a) for a in e.graph.nodes[name].formula.expr.args)
+    return measured, limit
+
+
+def _knee(e: Evaluation, spec: dict, checks: dict, ok: list[bool]) -> str:
+    rate, knee = spec["rate"], spec["knee"]
+    xs = e.display(f"{spec['table']}.arrival_rate")
+    star = shown(e, rate).text
+    if e.inputs.get(rate) is not None:
+        return f"λ* is pinned at {star} in this plan; the sweep below is shown as evidence."
+    top = e.display(knee)
+    first = next((i for i, x in enumerate(xs) if x == top and not ok[i]), None)
+    if first is None:
+        return (f"Every swept rate meets the SLOs: λ* = {star} is only a lower bound; "
+                f"the knee lies above the highest rate swept. Extend the sweep.")
+    why = "; ".join(f"{label} {shown(e, measured, first).text} > {shown(e, limit).text}"
+                    for k, (measured, limit, label) in checks.items()
+                    if not e.display(f"{spec['table']}.{k}")[first])
+    text = (f"λ* = {star}: every SLO holds up to it. The knee lies between "
+            f"{formatting.number(e.display(rate))} and {shown(e, knee).text} "
+            f"(first failure: {why}); sweep finer there.")
+    noisy = [formatting.number(x) for x, passed in zip(xs, ok) if x > top and passed]
+    if noisy:
+        text += f" A pass above the first failure ({', '.join(noisy)} req/s) is noise and does not count."
+    return text
+
+
+def _files(data) -> list[dict]:
+    return [{"path": f.path, "sha256": f.sha256, "format": f.format,
+             "runs": ", ".join(_rate(p.arrival_rate) for p in f.points),
+             "methods": sorted({m for p in f.points for m in p.methods})} for f in data.imported]
+
+
+def _bursts(data) -> list[str]:
+    """Closed bursts (all requests at once) are shown, never counted."""
+    return [f"{p.file}: closed burst (all requests at once), TTFT p95 {formatting.number(p.ttft_p95)} ms, "
+            f"TPOT p95 {formatting.number(p.tpot_p95)} ms, E2E p99 {formatting.number(p.e2e_p99)} s, "
+            f"{formatting.number(p.output_throughput)} tok/s — not an open-loop point, not counted"
+            for f in data.imported for p in f.points if math.isinf(p.arrival_rate)]
+
+
+def _rate(rate: float) -> str:
+    return "closed burst" if math.isinf(rate) else f"{formatting.number(rate)} req/s"
+
+
+def _chart_series(e: Evaluation, table: str, checks: dict) -> list[dict]:
+    """Each latency check's measured values as a share of its limit (1.0 = at
+    the limit): one scale for every SLO. Checks whose limit is not a time
+    (the error budget) are left out of a latency chart."""
+    series = []
+    for measured, limit, label in checks.values():
+        if e.model.quantities[limit].unit in ("", None):
+            continue
+        series.append({"label": e.model.quantities[measured].column, "shares": [m / e.display(limit) for m in e.display(measured)]})
+    return series

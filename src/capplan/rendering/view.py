@@ -1,0 +1,281 @@
+"""The one view of a plan's results that every output prints.
+
+Built once per plan from its evaluations, the view holds what a reader sees,
+already formatted: the key results of each scenario (declared once, in
+``templates/layout.yaml``), the sentences made of them, and — computed on
+first use, because ``capplan eval`` needs none of it — the record's
+sections with their derivation rows, tables, sweep and sensitivity, the
+pending measurements, the provenance of every input and the scenario
+overrides.
+
+The record (Jinja), the workbook's Summary sheet, ``capplan diff``,
+``capplan eval`` and the JSON document read it; none of them names a
+quantity of its own. A number shown here is a quantity of the model (so the
+workbook can show it as a live formula too); the view only picks, orders and
+words them. A new kind of result (a flip point, a probability) becomes one
+more field here and one more block in each renderer that shows it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from capplan import formatting
+from capplan.engine.evaluate import Evaluation
+from capplan.loading.plan import Plan
+from capplan.rendering import sweepview
+from capplan.rendering.layout import layout
+from capplan.rendering.present import Shown, row, shown
+
+
+@dataclass(frozen=True)
+class KeyResult:
+    """One declared key result in one scenario (absent quantities are skipped)."""
+
+    id: str                 # 'active_gpus' or 'deployments[aws-p4de.24xlarge].nodes'
+    quantity: str           # the model's name: 'active_gpus', 'deployments.nodes'
+    row: str | None         # the table row's key, for a table column
+    index: int | None       # the row's position in this scenario's table
+    label: str              # 'active GPUs', 'nodes'
+    role: str | None        # cost | size | count | rate | verdict (see layout.yaml)
+    unit: str
+    kind: str
+    value: object           # display unit, JSON-ready
+    text: str               # for humans
+
+    def as_json(self) -> dict:
+        return {"id": self.id, "quantity": self.quantity, "row": self.row, "label": self.label,
+                "unit": self.unit, "value": self.value, "text": self.text}
+
+
+@dataclass(frozen=True)
+class ScenarioView:
+    name: str
+    title: str
+    changes: tuple[str, ...]
+    key_results: tuple[KeyResult, ...]
+
+    def key(self, id_: str) -> KeyResult | None:
+        return next((k for k in self.key_results if k.id == id_), None)
+
+    def scalars(self) -> list[KeyResult]:
+        return [k for k in self.key_results if k.row is None]
+
+    def rows(self) -> dict[str, list[KeyResult]]:
+        """Table key results grouped by row key, in table order."""
+        out: dict[str, list[KeyResult]] = {}
+        for k in self.key_results:
+            if k.row is not None:
+                out.setdefault(k.row, []).append(k)
+        return out
+
+
+def declared() -> list[dict]:
+    """The key results of ``layout.yaml``, flattened: one entry per quantity,
+    ``{quantity, label, role}`` with ``table`` set for a table column."""
+    out = []
+    for item in layout()["key_results"]:
+        if "table" in item:
+            out += [{"quantity": f"{item['table']}.{c['column']}", "table": item["table"],
+                     "label": c["label"], "role": c.get("role")} for c in item["columns"]]
+        else:
+            out.append({"quantity": item["quantity"], "table": None, "label": item["label"],
+                        "role": item.get("role")})
+    return out
+
+
+def key_results(e: Evaluation) -> tuple[KeyResult, ...]:
+    """The declared key results of one scenario: scalars first, then per row."""
+    model = e.model
+    scalars, per_row = [], []
+    for item in declared():
+        name = item["quantity"]
+        if name not in e.values:
+            continue
+        q = model.quantities[name]
+        if item["table"] is None:
+            s = shown(e, name)
+            scalars.append(KeyResult(name, name, None, None, item["label"], item["role"], q.unit, q.kind,
+                                     s.value, s.text))
+            continue
+        for index, key in enumerate(row_keys(e, item["table"])):
+            s = shown(e, name, index)
+            per_row.append((index, KeyResult(f"{item['table']}[{key}].{q.column}", name, key, index, item["label"],
+                                             item["role"], q.unit, q.kind, s.value, s.text)))
+    per_row.sort(key=lambda pair: pair[0])             # stable: row by row, columns as declared
+    return tuple(scalars + [k for _, k in per_row])
+
+
+def row_keys(e: Evaluation, table: str) -> list[str]:
+    """Each row's key as text ('aws-p4de.24xlarge', '10' for a rate)."""
+    key = f"{table}.{e.model.tables[table].key}"
+    return [formatting.key_text(v) for v in e.display(key)]
+
+
+def scenario_view(e: Evaluation) -> ScenarioView:
+    return ScenarioView(e.scenario.name, e.scenario.title, tuple(e.scenario.changes), key_results(e))
+
+
+class PlanView:
+    """Everything the outputs of one plan show; see the module docstring."""
+
+    def __init__(self, plan: Plan, evaluations: list[Evaluation]):
+        self.plan = plan
+        self.evaluations = evaluations
+        self.nominal = evaluations[0]
+        self.model = self.nominal.model
+        self.scenarios = [scenario_view(e) for e in evaluations]
+
+    # -- sentences ------------------------------------------------------------------------
+    @cached_property
+    def headline(self) -> str:
+        """One paragraph a leader reads (``sentences.headline`` in layout.yaml)."""
+        return sentence("headline", **_context(self.nominal))
+
+    def row_summary(self, e: Evaluation, index: int) -> str:
+        """One table row's key results in words (``sentences.row_summary``)."""
+        table = next(item["table"] for item in declared() if item["table"])
+        return sentence("row_summary", r=_row_context(e, table, index))
+
+    # -- the record's body ------------------------------------------------------------------
+    @cached_property
+    def sections(self) -> list[dict]:
+        return [self._section(spec) for spec in layout()["sections"]]
+
+    @cached_property
+    def pending(self) -> list[dict]:
+        """Each pending measurement, with the key results (or else the first
+        results) that rest on it."""
+        e = self.nominal
+        keys = [item["quantity"] for item in declared()]
+        out = []
+        for name, given in sorted(e.inputs.items()):
+            if not given.pending:
+                continue
+            affects = [n for n in e.graph.order if name in e.provenance.get(n, ()) and n != name
+                       and e.model.quantities[n].table is None and e.model.quantities[n].kind != "bool"]
+            key = [n for n in keys if n in affects]
+            out.append({"name": name, "value": shown(e, name).text,
+                        "description": e.model.quantities[name].description.rstrip("."),
+                        "source": given.source or "", "affects": key or affects[:4]})
+        return out
+
+    @cached_property
+    def provenance(self) -> list[dict]:
+        e = self.nominal
+        return [_given(e, name, e.inputs[name]) for name in e.graph.order if name in e.inputs]
+
+    @cached_property
+    def overrides(self) -> list[dict]:
+        """What each scenario sets: inputs, pins and table cells."""
+        out = []
+        for e in self.evaluations[1:]:
+            for name, given in e.inputs.items():
+                if given.origin == e.scenario.name:
+                    out.append({"scenario": e.scenario.name, **_given(e, name, given)})
+            for tname, data in e.scenario.tables.items():
+                base = self.nominal.scenario.tables[tname]
+                keys = row_keys(self.nominal, tname)
+                for i, (new, old) in enumerate(zip(data.rows, base.rows)):
+                    for col, value in new.items():
+                        if value != old[col]:
+                            out.append({"scenario": e.scenario.name, "name": f"{tname}[{keys[i]}].{col}",
+                                        "value": shown(e, f"{tname}.{col}", i).text,
+                                        "tag": e.model.tables[tname].tag, "pending": False, "pinned": False,
+                                        "source": ""})
+        return out
+
+    def _section(self, spec: dict) -> dict:
+        e = self.nominal
+        parts = []
+        for part in spec.get("parts", []):
+            rows = [row(e, n) for n in part.get("quantities", []) if n in e.graph.nodes]
+            tables = [_table(e, t, part.get("columns", {})) for t in part.get("tables", []) if t in e.scenario.tables]
+            swept = part.get("sweep")
+            sweep = sweepview.sweep(e, swept) if swept and swept["table"] in e.scenario.tables else None
+            if not rows and not tables and not sweep:
+                continue
+            gate = None
+            if part.get("gate") in e.graph.nodes:
+                g = row(e, part["gate"])
+                gate = {"title": part["title"], "value": g.value, "substituted": g.substituted}
+            parts.append({"title": part["title"], "rows": rows, "tables": tables, "gate": gate, "sweep": sweep})
+        return {"title": spec["title"], "parts": parts,
+                "sensitivity": self._sensitivity() if spec.get("sensitivity") else None}
+
+    def _sensitivity(self) -> dict:
+        """Per scenario: the scalar key results, then one summary per row of the key table."""
+        first = self.scenarios[0]
+        columns = [k.label for k in first.scalars()]             # each cell carries its unit
+        columns += list(first.rows())
+        rows = []
+        for e, s in zip(self.evaluations, self.scenarios):
+            cells = [k.text for k in s.scalars()]
+            cells += [self.row_summary(e, keys[0].index) for keys in s.rows().values()]
+            rows.append({"name": s.name, "title": s.title, "changes": list(s.changes) or ["—"], "cells": cells})
+        return {"columns": columns, "rows": rows}
+
+
+def _context(e: Evaluation) -> dict:
+    """A sentence's names: every scalar of the scenario, and each table as rows."""
+    context: dict[str, object] = {n: shown(e, n) for n in e.graph.order
+                                  if n in e.values and e.model.quantities[n].table is None}
+    for table in e.scenario.tables:
+        context[table] = [_row_context(e, table, i) for i in range(len(e.scenario.tables[table].rows))]
+    return context
+
+
+def _row_context(e: Evaluation, table: str, index: int) -> dict[str, Shown]:
+    return {e.model.quantities[c].column: shown(e, c, index) for c in e.model.tables[table].columns if c in e.values}
+
+
+def sentence(name: str, **context) -> str:
+    """Render ``sentences.<name>`` of layout.yaml (Jinja, imported only here)."""
+    from capplan.rendering.sentences import render
+    return render(layout()["sentences"][name], context)
+
+
+def _given(e: Evaluation, name: str, given) -> dict:
+    return {"name": name, "value": shown(e, name).text, "tag": given.tag, "pending": given.pending,
+            "pinned": given.pinned, "origin": given.origin, "source": given.source or "",
+            "date": given.date or "", "note": given.note or ""}
+
+
+def _header(label: str, unit: str, kind: str) -> str:
+    shown_unit = formatting.MONEY_UNITS.get(unit, unit) if kind == "money" else formatting.unit_label(unit)
+    return f"{label} [{shown_unit}]" if shown_unit else label
+
+
+def _table(e: Evaluation, name: str, shown_columns: dict) -> dict:
+    """A table of the plan as the record prints it: headers with units, cells as text."""
+    model = e.model
+    table = model.tables[name]
+    data = e.scenario.tables[name]
+    wanted = shown_columns.get(name)
+    cols = [c for c in table.columns if c in e.values and not (
+        model.quantities[c].optional and all(v != v for v in e.values[c]))
+        and (wanted is None or model.quantities[c].column in wanted)]
+    columns, formulas = [], []
+    for c in cols:
+        q = model.quantities[c]
+        columns.append({"header": _header(q.column, q.unit, q.kind), "numeric": q.kind in ("number", "money")})
+        node = e.graph.nodes[c]
+        if node.formula:
+            formulas.append({"name": q.column, "formula": node.formula.text})
+    shown_cols = {c: e.display(c) for c in cols}
+    rows = []
+    for i in range(len(data.rows)):
+        cells = []
+        for c in cols:
+            q = model.quantities[c]
+            v = shown_cols[c][i]
+            cells.append(formatting.money(v, "USD") if q.kind == "money" else formatting.quantity(v, "", q.kind))
+        rows.append(cells)
+    return {"title": table.title, "description": table.description, "columns": columns, "rows": rows,
+            "formulas": formulas, "source": data.source or "", "as_of": data.as_of or ""}
+
+
+def build(plan: Plan, evaluations: list[Evaluation]) -> PlanView:
+    return PlanView(plan, evaluations)
+
