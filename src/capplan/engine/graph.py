@@ -19,7 +19,7 @@ from capplan.engine.formula import Formula, Nominal
 from capplan.engine.model import Model, Quantity
 from capplan.engine.unitcheck import check_formula
 from capplan.errors import CapplanError
-from capplan.loading.plan import nearest
+from capplan.names import nearest
 
 
 @dataclass(frozen=True)
@@ -101,10 +101,8 @@ def _require(model, present, switches, user, dep) -> None:
     if dep in present:
         return
     if dep in model.quantities:
-        q = model.quantities[dep]
-        whens = list(q.when) + (list(model.tables[q.table].when) if q.table else [])
-        needs = ", ".join(f"{sw}: {'/'.join(sorted(cases))}" for sw, cases in whens)
-        raise CapplanError(f"{user} uses '{dep}', which exists only with {needs}", file=model.source)
+        raise CapplanError(f"{user} uses '{dep}', which exists only with {model.requirement(dep)}",
+                           file=model.source)
     raise CapplanError(f"{user} uses unknown quantity '{dep}'{nearest(dep, model.quantities)}", file=model.source)
 
 

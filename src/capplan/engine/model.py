@@ -107,14 +107,21 @@ class Model:
     def default_switches(self) -> dict[str, str]:
         return {name: spec["default"] for name, spec in self.switches.items()}
 
+    def when(self, name: str) -> list[tuple[str, frozenset[str]]]:
+        """The switch values a quantity, column or table exists under (its
+        own ``when:`` and its table's): empty when it always exists."""
+        if name in self.tables:
+            return list(self.tables[name].when)
+        q = self.quantities[name]
+        return list(q.when) + (list(self.tables[q.table].when) if q.table else [])
+
+    def requirement(self, name: str) -> str:
+        """``'sizing: load_sweep'``: what :meth:`when` asks for, in words."""
+        return ", ".join(f"{sw}: {'/'.join(sorted(cases))}" for sw, cases in self.when(name))
+
     def exists(self, name: str, switches: dict[str, str]) -> bool:
         """Whether a quantity, column or table exists under these switch values."""
-        if name in self.tables:
-            return _holds(self.tables[name].when, switches)
-        q = self.quantities[name]
-        if q.table and not _holds(self.tables[q.table].when, switches):
-            return False
-        return _holds(q.when, switches)
+        return all(switches.get(sw) in cases for sw, cases in self.when(name))
 
     def active(self, switches: dict[str, str]) -> list[str]:
         """Names of the quantities and columns that exist, in declared order."""
@@ -125,10 +132,6 @@ class Model:
 
     def scalars(self) -> list[str]:
         return [n for n, q in self.quantities.items() if q.table is None]
-
-
-def _holds(when, switches) -> bool:
-    return all(switches.get(sw) in cases for sw, cases in when)
 
 
 @lru_cache(maxsize=None)

@@ -6,12 +6,12 @@ tagged ``fact`` with the catalog's source, which the plan may override.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from functools import lru_cache
 
 from capplan.errors import CapplanError
 from capplan.loading import yamlfile
+from capplan.names import nearest
 from capplan.resources import model_dir
 
 KINDS = {"gpu": "gpus.yaml", "model": "models.yaml"}
@@ -49,7 +49,6 @@ def ids(kind: str) -> list[str]:
 def lookup(kind: str, cid: str) -> Entry:
     entries = _load(kind)
     if cid not in entries:
-        near = difflib.get_close_matches(str(cid).lower(), entries, n=3, cutoff=0.5)
-        hint = f"; did you mean {', '.join(near)}?" if near else f"; known: {', '.join(sorted(entries))}"
+        hint = nearest(str(cid).lower(), entries, cutoff=0.5) or f"; known: {', '.join(sorted(entries))}"
         raise CapplanError(f"unknown {kind} '{cid}' in the catalog{hint}")
     return entries[cid]

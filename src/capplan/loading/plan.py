@@ -13,17 +13,18 @@ it: its formula is replaced by the given value, shown as an override.
 from __future__ import annotations
 
 import datetime as dt
-import difflib
 import math
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from capplan import names
 from capplan.engine import units
 from capplan.engine.model import TAGS, Model
 from capplan.errors import CapplanError
 from capplan.loading import catalog, yamlfile
 from capplan.loading import sweeps as sweep_import
+from capplan.names import nearest
 
 PLAN_KEYS = ("title", "owner", "description", "gpu", "model", "sizing", "inputs", "tables",
              "scenarios", "expect", "notes")
@@ -33,7 +34,6 @@ IMPORTABLE = ("load_sweep",)     # tables that can be read from benchmark result
 ROW_META = ("source", "as_of", "note")
 SCENARIO_KEYS = ("title", "description", "set", "expect")
 NOMINAL = "nominal"
-_CELL = re.compile(r"^(\w+)\[([^\]]+)\]\.(\w+)$")
 
 
 @dataclass(frozen=True)
@@ -125,11 +125,6 @@ class Plan:
 def load(path: Path, model: Model, display: str | None = None) -> Plan:
     doc = yamlfile.read(path, display)
     return _PlanReader(doc, model, path).read()
-
-
-def nearest(name: str, options) -> str:
-    near = difflib.get_close_matches(name, list(options), n=3, cutoff=0.6)
-    return f"; did you mean {', '.join(near)}?" if near else ""
 
 
 def _same_number(value, key: str) -> bool:
@@ -257,10 +252,7 @@ class _PlanReader:
                      note=_text(fields.get("note")), pinned=not q.is_input, line=self.doc.line(path))
 
     def _switch_text(self, q) -> str:
-        whens = list(q.when)
-        if q.table:
-            whens += list(self.model.tables[q.table].when)
-        return ", ".join(f"{sw}: {self.switches[sw]}" for sw, _ in whens) or "these settings"
+        return ", ".join(f"{sw}: {self.switches[sw]}" for sw, _ in self.model.when(q.name)) or "these settings"
 
     def _require_inputs(self, inputs: dict[str, Input]) -> None:
         for name in self.model.active(self.switches):
@@ -418,7 +410,7 @@ class _PlanReader:
             changes = []
             for target, value in (spec.get("set") or {}).items():
                 tpath = path + ("set", target)
-                cell = _CELL.match(str(target))
+                cell = names.cell(target)
                 if cell:
                     self._set_cell(tables, cell, value, tpath)
                 else:
@@ -430,8 +422,8 @@ class _PlanReader:
                                 inputs, tables, self._expect(spec.get("expect") or {}, path + ("expect",)), changes))
         return out
 
-    def _set_cell(self, tables, match, value, path) -> None:
-        tname, key, col = match.groups()
+    def _set_cell(self, tables, cell, value, path) -> None:
+        tname, key, col = cell
         if tname not in tables:
             raise self.err(f"unknown table '{tname}'{nearest(tname, tables)}", *path)
         table = self.model.tables[tname]
@@ -453,8 +445,8 @@ class _PlanReader:
         out = []
         for target, value in raw.items():
             tpath = path + (target,)
-            cell = _CELL.match(str(target))
-            q = self.model.quantities.get(f"{cell.group(1)}.{cell.group(3)}" if cell else str(target))
+            cell = names.cell(target)
+            q = self.model.quantities.get(f"{cell[0]}.{cell[2]}" if cell else str(target))
             if q is None or (not cell and q.table):
                 raise self.err(f"unknown quantity '{target}'{nearest(str(target), self.model.quantities)}", *tpath)
             if q.kind == "bool":

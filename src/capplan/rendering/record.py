@@ -14,6 +14,7 @@ from functools import lru_cache
 import jinja2
 
 from capplan.engine.evaluate import Evaluation
+from capplan.rendering import markdown
 from capplan.rendering.view import PlanView
 from capplan.resources import templates_dir
 
@@ -23,7 +24,7 @@ def _environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates_dir())), autoescape=False,
                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
                              undefined=jinja2.StrictUndefined)
-    env.filters["cell"] = lambda text: str(text or "").replace("|", "\\|").replace("\n", " ").strip()
+    env.filters["cell"] = markdown.cell
     return env
 
 

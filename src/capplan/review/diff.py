@@ -35,6 +35,7 @@ from capplan.engine.evaluate import Evaluation
 from capplan.errors import CapplanError
 from capplan.loading.plan import Plan
 from capplan.rendering import view
+from capplan.rendering.markdown import cell as markdown_cell
 from capplan.rendering.present import shown
 from capplan.rendering.view import KeyResult, PlanView, ScenarioView
 
@@ -593,7 +594,7 @@ def _markdown(doc: dict, details: bool) -> str:
 
 
 def _cell(text) -> str:
-    return "—" if text is None or text == "" else str(text).replace("|", "\\|").replace("\n", " ")
+    return markdown_cell(text, empty="—")
 
 
 def _plan_section(p: dict, doc: dict, details: bool) -> list[str]:

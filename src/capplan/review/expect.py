@@ -7,22 +7,18 @@ value that rounds to 9. So a plan pins exactly the precision it claims.
 
 from __future__ import annotations
 
-import re
-
-from capplan import formatting
+from capplan import formatting, names
 from capplan.engine import units
 from capplan.engine.evaluate import Evaluation
 from capplan.loading.plan import Expectation
 
-_CELL = re.compile(r"^(\w+)\[([^\]]+)\]\.(\w+)$")
-
 
 def actual(e: Evaluation, target: str):
     """The value an expectation target names, in base units (or bool)."""
-    cell = _CELL.match(target)
+    cell = names.cell(target)
     if not cell:
         return e.values[target]
-    table, key, column = cell.groups()
+    table, key, column = cell
     key_column = e.model.tables[table].key
     index = e.scenario.tables[table].key_index(key_column, key)
     if index is None:
@@ -42,8 +38,8 @@ def failure(e: Evaluation, x: Expectation) -> str | None:
 
 def _failure(e: Evaluation, x: Expectation) -> str | None:
     name = x.target
-    cell = _CELL.match(name)
-    q = e.model.quantities[f"{cell.group(1)}.{cell.group(3)}" if cell else name]
+    cell = names.cell(name)
+    q = e.model.quantities[f"{cell[0]}.{cell[2]}" if cell else name]
     if q.name not in e.values:
         return f"'{q.name}' does not exist in this plan"
     got = actual(e, name)

@@ -18,19 +18,18 @@ expanded the first time and referred to ("see above") afterwards.
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
 from dataclasses import dataclass, field
 
-from capplan import formatting
+from capplan import formatting, names
 from capplan.engine import units
 from capplan.engine.evaluate import Evaluation
 from capplan.errors import CapplanError
+from capplan.rendering import markdown
 from capplan.rendering.present import row as present_row
 from capplan.rendering.present import shown
 
-_CELL = re.compile(r"^(\w+)\[([^\]]+)\]\.(\w+)$")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)?")
 _NOMINAL = re.compile(r"\bnominal\(\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)?)\s*\)")
 _SHOWN_ROWS = 3          # a column summary shows the first rows, "…" and the last
@@ -62,9 +61,9 @@ class Node:
 def resolve(e: Evaluation, target: str) -> tuple[str, int | None]:
     """``(node name, row index or None)`` for a quantity, ``table.column`` or
     ``table[row].column``; an unknown name is an error that lists the nearest."""
-    cell = _CELL.match(target)
+    cell = names.cell(target)
     if cell:
-        table, key, column = cell.groups()
+        table, key, column = cell
         name = f"{table}.{column}"
         if name not in e.graph.nodes:
             raise _unknown(e, target, name)
@@ -72,8 +71,7 @@ def resolve(e: Evaluation, target: str) -> tuple[str, int | None]:
         index = e.scenario.tables[table].key_index(key_column, key)
         if index is None:
             keys = [formatting.key_text(v) for v in e.display(f"{table}.{key_column}")]
-            near = difflib.get_close_matches(key, keys, n=3, cutoff=0.5)
-            hint = f"; did you mean {', '.join(near)}?" if near else f" (rows: {', '.join(keys)})"
+            hint = names.nearest(key, keys, cutoff=0.5) or f" (rows: {', '.join(keys)})"
             raise CapplanError(f"{table} has no row '{key}'{hint}", file=e.plan.file)
         return name, index
     if target in e.graph.nodes:
@@ -84,22 +82,11 @@ def resolve(e: Evaluation, target: str) -> tuple[str, int | None]:
 def _unknown(e: Evaluation, target: str, name: str) -> CapplanError:
     model = e.model
     if name in model.quantities:
-        q = model.quantities[name]
-        whens = list(q.when) + (list(model.tables[q.table].when) if q.table else [])
-        needs = ", ".join(f"{sw}: {'/'.join(sorted(cases))}" for sw, cases in whens)
+        needs = model.requirement(name)
         have = ", ".join(f"{sw}: {case}" for sw, case in sorted(e.plan.switches.items()))
         return CapplanError(f"'{target}' exists only in plans with {needs} (this plan has {have})",
                             file=e.plan.file)
-    return CapplanError(f"unknown quantity '{target}'{_nearest(name, list(e.graph.nodes))}", file=e.plan.file)
-
-
-def _nearest(name: str, names: list[str]) -> str:
-    """'; did you mean a, b?' — by spelling, and by column name for a bare
-    column ('monthly_cost' -> 'deployments.monthly_cost')."""
-    same_column = [n for n in names if "." in n and n.split(".", 1)[1] == name]
-    near = same_column + [n for n in difflib.get_close_matches(name, names, n=5, cutoff=0.6) if n not in same_column]
-    near = near[:5]
-    return f"; did you mean {', '.join(near)}?" if near else ""
+    return CapplanError(f"unknown quantity '{target}'{names.nearest(name, e.graph.nodes, count=5)}", file=e.plan.file)
 
 
 # -- the tree ----------------------------------------------------------------------
@@ -339,7 +326,7 @@ def render_markdown(e: Evaluation, root: Node) -> str:
 
     def item(node: Node, level: int) -> None:
         indent = "  " * level
-        text = f"**`{node.label}`** = **{_md(node.value)}**"
+        text = f"**`{node.label}`** = **{markdown.cell(node.value)}**"
         meta = [node.tag + (" column" if node.kind == "column" and node.tag != "derived" else "")]
         if node.pending:
             meta.append("⚠ pending")
@@ -349,7 +336,7 @@ def render_markdown(e: Evaluation, root: Node) -> str:
             meta.append(f"⚠ rests on pending {', '.join(f'`{p}`' for p in node.rests_on_pending)}")
         text += " · " + " · ".join(meta)
         if node.source:
-            text += f" · {_md(' '.join(node.source.split()))}"
+            text += f" · {markdown.cell(' '.join(node.source.split()))}"
         if node.repeat:
             text += " · (see above)"
         if node.truncated:
@@ -379,15 +366,11 @@ def _header(e: Evaluation, root: Node, markdown: bool = False) -> str:
     where = f"{e.plan.file}, scenario {scenario.name}" + ("" if scenario.name == "nominal" else f" ({scenario.title})")
     if markdown:
         where = f"`{e.plan.file}`, scenario `{scenario.name}`" + ("" if scenario.name == "nominal" else f" ({scenario.title})")
-        return f"{_md(root.description)} — {where}." if root.description else f"{where}."
+        return f"{markdown.cell(root.description)} — {where}." if root.description else f"{where}."
     text = f"{root.label}"
     if root.description:
         text += f" — {root.description.rstrip('.')}"
     return f"{text}\n{where}"
-
-
-def _md(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("<", "&lt;")
 
 
 def pending_in(root: Node) -> list[str]:

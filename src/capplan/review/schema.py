@@ -25,13 +25,13 @@ it equals a fresh generation, and ``capplan schema --out FILE`` rewrites it.
 from __future__ import annotations
 
 import datetime as dt
-import difflib
 import json
 from pathlib import Path
 
 from capplan.engine.model import TAGS, Model, standard_model
 from capplan.loading import catalog
 from capplan.loading import plan as plan_module
+from capplan.names import nearest
 
 DRAFT = "http://json-schema.org/draft-07/schema#"
 SHIPPED = Path(__file__).resolve().parent.parent / "plan.schema.json"
@@ -95,8 +95,7 @@ def _unexpected(err) -> str | None:
         return None
     verb = "was" if len(extra) == 1 else "were"
     text = f"Additional properties are not allowed ({', '.join(repr(k) for k in extra)} {verb} unexpected)"
-    near = difflib.get_close_matches(extra[0], list(known), n=3, cutoff=0.6)
-    return text + (f"; did you mean {', '.join(near)}?" if near else "")
+    return text + nearest(extra[0], known)
 
 
 def _forbidden(err, data, schema) -> str | None:
@@ -238,22 +237,12 @@ class _Generator:
         else:
             formulas = "; ".join(f"{case}: {f.text}" if case else f.text for case, f in q.formulas)
             text += f" Derived, unit {unit}: {formulas}. Setting it pins the value (replaces the formula)."
-        whens = self.when(name)
-        if whens:
-            text += " Exists only with " + ", ".join(f"{sw}: {'/'.join(sorted(c))}" for sw, c in whens) + "."
+        if self.model.when(name):
+            text += f" Exists only with {self.model.requirement(name)}."
         return text
 
-    def when(self, name: str) -> list:
-        q = self.model.quantities.get(name)
-        if q is None:
-            return list(self.model.tables[name].when)
-        whens = list(q.when)
-        if q.table:
-            whens += list(self.model.tables[q.table].when)
-        return whens
-
     def excluded(self, name: str, switch: str, case: str) -> bool:
-        return any(sw == switch and case not in cases for sw, cases in self.when(name))
+        return any(sw == switch and case not in cases for sw, cases in self.model.when(name))
 
     def required_inputs(self, sizing: str) -> list[str]:
         out = []
