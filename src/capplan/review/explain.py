@@ -26,7 +26,7 @@ from capplan import formatting, names
 from capplan.engine import units
 from capplan.engine.evaluate import Evaluation
 from capplan.errors import CapplanError
-from capplan.rendering import markdown
+from capplan.rendering.markdown import cell as markdown_cell
 from capplan.rendering.present import row as present_row
 from capplan.rendering.present import shown
 
@@ -326,7 +326,7 @@ def render_markdown(e: Evaluation, root: Node) -> str:
 
     def item(node: Node, level: int) -> None:
         indent = "  " * level
-        text = f"**`{node.label}`** = **{markdown.cell(node.value)}**"
+        text = f"**`{node.label}`** = **{markdown_cell(node.value)}**"
         meta = [node.tag + (" column" if node.kind == "column" and node.tag != "derived" else "")]
         if node.pending:
             meta.append("⚠ pending")
@@ -336,7 +336,7 @@ def render_markdown(e: Evaluation, root: Node) -> str:
             meta.append(f"⚠ rests on pending {', '.join(f'`{p}`' for p in node.rests_on_pending)}")
         text += " · " + " · ".join(meta)
         if node.source:
-            text += f" · {markdown.cell(' '.join(node.source.split()))}"
+            text += f" · {markdown_cell(' '.join(node.source.split()))}"
         if node.repeat:
             text += " · (see above)"
         if node.truncated:
@@ -366,7 +366,7 @@ def _header(e: Evaluation, root: Node, markdown: bool = False) -> str:
     where = f"{e.plan.file}, scenario {scenario.name}" + ("" if scenario.name == "nominal" else f" ({scenario.title})")
     if markdown:
         where = f"`{e.plan.file}`, scenario `{scenario.name}`" + ("" if scenario.name == "nominal" else f" ({scenario.title})")
-        return f"{markdown.cell(root.description)} — {where}." if root.description else f"{where}."
+        return f"{markdown_cell(root.description)} — {where}." if root.description else f"{where}."
     text = f"{root.label}"
     if root.description:
         text += f" — {root.description.rstrip('.')}"
