@@ -6,7 +6,8 @@ refused by the spreadsheet itself, with the same words capplan uses for a plan
 the whole GPU"), not discover it in a number nobody can defend. Each input
 cell whose quantity declares a domain gets a data validation built from
 :meth:`capplan.engine.domains.Domain.excel`; the cells of one quantity on one
-sheet (a table column) share one rule.
+sheet (a table column) share one rule. No input prompt: an input cell's
+comment already shows its source on hover, and the refusal says why.
 
 Cells hold display-unit values, the unit the domain's bounds are written in,
 so the bounds go into the rule unconverted.
@@ -16,8 +17,8 @@ from __future__ import annotations
 
 from openpyxl.worksheet.datavalidation import DataValidation
 
-TITLE_LIMIT = 32        # Excel's limit for an error or prompt title
-MESSAGE_LIMIT = 255     # and for its message
+TITLE_LIMIT = 32        # Excel's limit for an error title
+MESSAGE_LIMIT = 255     # and for an error message
 
 
 def validate_input(ws, cell, q) -> None:
@@ -33,10 +34,8 @@ def validate_input(ws, cell, q) -> None:
             return
     spec = q.domain.excel(cell.coordinate)
     title = _fit(q.name, TITLE_LIMIT)
-    rule = DataValidation(
-        **spec, allow_blank=q.optional, showErrorMessage=True, errorStyle="stop",
-        errorTitle=title, error=message, showInputMessage=True, promptTitle=title,
-        prompt=_fit(f"Must be {q.domain.words()}: {q.domain.why}.", MESSAGE_LIMIT))
+    rule = DataValidation(**spec, allow_blank=q.optional, showErrorMessage=True, errorStyle="stop",
+                          errorTitle=title, error=message)
     rule.add(cell)
     ws.add_data_validation(rule)
 
