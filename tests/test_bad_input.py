@@ -39,10 +39,10 @@ CASES = {
     "no sweep row meets the SLOs": (
         lambda p: p["inputs"].update({"ttft_p95_slo": "50 ms"}),
         ["instance_max_rate", "no load_sweep row meets every SLO", "2 req/s"]),
-    "division by zero": (
-        lambda p: p["inputs"].update({"peak_to_average_ratio": 0}),
-        [":6: inputs.peak_to_average_ratio: avg_arrival_rate = peak_arrival_rate / peak_to_average_ratio",
-         "division by zero: peak_to_average_ratio is 0"]),
+    "division by zero (a pin; an input's domain refuses 0 before this)": (
+        lambda p: p["inputs"].update({"safe_rate_per_replica": "0 req/s"}),
+        [":10: inputs.safe_rate_per_replica: active_replicas = ceil(peak_arrival_rate / safe_rate_per_replica)",
+         "division by zero: safe_rate_per_replica is 0"]),
     "non-monotone sweep": (
         lambda p: p["tables"]["load_sweep"]["rows"].reverse(),
         ["tables.load_sweep.rows[1]", "rows must be in increasing arrival_rate"]),
@@ -73,6 +73,42 @@ CASES = {
     "scenario error says which scenario": (
         lambda p: p.update({"scenarios": {"tiny": {"set": {"gpu_memory_reported": "10 GiB/GPU"}}}}),
         ["scenario tiny:", "the model does not fit"]),
+    # a value outside its declared domain (model/quantities.yaml), on every route a value takes
+    "domain: input": (
+        lambda p: p["inputs"].update({"gpu_memory_utilization": 1.5}),
+        [(":10: inputs.gpu_memory_utilization: gpu_memory_utilization must be in (0, 1]: the engine cannot use "
+          "more than the whole GPU; got 1.5")]),
+    "domain: input with fields": (
+        lambda p: p["inputs"].update({"gpu_memory_utilization": {"value": 0, "source": "x"}}),
+        [":10: inputs.gpu_memory_utilization: gpu_memory_utilization must be in (0, 1]", "got 0"]),
+    "domain: table cell": (
+        lambda p: p["tables"]["classes"]["rows"][0].update({"weight": -0.1}),
+        [(":14: tables.classes.rows[0].weight: classes.weight must be in [0, 1]: a share of all requests; "
+          "got -0.1")]),
+    "domain: table cell in another unit, shown in the display unit": (
+        lambda p: p["tables"]["load_sweep"].update({"units": {"ttft_p95": "s"}, "rows": [
+            dict(p["tables"]["load_sweep"]["rows"][0], ttft_p95=-0.2)]}),
+        [("tables.load_sweep.rows[0].ttft_p95: load_sweep.ttft_p95 must be non-negative: a latency cannot be "
+          "negative; got -200 ms")]),
+    "domain: scenario set": (
+        lambda p: p.update({"scenarios": {"s": {"set": {"rho_target": 1.2}}}}),
+        [(":43: scenarios.s.set.rho_target: rho_target must be in (0, 1]: a share of measured capacity; "
+          "above 1 queues grow without bound; got 1.2")]),
+    "domain: scenario set of a table cell, a count given as a fraction": (
+        lambda p: p.update({"scenarios": {"s": {"set": {"deployments[node8].gpus_per_node": 2.5}}}}),
+        [("scenarios.s.set.deployments[node8].gpus_per_node: deployments.gpus_per_node must be a positive "
+          "whole number: a node holds whole GPUs; got 2.5 GPU")]),
+    "domain: pin of a derived quantity": (
+        lambda p: p["inputs"].update({"instance_max_rate": "0 req/s"}),
+        [":10: inputs.instance_max_rate: instance_max_rate must be positive", "got 0 req/s"]),
+    "domain: expect that can never hold": (
+        lambda p: p.update({"expect": {"deployments[node8].gpus_per_node": "-1 GPU"}}),
+        [(":41: expect.deployments[node8].gpus_per_node: deployments.gpus_per_node must be a positive whole "
+          "number"), "got -1 GPU"]),
+    "domain: a value in another unit, compared in the interval's unit": (
+        lambda p: p["inputs"].update({"days_per_month": "800 h"}),
+        [("inputs.days_per_month: days_per_month must be in (0, 31] day: a calendar month has at most 31 "
+          "days; got 800 h (= 33.3333333333 day)")]),
 }
 
 

@@ -46,6 +46,10 @@ def test_bad_values(raw, unit, message):
 
 
 def _model(quantities: dict, **extra):
+    """A small model; its inputs take any number (the standard model declares real domains)."""
+    for spec in quantities.values():
+        if "formula" not in spec:
+            spec.setdefault("domain", {"range": "(-inf, inf)", "why": "any number in a test model"})
     return model_from_dict({"switches": {}, "groups": {"g": {"quantities": quantities}}, **extra})
 
 

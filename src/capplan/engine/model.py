@@ -8,7 +8,10 @@ a scalar quantity, named ``table.column``.
 
 This module only *reads* the definitions and parses their formulas; which of
 them exist for a given plan (the ``when:`` switches) is answered here too,
-because it is part of the definition.
+because it is part of the definition. Every input and input column must
+declare its domain (:mod:`capplan.engine.domains`), so a new input cannot
+forget to say which values are impossible; a default outside its own domain
+is refused here, before any plan is read.
 """
 
 from __future__ import annotations
@@ -16,7 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from capplan.engine import units
+from capplan.engine import domains, units
+from capplan.engine.domains import Domain
 from capplan.engine.formula import Formula, parse
 from capplan.errors import CapplanError
 from capplan.loading import yamlfile
@@ -45,6 +49,7 @@ class Quantity:
     switch: str | None = None      # the switch that picks among formulas
     table: str | None = None
     optional: bool = False         # a table column rows may leave out
+    domain: Domain | None = None   # the values it can take (every input has one)
 
     @property
     def is_input(self) -> bool:
@@ -137,21 +142,23 @@ class Model:
 @lru_cache(maxsize=None)
 def standard_model() -> Model:
     doc = yamlfile.read(model_dir() / "quantities.yaml", display="model/quantities.yaml")
-    return model_from_dict(doc.data, source=doc.file)
+    return model_from_dict(doc.data, source=doc.file, lines=doc.lines)
 
 
-def model_from_dict(data: dict, source: str = "model") -> Model:
-    """Build a model from its YAML form (tests build small ones this way)."""
+def model_from_dict(data: dict, source: str = "model", lines: dict | None = None) -> Model:
+    """Build a model from its YAML form (tests build small ones this way);
+    ``lines`` (key path -> line) lets errors name their line."""
     try:
-        return _Reader(data, source).read()
+        return _Reader(data, source, lines or {}).read()
     except CapplanError as err:
         raise err.located(file=source) from None
 
 
 class _Reader:
-    def __init__(self, data: dict, source: str):
+    def __init__(self, data: dict, source: str, lines: dict):
         self.data = data
         self.source = source
+        self.lines = lines
         self.switches = data.get("switches", {}) or {}
 
     def read(self) -> Model:
@@ -163,7 +170,8 @@ class _Reader:
             for qname, qspec in (gspec.get("quantities") or {}).items():
                 if qname in quantities:
                     raise CapplanError(f"quantity '{qname}' is defined twice", key=f"groups.{gname}.quantities.{qname}")
-                quantities[qname] = self._quantity(qname, qspec, gname, gwhen, columns=None, table=None)
+                quantities[qname] = self._quantity(qname, qspec, gname, gwhen, columns=None, table=None,
+                                                   path=("groups", gname, "quantities", qname))
                 names.append(qname)
             groups[gname] = Group(gname, gspec.get("title", gname), tuple(names))
 
@@ -175,7 +183,8 @@ class _Reader:
             qualified = {c: f"{tname}.{c}" for c in cols}
             for cname, cspec in cols.items():
                 quantities[qualified[cname]] = self._quantity(
-                    qualified[cname], cspec or {}, tspec.get("group", ""), (), columns=qualified, table=tname)
+                    qualified[cname], cspec or {}, tspec.get("group", ""), (), columns=qualified, table=tname,
+                    path=("tables", tname, "columns", cname))
             tag = tspec.get("tag", "assumption")
             self._check_tag(tag, f"tables.{tname}.tag")
             tables[tname] = Table(
@@ -190,7 +199,13 @@ class _Reader:
         return Model(switches=self.switches, groups=groups, quantities=quantities,
                      tables=tables, checks=tuple(checks), source=self.source)
 
-    def _quantity(self, name, spec, group, inherited_when, columns, table) -> Quantity:
+    def _quantity(self, name, spec, group, inherited_when, columns, table, path) -> Quantity:
+        try:
+            return self._read_quantity(name, spec, group, inherited_when, columns, table, path)
+        except CapplanError as err:
+            raise err.located(line=self.lines.get(path)) from None
+
+    def _read_quantity(self, name, spec, group, inherited_when, columns, table, path) -> Quantity:
         key = f"tables.{name}" if table else f"quantities.{name}"
         spec = dict(spec)
         unit = str(spec.pop("unit", "") or "")
@@ -234,10 +249,35 @@ class _Reader:
             description=str(spec.pop("description", "")), symbol=str(spec.pop("symbol", name)),
             default=spec.pop("default", None), status=spec.pop("status", None),
             source=spec.pop("source", None), optional=bool(spec.pop("optional", False)),
-            when=when, formulas=formulas, switch=switch)
+            when=when, formulas=formulas, switch=switch,
+            domain=self._domain(spec.pop("domain", None), unit, kind, not formulas, key, path))
         if spec:
             raise CapplanError(f"unknown field(s) {', '.join(sorted(spec))}", key=key)
+        if q.default is not None and q.kind != "text":
+            try:
+                domains.require(q, units.parse_value(q.default, q.unit), q.default)
+            except CapplanError as err:
+                raise CapplanError(f"default: {err.message}", key=key + ".default",
+                                   line=self.lines.get(path + ("default",))) from None
         return q
+
+    def _domain(self, spec, unit, kind, is_input, key, path) -> Domain | None:
+        """The declared domain: required of every numeric input (a plan may
+        give it any value), optional for a derived quantity (checks a pin)."""
+        if kind in ("text", "bool"):
+            if spec is not None:
+                raise CapplanError(f"a {kind} quantity takes no domain", key=key + ".domain")
+            return None
+        if spec is None:
+            if is_input:
+                raise CapplanError("an input must declare its domain, e.g. "
+                                   "domain: {range: positive, why: ...} (see model/quantities.yaml's header)",
+                                   key=key)
+            return None
+        try:
+            return domains.parse(spec, unit)
+        except CapplanError as err:
+            raise err.located(key=key + ".domain", line=self.lines.get(path + ("domain",))) from None
 
     def _when(self, spec, key):
         if not spec:

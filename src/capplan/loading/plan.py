@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from capplan import names
-from capplan.engine import units
+from capplan.engine import domains, units
 from capplan.engine.model import TAGS, Model
 from capplan.errors import CapplanError
 from capplan.loading import catalog, yamlfile
@@ -206,6 +206,7 @@ class _PlanReader:
             q = self.model.quantities[name]
             try:
                 value = units.parse_value(spec.get("value"), q.unit)
+                domains.require(q, value, spec.get("value"))
             except CapplanError as err:
                 raise err.located(file=entry.file, key=f"{entry.id}.values.{name}") from None
             out[name] = Input(name, value, q.tag or "fact", "catalog", source=f"catalog {entry.id}: {spec.get('source', '')}".strip(),
@@ -244,6 +245,7 @@ class _PlanReader:
             raise self.err(f"status must be 'pending' or 'measured', got '{status}'", *path, "status")
         try:
             value = units.parse_value(fields["value"], q.unit)
+            domains.require(q, value, fields["value"])
         except CapplanError as err:
             raise self.err(f"{err.message}", *path) from None
         date = fields.get("date")
@@ -332,6 +334,7 @@ class _PlanReader:
                     continue
                 try:
                     values[col] = units.parse_value(raw, str(given_units.get(col, q.unit)))
+                    domains.require(q, values[col], raw)
                 except CapplanError as err:
                     raise self.err(err.message, *rpath, col) from None
             for col, q in inputs.items():
@@ -436,6 +439,7 @@ class _PlanReader:
             raise self.err(f"{tname} has no row '{key}'{nearest(key, keys)}", *path)
         try:
             tables[tname].rows[index][col] = units.parse_value(value, q.unit)
+            domains.require(q, tables[tname].rows[index][col], value)
         except CapplanError as err:
             raise self.err(err.message, *path) from None
 
@@ -459,6 +463,7 @@ class _PlanReader:
             unit_text = text[len(number):].strip() or q.unit
             try:
                 base = units.parse_value(value, q.unit)
+                domains.require(q, base, value)      # an expectation outside it can never hold
             except CapplanError as err:
                 raise self.err(err.message, *tpath) from None
             mantissa = number.replace(",", "").replace("_", "").lower().split("e")[0]

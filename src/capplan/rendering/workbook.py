@@ -66,6 +66,7 @@ from capplan.rendering.excel import (
     lint_formula,
 )
 from capplan.rendering.layout import layout
+from capplan.rendering.validation import validate_input
 from capplan.rendering.view import declared
 from capplan.resources import templates_dir
 
@@ -687,6 +688,7 @@ class _Builder:
                 self.apply_style(value_cell, key, override=not is_nominal or given.pinned)
                 role = "pinned" if given.pinned else ("input" if is_nominal else "override")
                 value_cell.comment = self._comment(given)
+            validate_input(ws, value_cell, q)
             set_text(tag_cell, ("pending measurement" if given.pending else given.tag)
                      + (" (pinned)" if given.pinned else ""))
             self.apply_style(tag_cell, key)
@@ -786,6 +788,7 @@ class _Builder:
                             cell.value = cell_number(expected)
                         self.apply_style(cell, table.tag, override=not is_nominal)
                         role = "input" if is_nominal else "override"
+                    validate_input(ws, cell, q)
                     if expected is None or (isinstance(expected, float) and math.isnan(expected)):
                         continue      # an optional column the row leaves out: an empty cell
                 self.cells.append(CellInfo(ws.title, cell.coordinate, col, ev.scenario.name, i, role, expected))

@@ -15,8 +15,12 @@ description; the value forms (a number in the display unit, a string with a
 unit such as ``"60 req/s"``, or ``{value, source, status, tag, date, note}``);
 tables with their input columns; scenarios; ``expect:`` keys (quantity names
 or ``table[row].column``). ``additionalProperties: false`` wherever the
-loader rejects an unknown key. Quantities and tables that exist only under a
-switch (``sizing: littles_law``, an MLA model) are allowed only there.
+loader rejects an unknown key. Each quantity's declared domain bounds the
+number form of its values (``minimum``, ``exclusiveMaximum``, ``multipleOf: 1``
+for a count, …); a value written with a unit is a string the schema cannot
+range-check, so the loader checks it (:mod:`capplan.engine.domains`).
+Quantities and tables that exist only under a switch (``sizing:
+littles_law``, an MLA model) are allowed only there.
 
 A generated copy ships in the package (:data:`SHIPPED`); a test checks that
 it equals a fresh generation, and ``capplan schema --out FILE`` rewrites it.
@@ -28,7 +32,7 @@ import datetime as dt
 import json
 from pathlib import Path
 
-from capplan.engine.model import TAGS, Model, standard_model
+from capplan.engine.model import TAGS, Model, Quantity, standard_model
 from capplan.loading import catalog
 from capplan.loading import plan as plan_module
 from capplan.names import nearest
@@ -37,6 +41,7 @@ DRAFT = "http://json-schema.org/draft-07/schema#"
 SHIPPED = Path(__file__).resolve().parent.parent / "plan.schema.json"
 NUMBER_WITH_UNIT = r"^\s*[-+]?(\d[\d_,]*\.?\d*|\.\d+)([eE][-+]?\d+)?(\s*\S.*)?$"
 _REF = "#/definitions/"
+DOMAIN_KEYWORDS = ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum", "multipleOf")
 
 
 def generate(model: Model | None = None) -> dict:
@@ -67,6 +72,8 @@ def validate(data, schema: dict | None = None) -> list[str]:
         where = ".".join(str(p) for p in err.absolute_path) or "(top)"
         if err.validator == "pattern" and err.validator_value == NUMBER_WITH_UNIT:
             message = f"{err.instance!r} is not a number with an optional unit (e.g. 60, '60 req/s', '79.65 GiB')"
+        elif err.validator in DOMAIN_KEYWORDS and "description" in err.schema:
+            message = f"{err.schema['description']}; got {err.instance!r}"     # the loader's own words
         else:
             message = _forbidden(err, data, schema) or _unexpected(err) or err.message
         out.append(f"{where}: {message}")
@@ -181,7 +188,10 @@ class _Generator:
         defs = {
             "number_with_unit": {"type": "string", "pattern": NUMBER_WITH_UNIT,
                                  "description": "A number, optionally with a unit: '60 req/s', '79.65 GiB', "
-                                                "'40.96 USD/h'. Without a unit it is read in the display unit."},
+                                                "'40.96 USD/h'. Without a unit it is read in the display unit. "
+                                                "The schema range-checks only a plain number; a value with a "
+                                                "unit is checked against the quantity's domain when capplan "
+                                                "loads the plan."},
             "value": {"anyOf": [{"type": "number"}, {"$ref": _REF + "number_with_unit"}]},
             "input": {"anyOf": [{"$ref": _REF + "value"}, {"$ref": _REF + "input_fields"}]},
             "input_fields": self.input_fields(),
@@ -191,6 +201,7 @@ class _Generator:
             "tables": self.tables(),
             "scenarios": self.scenarios(),
             "expect": self.expect(),
+            "domains": {q.name: _domain_rule(q) for q in self.model.quantities.values() if q.domain},
         }
         for name in self.model.tables:
             defs[f"table_{name}"] = self.table(name)
@@ -218,7 +229,8 @@ class _Generator:
     def inputs(self) -> dict:
         props = {}
         for name in self.settable():
-            props[name] = {"description": self.describe(name), "allOf": [{"$ref": _REF + "input"}]}
+            props[name] = {"description": self.describe(name),
+                           "allOf": [{"$ref": _REF + "input"}] + _domain(self.model.quantities[name])}
             q = self.model.quantities[name]
             if q.is_input and q.default is not None and isinstance(q.default, (int, float)):
                 props[name]["default"] = q.default
@@ -237,6 +249,7 @@ class _Generator:
         else:
             formulas = "; ".join(f"{case}: {f.text}" if case else f.text for case, f in q.formulas)
             text += f" Derived, unit {unit}: {formulas}. Setting it pins the value (replaces the formula)."
+        text += _domain_text(q)
         if self.model.when(name):
             text += f" Exists only with {self.model.requirement(name)}."
         return text
@@ -306,8 +319,8 @@ class _Generator:
             if q.kind == "text":
                 props[q.column] = {"type": ["string", "number"], "description": q.description}
             else:
-                props[q.column] = {"description": f"{q.description}. Unit: {unit}." + (" Optional." if q.optional else ""),
-                                   "allOf": [{"$ref": _REF + "value"}]}
+                props[q.column] = {"description": f"{q.description}. Unit: {unit}." + (" Optional." if q.optional else "")
+                                   + _domain_text(q), "allOf": [{"$ref": _REF + "value"}] + _domain(q)}
             if not q.optional:
                 required.append(q.column)
         meta = {"source": {"type": "string", "description": "Where this row comes from."},
@@ -325,12 +338,11 @@ class _Generator:
     def scenarios(self) -> dict:
         set_patterns = {}
         for name in self.model.tables:
-            cols = [q.column for q in self.input_columns(name) if q.kind != "text"]
-            if cols:
-                set_patterns[self.cell_pattern(name, cols)] = {
-                    "description": f"A cell of {name}: {name}[row].column.", "$ref": _REF + "value"}
-        set_patterns = {k: {"description": v["description"], "allOf": [{"$ref": v["$ref"]}]}
-                        for k, v in set_patterns.items()}
+            for q in self.input_columns(name):
+                if q.kind != "text":
+                    set_patterns[self.cell_pattern(name, [q.column])] = {
+                        "description": f"A cell of {name}: {name}[row].{q.column}." + _domain_text(q),
+                        "allOf": [{"$ref": _REF + "value"}] + _domain(q)}
         set_schema = {"type": "object", "description": "Inputs this scenario changes (names as under inputs:, "
                                                        "or a table cell: table[row].column).",
                       "properties": {k: v for k, v in self.inputs()["properties"].items()},
@@ -357,15 +369,21 @@ class _Generator:
             else:
                 props[name] = {"description": f"Expected {name} ({q.description.rstrip('.')}); unit "
                                               f"{q.unit or 'none'}; holds to the digits written.",
-                               "allOf": [{"$ref": _REF + "value"}]}
+                               "allOf": [{"$ref": _REF + "value"}] + _domain(q)}
         patterns = {}
         for name, table in self.model.tables.items():
             cols = [self.model.quantities[c] for c in table.columns]
-            numbers = [q.column for q in cols if q.kind not in ("bool", "text")]
+            numbers = [q for q in cols if q.kind not in ("bool", "text")]
             flags = [q.column for q in cols if q.kind == "bool"]
-            if numbers:
-                patterns[self.cell_pattern(name, numbers)] = {
+            free = [q.column for q in numbers if q.domain is None]
+            if free:
+                patterns[self.cell_pattern(name, free)] = {
                     "description": f"A cell of {name}: {name}[row].column.", "allOf": [{"$ref": _REF + "value"}]}
+            for q in numbers:
+                if q.domain is not None:
+                    patterns[self.cell_pattern(name, [q.column])] = {
+                        "description": f"A cell of {name}: {name}[row].{q.column}.",
+                        "allOf": [{"$ref": _REF + "value"}] + _domain(q)}
             if flags:
                 patterns[self.cell_pattern(name, flags)] = {"type": "boolean",
                                                             "description": f"A pass/fail cell of {name}."}
@@ -422,6 +440,26 @@ class _Generator:
         if required:
             out["required"] = ["tables"] + (["inputs"] if self.required_inputs(case) else [])
         return out
+
+
+def _domain(q: Quantity) -> list[dict]:
+    """A reference to the quantity's domain rule ([] without a domain)."""
+    return [{"$ref": _REF + "domains/" + q.name}] if q.domain else []
+
+
+def _domain_rule(q: Quantity) -> dict:
+    """The domain as keywords for the number form of a value; the same rule
+    applies to ``value:`` of the ``{value, source, ...}`` form (keywords such
+    as ``minimum`` ignore a mapping, ``properties`` ignores a number). The
+    description is the loader's sentence, which :func:`validate` reuses as the message."""
+    return {"description": q.domain.sentence(q.name), **q.domain.json_schema(),
+            "properties": {"value": {"$ref": _REF + "domains/" + q.name}}}
+
+
+def _domain_text(q: Quantity) -> str:
+    if q.domain is None:
+        return ""
+    return f" Must be {q.domain.words()}: {q.domain.why} (checked here for a plain number)."
 
 
 def _catalog_list(kind: str) -> str:

@@ -1,0 +1,44 @@
+"""Excel data validation on the workbook's input cells, from the model's domains.
+
+A finance user who types 1.5 into ``gpu_memory_utilization`` should be
+refused by the spreadsheet itself, with the same words capplan uses for a plan
+("gpu_memory_utilization must be in (0, 1]: the engine cannot use more than
+the whole GPU"), not discover it in a number nobody can defend. Each input
+cell whose quantity declares a domain gets a data validation built from
+:meth:`capplan.engine.domains.Domain.excel`; the cells of one quantity on one
+sheet (a table column) share one rule. No input prompt: an input cell's
+comment already shows its source on hover, and the refusal says why.
+
+Cells hold display-unit values, the unit the domain's bounds are written in,
+so the bounds go into the rule unconverted.
+"""
+
+from __future__ import annotations
+
+from openpyxl.worksheet.datavalidation import DataValidation
+
+TITLE_LIMIT = 32        # Excel's limit for an error title
+MESSAGE_LIMIT = 255     # and for an error message
+
+
+def validate_input(ws, cell, q) -> None:
+    """Attach quantity ``q``'s domain to an input cell of ``ws`` (nothing for a
+    quantity without one). Cells of a column must come top row first: a
+    'custom' rule's formula is relative to the first cell."""
+    if q.domain is None:
+        return
+    message = _fit(q.domain.sentence(q.name) + ".", MESSAGE_LIMIT)
+    for rule in ws.data_validations.dataValidation:
+        if rule.error == message:
+            rule.add(cell)
+            return
+    spec = q.domain.excel(cell.coordinate)
+    title = _fit(q.name, TITLE_LIMIT)
+    rule = DataValidation(**spec, allow_blank=q.optional, showErrorMessage=True, errorStyle="stop",
+                          errorTitle=title, error=message)
+    rule.add(cell)
+    ws.add_data_validation(rule)
+
+
+def _fit(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit - 1] + "…"
