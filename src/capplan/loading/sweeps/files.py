@@ -1,9 +1,8 @@
-"""Find a plan's sweep files, read them, and recognise each file's format.
+"""Read a plan's sweep files and recognise each file's format.
 
-Patterns are expanded relative to the plan folder (``**`` allowed); all
-matches are de-duplicated and sorted by their POSIX path, so the result does
-not depend on the pattern order or the file system. vLLM's PyTorch-benchmark
-sidecars (``*.pytorch.json``) are skipped. A pattern matching nothing, an
+The files are the ones :mod:`~capplan.loading.sweeps.locate` finds inside the
+plan's repository, de-duplicated and sorted by their POSIX path, so the result
+does not depend on the pattern order or the file system. An
 unreadable, non-UTF-8, empty, invalid or truncated file, an unknown format or a
 missing or malformed field raises :class:`~capplan.errors.CapplanError` naming
 the file (relative path), the key or line, and what is wrong.
@@ -15,10 +14,8 @@ and ``.jsonl``): a GuideLLM report holds ``benchmarks``, a vLLM result
 
 from __future__ import annotations
 
-import glob
 import hashlib
 import json
-import os
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -27,34 +24,10 @@ import yaml
 from capplan.errors import CapplanError
 from capplan.loading.sweeps import vllm
 from capplan.loading.sweeps.csv_table import parse_csv
-from capplan.loading.sweeps.fields import err, show
+from capplan.loading.sweeps.fields import err
 from capplan.loading.sweeps.guidellm import parse_guidellm
+from capplan.loading.sweeps.locate import Root, expand
 from capplan.loading.sweeps.points import SweepFile, SweepPoint
-
-
-def _expand(plan_dir: Path, pattern: str) -> list[str]:
-    if not isinstance(pattern, str) or not pattern.strip():
-        raise err(f"a sweep file pattern must be a non-empty string, got {show(pattern)}")
-    matches = glob.glob(pattern, root_dir=str(plan_dir), recursive=True)
-    found = []
-    for match in matches:
-        full = Path(match) if os.path.isabs(match) else plan_dir / match
-        if not full.is_file():
-            continue
-        rel = os.path.relpath(full, plan_dir) if os.path.isabs(match) else match
-        rel = PurePosixPath(Path(os.path.normpath(rel)).as_posix()).as_posix()
-        found.append(rel)
-    if not found:
-        if any(ch in pattern for ch in "*?["):
-            raise err(f"sweep pattern {pattern!r} matches no file (relative to the plan "
-                      "folder)")
-        raise err(f"sweep file {pattern!r} does not exist (relative to the plan folder)")
-    kept = [rel for rel in found if not rel.endswith(".pytorch.json")]
-    if not kept:
-        raise err(f"sweep pattern {pattern!r} matches only vLLM PyTorch-benchmark sidecar "
-                  "files (*.pytorch.json), which are skipped; point it at the "
-                  "--save-result JSON files")
-    return kept
 
 
 def _json_error(exc: json.JSONDecodeError, text: str, where: str) -> CapplanError:
@@ -172,18 +145,18 @@ def _read_one(plan_dir: Path, rel: str) -> SweepFile:
 
 
 def read_sweep(plan_dir: Path, patterns: list[str]) -> list[SweepFile]:
-    """Expand globs relative to plan_dir (sorted, deterministic), detect each
-    file's format, parse it."""
+    """The files the patterns name (relative to plan_dir, inside its repository;
+    sorted, deterministic), each with its format detected and its runs parsed.
+
+    A refused pattern or one that matches nothing raises
+    :class:`~capplan.loading.sweeps.locate.PatternError` with its index."""
     plan_dir = Path(plan_dir)
     if isinstance(patterns, str):
         patterns = [patterns]
     if not patterns:
         raise err("no sweep files given (the list of file patterns is empty)")
-    paths: set[str] = set()
-    for pattern in patterns:
-        paths.update(_expand(plan_dir, pattern))
     files = []
-    for rel in sorted(paths):
+    for rel in expand(Root(plan_dir), patterns):
         try:
             files.append(_read_one(plan_dir, rel))
         except CapplanError as exc:
