@@ -377,11 +377,7 @@ class _PlanReader:
             where = f"{err.file}: " if err.file else ""
             raise self.err(f"{where}{err.message}", *path) from None
         points = [p for f in files for p in f.points]
-        rows = [{"arrival_rate": r.arrival_rate, "ttft_p95": r.ttft_p95, "tpot_p95": r.tpot_p95,
-                 "e2e_p99": r.e2e_p99, "output_throughput": r.output_throughput, "completed": r.completed,
-                 "failed": r.failed, "runs": r.runs, "ttft_p95_mad": r.ttft_p95_mad,
-                 "tpot_p95_mad": r.tpot_p95_mad, "e2e_p99_mad": r.e2e_p99_mad}
-                for r in sweep_import.combine_replicates(points)]
+        rows = [r.table_row() for r in sweep_import.combine_replicates(points)]
         if not rows:
             raise self.err("the imported files hold no open-loop run (only closed bursts)", *path)
         return tuple(files), rows

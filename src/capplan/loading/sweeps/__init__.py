@@ -9,13 +9,15 @@ from its content and turns every benchmark run in it into a
 ``vllm`` (legacy ``benchmark_serving.py`` and ``vllm bench serve``),
 ``guidellm`` and ``csv_table``. :func:`combine_replicates` (``replicates``)
 then folds repeated runs at one arrival rate into one :class:`SweepRow`
-(median and median absolute deviation). ``fields`` holds the helpers every
+(median and median absolute deviation); ``delivery`` words what a point
+delivered of the load it was offered. ``fields`` holds the helpers every
 format reads values with.
 """
 
+from capplan.loading.sweeps.delivery import delivery_text
 from capplan.loading.sweeps.files import read_sweep
 from capplan.loading.sweeps.locate import PatternError
 from capplan.loading.sweeps.points import SweepFile, SweepPoint
 from capplan.loading.sweeps.replicates import SweepRow, combine_replicates
 
-__all__ = ["PatternError", "SweepFile", "SweepPoint", "SweepRow", "combine_replicates", "read_sweep"]
+__all__ = ["PatternError", "SweepFile", "SweepPoint", "SweepRow", "combine_replicates", "delivery_text", "read_sweep"]

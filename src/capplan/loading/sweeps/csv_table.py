@@ -3,8 +3,10 @@
 Header names are case-insensitive; unknown columns are ignored; blank lines and
 lines starting with ``#`` are skipped. Required columns: ``arrival_rate``
 (req/s; ``inf`` allowed), ``ttft_p95``, ``tpot_p95``, ``e2e_p99``,
-``output_throughput`` (tok/s). Optional: ``completed``, ``failed`` (counts,
-0 when absent), ``goodput`` (req/s, empty = none).
+``output_throughput`` (tok/s). Optional: ``completed``, ``failed``, ``sent``
+(counts, 0 when absent; ``sent`` counts every request sent, finished or not),
+``achieved_rate`` (req/s delivered, 0 when absent = not measured), ``goodput``
+(req/s, empty = none).
 
 A bare column name is in capplan's display unit: **ttft_p95 and tpot_p95 in
 ms, e2e_p99 in s**. A unit suffix states the unit explicitly and is converted:
@@ -39,6 +41,9 @@ _CSV_HEADERS: dict[str, tuple[str, float, str]] = {
     "output_throughput": ("output_throughput", 1.0, "tok/s"),
     "output_throughput_tok_s": ("output_throughput", 1.0, "tok/s"),
     "completed": ("completed", 1.0, "requests"),
+    "sent": ("sent", 1.0, "requests"),
+    "achieved_rate": ("achieved_rate", 1.0, "req/s"),
+    "achieved_rate_req_s": ("achieved_rate", 1.0, "req/s"),
     "failed": ("failed", 1.0, "requests"),
     "goodput": ("goodput", 1.0, "req/s"),
     "goodput_req_s": ("goodput", 1.0, "req/s"),
@@ -101,12 +106,12 @@ def _csv_row(cells: list[str], columns: dict, rel: str, line: int) -> SweepPoint
                 number = float(raw)
             except ValueError:
                 raise err(f"expected a number, got {raw!r}", name, line) from None
-            if canon in ("completed", "failed"):
+            if canon in ("completed", "failed", "sent"):
                 values[canon] = whole(number, name, line)
             else:
                 values[canon] = finite(number, name, line) * factor
         methods.append(f"{canon}: CSV column {name} ({unit}), line {line}")
-    for canon in ("completed", "failed"):
+    for canon in ("completed", "failed", "sent", "achieved_rate"):
         if values.get(canon) is None:
             values[canon] = 0
             methods.append(f"{canon}: not given in the CSV (0)")
@@ -116,4 +121,5 @@ def _csv_row(cells: list[str], columns: dict, rel: str, line: int) -> SweepPoint
                       tpot_p95=values["tpot_p95"], e2e_p99=values["e2e_p99"],
                       output_throughput=values["output_throughput"],
                       completed=values["completed"], failed=values["failed"],
+                      sent=values["sent"], achieved_rate=values["achieved_rate"],
                       goodput=values.get("goodput"), file=rel, methods=tuple(methods))

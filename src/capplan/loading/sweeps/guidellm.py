@@ -24,8 +24,10 @@ Values
   approximation of vLLM's TPOT; ``methods`` says so). GuideLLM's own
   ``time_per_output_token_ms`` includes the first token and is never used.
 * ``completed`` = ``request_totals.successful``; ``failed`` =
-  ``request_totals.errored`` (incomplete requests, cancelled when the run
-  ended, are noted in ``methods`` but not counted). ``goodput`` is ``None``.
+  ``request_totals.errored``; ``sent`` = successful + errored + incomplete
+  (incomplete requests were cancelled unfinished when the run ended: a sign of
+  overload). ``achieved_rate`` = ``metrics.requests_per_second.successful.mean``
+  (0, not measured, when absent). ``goodput`` is ``None``.
 """
 
 from __future__ import annotations
@@ -159,9 +161,17 @@ def _parse_guidellm_benchmark(bench: Any, i: int, rel: str, fmt: str,
     completed = whole(totals.get("successful"), f"{tkey}.successful")
     failed = whole(totals.get("errored", 0) or 0, f"{tkey}.errored")
     incomplete = whole(totals.get("incomplete", 0) or 0, f"{tkey}.incomplete")
-    methods.append(f"completed/failed: {tkey}.successful ({completed}) and .errored "
-                   f"({failed}); {incomplete} incomplete requests (cancelled when the run "
-                   "ended) not counted")
+    methods.append(f"completed/failed/sent: {tkey}.successful ({completed}), .errored "
+                   f"({failed}) and .incomplete ({incomplete}: cancelled unfinished when the "
+                   f"run ended); sent = their sum, {completed + failed + incomplete}")
+    node = dig(metrics, "requests_per_second", "successful", "mean")
+    if node is None:
+        achieved = 0.0
+        methods.append("achieved_rate: the report has no requests_per_second -> not measured (0)")
+    else:
+        achieved = finite(node, f"{where}.metrics.requests_per_second.successful.mean")
+        methods.append(f"achieved_rate: {where}.metrics.requests_per_second.successful.mean "
+                       "(req/s of successful requests over the run)")
 
     if completed == 0:
         ttft = tpot = e2e = math.inf
@@ -183,7 +193,7 @@ def _parse_guidellm_benchmark(bench: Any, i: int, rel: str, fmt: str,
     methods.append("goodput: not reported by GuideLLM -> none")
     return SweepPoint(arrival_rate=rate, ttft_p95=ttft, tpot_p95=tpot, e2e_p99=e2e,
                       output_throughput=throughput, completed=completed, failed=failed,
-                      goodput=None, file=rel, methods=tuple(methods))
+                      sent=completed + failed + incomplete, achieved_rate=achieved, goodput=None, file=rel, methods=tuple(methods))
 
 
 def _guidellm_tpot(bench: dict, metrics: dict, where: str, completed: int) -> tuple[float, str]:

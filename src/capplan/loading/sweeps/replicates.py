@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from capplan.loading.sweeps.delivery import delivery_text
 from capplan.loading.sweeps.points import SweepPoint
 
 
@@ -31,7 +32,20 @@ class SweepRow:
     runs: int
     completed: int
     failed: int
+    sent: int
+    achieved_rate: float
     files: tuple[str, ...]
+
+    def table_row(self) -> dict:
+        """The row of the plan's ``load_sweep`` table: its columns, and a note
+        that says in words what the point delivered."""
+        row = {name: getattr(self, name) for name in TABLE_COLUMNS}
+        return {**row, "note": delivery_text(row)}
+
+
+TABLE_COLUMNS = ("arrival_rate", "ttft_p95", "tpot_p95", "e2e_p99", "output_throughput",
+                 "completed", "failed", "sent", "achieved_rate", "runs",
+                 "ttft_p95_mad", "tpot_p95_mad", "e2e_p99_mad")
 
 
 def _median(values: list[float]) -> float:
@@ -49,8 +63,9 @@ def combine_replicates(points: Iterable[SweepPoint]) -> list[SweepRow]:
     median + MAD, sorted by rate.
 
     The MAD is the raw median of |x - median| (not scaled by 1.4826); one run
-    gives 0. ``completed`` and ``failed`` are summed over the runs; ``files``
-    lists the distinct files in the order the points came.
+    gives 0. ``completed``, ``failed`` and ``sent`` are summed over the runs;
+    ``achieved_rate`` is the median of the runs that measured it (0 if none
+    did); ``files`` lists the distinct files in the order the points came.
     """
     groups: dict[float, list[SweepPoint]] = {}
     for point in points:
@@ -66,6 +81,7 @@ def combine_replicates(points: Iterable[SweepPoint]) -> list[SweepRow]:
             values = [float(getattr(p, name)) for p in group]
             stats[name] = _median(values)
             stats[name + "_mad"] = _mad(values, stats[name])
+        measured = [p.achieved_rate for p in group if p.achieved_rate > 0]
         rows.append(SweepRow(
             arrival_rate=rate,
             ttft_p95=stats["ttft_p95"], tpot_p95=stats["tpot_p95"],
@@ -75,6 +91,8 @@ def combine_replicates(points: Iterable[SweepPoint]) -> list[SweepRow]:
             runs=len(group),
             completed=sum(p.completed for p in group),
             failed=sum(p.failed for p in group),
+            sent=sum(p.sent for p in group),
+            achieved_rate=_median(measured) if measured else 0.0,
             files=tuple(dict.fromkeys(p.file for p in group)),
         ))
     return rows
