@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -11,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from shared_examples import GUIDELLM_V03, VLLM_70B, example
 
 from capplan.errors import CapplanError
 from capplan.loading.sweeps import (
@@ -20,7 +22,6 @@ from capplan.loading.sweeps import (
     read_sweep,
 )
 
-DATA = Path(__file__).parent / "data" / "vllm-llama-3.3-70b-tp8"
 REAL_FILES = ("qps_01.json", "qps_04.json", "qps_16.json", "qps_inf.json")
 
 
@@ -54,22 +55,28 @@ PINNED = {
 
 
 @pytest.fixture(scope="module")
-def real_files():
-    return read_sweep(DATA, ["*.json"])
+def data() -> Path:
+    """The real vLLM files, read where they are in the shared folder."""
+    return example(*VLLM_70B)
 
 
-def test_real_files_are_found_sorted_and_hashed(real_files):
+@pytest.fixture(scope="module")
+def real_files(data):
+    return read_sweep(data, ["*.json"])
+
+
+def test_real_files_are_found_sorted_and_hashed(real_files, data):
     assert [f.path for f in real_files] == list(REAL_FILES)
     for f in real_files:
         assert f.format == "vllm-benchmark-serving"
-        assert f.sha256 == hashlib.sha256((DATA / f.path).read_bytes()).hexdigest()
+        assert f.sha256 == hashlib.sha256((data / f.path).read_bytes()).hexdigest()
         assert len(f.points) == 1
         assert f.points[0].file == f.path
 
 
-def test_real_files_percentiles_match_raw_arrays(real_files):
+def test_real_files_percentiles_match_raw_arrays(real_files, data):
     for f in real_files:
-        raw = json.loads((DATA / f.path).read_text())
+        raw = json.loads((data / f.path).read_text())
         point = f.points[0]
         ttft, tpot, e2e = independent_percentiles(raw)
         assert point.ttft_p95 == pytest.approx(ttft, rel=1e-12)
@@ -134,9 +141,9 @@ def test_real_sweep_slo_knee(real_files):
     assert first_fail == 16.0          # the knee lies between 4 and 16 req/s
 
 
-def test_commands_files_are_kept_with_the_data():
+def test_commands_show_the_files_were_saved_with_save_result(data):
     for name in REAL_FILES:
-        commands = json.loads((DATA / name.replace(".json", ".commands")).read_text())
+        commands = json.loads((data / name.replace(".json", ".commands")).read_text())
         assert "--save-result" in commands["client_command"]
 
 
@@ -246,8 +253,8 @@ def test_missing_p95_without_arrays_is_a_clear_error(tmp_path):
     assert str(info.value).startswith("default.json")
 
 
-def test_string_inf_and_legacy_goodput_with_value(tmp_path):
-    raw = json.loads((DATA / "qps_16.json").read_text())
+def test_string_inf_and_legacy_goodput_with_value(tmp_path, data):
+    raw = json.loads((data / "qps_16.json").read_text())
     raw["request_rate"] = "inf"
     raw["request_goodput:"] = 2.5
     write_json(tmp_path / "a.json", raw)
@@ -409,6 +416,25 @@ def test_guidellm_versions(tmp_path, version):
     assert any("per-request inter_token_latency_ms" in m for m in const.methods)
 
 
+def test_real_guidellm_v03_report_json_and_yaml():
+    """GuideLLM's own stripped test report: one synchronous (closed-loop) stage."""
+    folder = example(*GUIDELLM_V03)
+    as_json, as_yaml = read_sweep(folder, ["benchmarks_stripped.*"])
+    assert (as_json.format, as_yaml.format) == ("guidellm-v0.3", "guidellm-v0.3")
+    [point] = as_json.points
+    assert as_yaml.points[0] == dataclasses.replace(point, file="benchmarks_stripped.yaml")
+    bench = json.loads((folder / "benchmarks_stripped.json").read_text())["benchmarks"][0]
+    metrics, totals = bench["metrics"], bench["request_totals"]
+    assert point.arrival_rate == math.inf                 # synchronous: no open-loop point
+    assert point.ttft_p95 == metrics["time_to_first_token_ms"]["successful"]["percentiles"]["p95"]
+    assert point.e2e_p99 == metrics["request_latency"]["successful"]["percentiles"]["p99"]
+    assert point.tpot_p95 == metrics["inter_token_latency_ms"]["successful"]["percentiles"]["p95"]
+    assert (point.completed, point.failed) == (totals["successful"], totals["errored"])
+    assert point.sent == totals["successful"] + totals["errored"] + totals["incomplete"]
+    assert point.achieved_rate == metrics["requests_per_second"]["successful"]["mean"]
+    assert combine_replicates(as_json.points) == []
+
+
 def test_guidellm_yaml(tmp_path):
     (tmp_path / "benchmarks.yaml").write_text(yaml.safe_dump(guidellm_report("v0.7")))
     [f] = read_sweep(tmp_path, ["*.yaml"])
@@ -490,31 +516,32 @@ def test_csv_errors(tmp_path, text, key, line, words):
 # --------------------------------------------------------------------------- #
 
 def point(rate, ttft, tpot=20.0, e2e=10.0, tok=100.0, file="f.json", completed=100,
-          failed=0) -> SweepPoint:
+          failed=0, sent=0, achieved=0.0) -> SweepPoint:
     return SweepPoint(arrival_rate=rate, ttft_p95=ttft, tpot_p95=tpot, e2e_p99=e2e,
-                      output_throughput=tok, completed=completed, failed=failed,
-                      goodput=None, file=file, methods=())
+                      output_throughput=tok, completed=completed, failed=failed, sent=sent,
+                      achieved_rate=achieved, goodput=None, file=file, methods=())
 
 
 def test_combine_replicates_median_and_mad():
     rows = combine_replicates([
-        point(4.0, 100.0, tpot=30.0, e2e=20.0, tok=700.0, file="r1.json"),
+        point(4.0, 100.0, tpot=30.0, e2e=20.0, tok=700.0, file="r1.json", sent=100, achieved=3.9),
         point(2.0, 80.0, file="r1.json"),
         point(math.inf, 900.0, file="burst.json"),
-        point(4.0, 130.0, tpot=31.0, e2e=22.0, tok=720.0, file="r2.json", failed=1),
-        point(4.0, 110.0, tpot=35.0, e2e=21.0, tok=710.0, file="r3.json"),
+        point(4.0, 130.0, tpot=31.0, e2e=22.0, tok=720.0, file="r2.json", failed=1, sent=110),
+        point(4.0, 110.0, tpot=35.0, e2e=21.0, tok=710.0, file="r3.json", sent=100, achieved=3.7),
     ])
     assert [r.arrival_rate for r in rows] == [2.0, 4.0]
     two, four = rows
     assert two == SweepRow(arrival_rate=2.0, ttft_p95=80.0, tpot_p95=20.0, e2e_p99=10.0,
                            output_throughput=100.0, ttft_p95_mad=0.0, tpot_p95_mad=0.0,
-                           e2e_p99_mad=0.0, runs=1, completed=100, failed=0,
-                           files=("r1.json",))
+                           e2e_p99_mad=0.0, runs=1, completed=100, failed=0, sent=0,
+                           achieved_rate=0.0, files=("r1.json",))
     assert (four.ttft_p95, four.ttft_p95_mad) == (110.0, 10.0)
     assert (four.tpot_p95, four.tpot_p95_mad) == (31.0, 1.0)
     assert (four.e2e_p99, four.e2e_p99_mad) == (21.0, 1.0)
     assert four.output_throughput == 710.0
-    assert (four.runs, four.completed, four.failed) == (3, 300, 1)
+    assert (four.runs, four.completed, four.failed, four.sent) == (3, 300, 1, 310)
+    assert four.achieved_rate == pytest.approx(3.8)     # the median of the runs that measured it
     assert four.files == ("r1.json", "r2.json", "r3.json")
 
 
@@ -541,9 +568,9 @@ def test_replicates_from_files(tmp_path):
 # Files and errors
 # --------------------------------------------------------------------------- #
 
-def test_truncated_json_names_the_file(tmp_path):
+def test_truncated_json_names_the_file(tmp_path, data):
     (tmp_path / "sweep").mkdir()
-    (tmp_path / "sweep" / "qps_04.json").write_bytes((DATA / "qps_04.json").read_bytes()[:5000])
+    (tmp_path / "sweep" / "qps_04.json").write_bytes((data / "qps_04.json").read_bytes()[:5000])
     with pytest.raises(CapplanError) as info:
         read_sweep(tmp_path, ["sweep/*.json"])
     assert info.value.file == "sweep/qps_04.json"
@@ -587,9 +614,9 @@ def test_pytorch_sidecars_are_skipped(tmp_path):
         read_sweep(tmp_path, ["renamed.json"])
 
 
-def test_deterministic_order_and_dedup(tmp_path):
+def test_deterministic_order_and_dedup(tmp_path, data):
     for name in REAL_FILES:
-        shutil.copy(DATA / name, tmp_path / name)
+        shutil.copy(data / name, tmp_path / name)
     a = read_sweep(tmp_path, ["qps_inf.json", "qps_1*.json", "*.json"])
     b = read_sweep(tmp_path, ["*.json", "qps_0*.json"])
     assert a == b

@@ -352,27 +352,27 @@ class _PlanReader:
         return data
 
     def _import(self, patterns, path) -> tuple[tuple, list[dict]]:
-        """Read benchmark files (globs relative to the plan) into sweep rows.
+        """Read benchmark files (globs relative to the plan, inside its repository) into sweep rows.
 
         Replicated runs at one rate become one row (median, with the MAD in
         the *_mad columns); closed-burst runs (rate infinity) stay with the
-        file for the record but are no open-loop point.
+        file for the record but are no open-loop point. A refused pattern is
+        named at its own line.
         """
-        if isinstance(patterns, str):
+        listed = isinstance(patterns, list)
+        if not listed:
             patterns = [patterns]
-        if not isinstance(patterns, list) or not all(isinstance(p, str) for p in patterns):
+        if not all(isinstance(p, str) for p in patterns):
             raise self.err("expected a file pattern or a list of them (relative to the plan)", *path)
         try:
             files = sweep_import.read_sweep(self.path.parent, patterns)
+        except sweep_import.PatternError as err:
+            raise self.err(err.message, *path, *([err.index] if listed else [])) from None
         except CapplanError as err:
             where = f"{err.file}: " if err.file else ""
             raise self.err(f"{where}{err.message}", *path) from None
         points = [p for f in files for p in f.points]
-        rows = [{"arrival_rate": r.arrival_rate, "ttft_p95": r.ttft_p95, "tpot_p95": r.tpot_p95,
-                 "e2e_p99": r.e2e_p99, "output_throughput": r.output_throughput, "completed": r.completed,
-                 "failed": r.failed, "runs": r.runs, "ttft_p95_mad": r.ttft_p95_mad,
-                 "tpot_p95_mad": r.tpot_p95_mad, "e2e_p99_mad": r.e2e_p99_mad}
-                for r in sweep_import.combine_replicates(points)]
+        rows = [r.table_row() for r in sweep_import.combine_replicates(points)]
         if not rows:
             raise self.err("the imported files hold no open-loop run (only closed bursts)", *path)
         return tuple(files), rows

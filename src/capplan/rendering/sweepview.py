@@ -15,6 +15,7 @@ import math
 
 from capplan import formatting
 from capplan.engine.evaluate import Evaluation
+from capplan.loading.sweeps import delivery_text
 from capplan.rendering.present import shown
 
 
@@ -25,7 +26,8 @@ def sweep(e: Evaluation, spec: dict) -> dict:
     count = len(data.rows)
     col = lambda c: f"{table}.{c}"              # noqa: E731 - a column's model name
     columns = [c for c in spec["columns"] if col(c) in e.values and not _blank(e, col(c))]
-    checks = {ok: _relation(e, col(ok)) + (label,) for ok, label in spec["checks"].items() if col(ok) in e.values}
+    checks = {ok: (_relation(e, col(ok)) if ok != spec.get("delivery") else (None, None)) + (label,)
+              for ok, label in spec["checks"].items() if col(ok) in e.values}
     ok = [bool(v) for v in e.display(col(spec["verdict"]))]
     replicates = e.display(col(spec["replicates"])) if col(spec.get("replicates", "")) in e.values else [1] * count
 
@@ -45,7 +47,7 @@ def sweep(e: Evaluation, spec: dict) -> dict:
             "knee": _knee(e, spec, checks, ok), "files": _files(data), "bursts": _bursts(data),
             "chart": _chart_series(e, table, checks), "rates": [formatting.number(r) for r in e.display(col("arrival_rate"))]
             if col("arrival_rate") in e.values else [],
-            "description": model.tables[table].description, "source": data.source or ""}
+            "description": model.tables[table].description, "source": data.source or "", "note": data.note or ""}
 
 
 def _blank(e: Evaluation, name: str) -> bool:
@@ -76,7 +78,8 @@ def _knee(e: Evaluation, spec: dict, checks: dict, ok: list[bool]) -> str:
     if first is None:
         return (f"Every swept rate meets the SLOs: λ* = {star} is only a lower bound; "
                 f"the knee lies above the highest rate swept. Extend the sweep.")
-    why = "; ".join(f"{label} {shown(e, measured, first).text} > {shown(e, limit).text}"
+    why = "; ".join(f"{label} {shown(e, measured, first).text} > {shown(e, limit).text}" if measured
+                    else _undelivered(e, spec["table"], first)
                     for k, (measured, limit, label) in checks.items()
                     if not e.display(f"{spec['table']}.{k}")[first])
     text = (f"λ* = {star}: every SLO holds up to it. The knee lies between "
@@ -86,6 +89,12 @@ def _knee(e: Evaluation, spec: dict, checks: dict, ok: list[bool]) -> str:
     if noisy:
         text += f" A pass above the first failure ({', '.join(noisy)} req/s) is noise and does not count."
     return text
+
+
+def _undelivered(e: Evaluation, table: str, index: int) -> str:
+    """Why a point that did not deliver its offered load fails, in words."""
+    row = {c: e.display(f"{table}.{c}")[index] for c in ("arrival_rate", "sent", "completed", "failed", "achieved_rate")}
+    return delivery_text(row) + ": the replica was saturated"
 
 
 def _files(data) -> list[dict]:
@@ -112,7 +121,7 @@ def _chart_series(e: Evaluation, table: str, checks: dict) -> list[dict]:
     (the error budget) are left out of a latency chart."""
     series = []
     for measured, limit, label in checks.values():
-        if e.model.quantities[limit].unit in ("", None):
+        if measured is None or e.model.quantities[limit].unit in ("", None):
             continue
         series.append({"label": e.model.quantities[measured].column, "shares": [m / e.display(limit) for m in e.display(measured)]})
     return series

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import io
 import math
+import posixpath
 import subprocess
 import tarfile
 import tempfile
@@ -166,6 +167,15 @@ def pairs_from_git(base: str, plans: list[str], cwd: Path | None = None) -> list
 
 
 def _extract(base: str, folders: list[str], top: Path, into: Path) -> None:
+    """Write the plans' folders at ``base`` under ``into``, a stand-in for the repository.
+
+    A committed symlink that points outside the repository (an absolute target,
+    or one whose ``..`` climb above its root) is refused with the link's name,
+    as an import pattern that reaches outside is: the old side must not read
+    what the working tree may not. ``into`` gets a ``.git`` entry so that the
+    old plans' imports are held to it, the way the working tree's are held to
+    the repository. A link to a folder that is not itself extracted dangles.
+    """
     try:
         proc = subprocess.run(["git", "archive", "--format=tar", base, "--", *folders], cwd=top, capture_output=True)
     except FileNotFoundError:
@@ -174,10 +184,23 @@ def _extract(base: str, folders: list[str], top: Path, into: Path) -> None:
         raise UsageError(f"cannot read {', '.join(folders)} at '{base}': "
                          f"{proc.stderr.decode('utf-8', 'replace').strip()}")
     with tarfile.open(fileobj=io.BytesIO(proc.stdout)) as archive:
+        for member in archive.getmembers():
+            _refuse_link_out(base, member)
         if hasattr(tarfile, "data_filter"):
             archive.extractall(into, filter="data")
         else:  # pragma: no cover - Python < 3.11.4
             archive.extractall(into)
+    (into / ".git").mkdir()
+
+
+def _refuse_link_out(base: str, member: tarfile.TarInfo) -> None:
+    if not (member.issym() or member.islnk()):
+        return
+    target = member.linkname if member.islnk() else posixpath.join(posixpath.dirname(member.name), member.linkname)
+    inside = posixpath.normpath(target)
+    if posixpath.isabs(member.linkname) or inside == ".." or inside.startswith("../"):
+        raise CapplanError(f"a committed symlink to {member.linkname!r} points outside the repository; "
+                           "capplan does not follow links out of it", file=f"{base}:{member.name}")
 
 
 def _git(args: list[str], cwd: Path, failure: str) -> str:

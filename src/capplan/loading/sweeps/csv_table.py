@@ -1,0 +1,125 @@
+"""Plain CSV sweep tables (``*.csv``), one run per row.
+
+Header names are case-insensitive; unknown columns are ignored; blank lines and
+lines starting with ``#`` are skipped. Required columns: ``arrival_rate``
+(req/s; ``inf`` allowed), ``ttft_p95``, ``tpot_p95``, ``e2e_p99``,
+``output_throughput`` (tok/s). Optional: ``completed``, ``failed``, ``sent``
+(counts, 0 when absent; ``sent`` counts every request sent, finished or not),
+``achieved_rate`` (req/s delivered, 0 when absent = not measured), ``goodput``
+(req/s, empty = none).
+
+A bare column name is in capplan's display unit: **ttft_p95 and tpot_p95 in
+ms, e2e_p99 in s**. A unit suffix states the unit explicitly and is converted:
+``ttft_p95_ms``, ``ttft_p95_s``, ``tpot_p95_ms``, ``tpot_p95_s``,
+``e2e_p99_s``, ``e2e_p99_ms``; also ``arrival_rate_req_s``,
+``output_throughput_tok_s``, ``goodput_req_s``. Giving one quantity twice
+(e.g. ``ttft_p95`` and ``ttft_p95_s``) is an error.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any
+
+from capplan.loading.sweeps.fields import err, finite, rate_from, whole
+from capplan.loading.sweeps.points import SweepPoint
+
+# header -> (canonical name, factor to capplan's unit, unit text)
+_CSV_HEADERS: dict[str, tuple[str, float, str]] = {
+    "arrival_rate": ("arrival_rate", 1.0, "req/s"),
+    "arrival_rate_req_s": ("arrival_rate", 1.0, "req/s"),
+    "ttft_p95": ("ttft_p95", 1.0, "ms"),
+    "ttft_p95_ms": ("ttft_p95", 1.0, "ms"),
+    "ttft_p95_s": ("ttft_p95", 1000.0, "s -> ms"),
+    "tpot_p95": ("tpot_p95", 1.0, "ms"),
+    "tpot_p95_ms": ("tpot_p95", 1.0, "ms"),
+    "tpot_p95_s": ("tpot_p95", 1000.0, "s -> ms"),
+    "e2e_p99": ("e2e_p99", 1.0, "s"),
+    "e2e_p99_s": ("e2e_p99", 1.0, "s"),
+    "e2e_p99_ms": ("e2e_p99", 0.001, "ms -> s"),
+    "output_throughput": ("output_throughput", 1.0, "tok/s"),
+    "output_throughput_tok_s": ("output_throughput", 1.0, "tok/s"),
+    "completed": ("completed", 1.0, "requests"),
+    "sent": ("sent", 1.0, "requests"),
+    "achieved_rate": ("achieved_rate", 1.0, "req/s"),
+    "achieved_rate_req_s": ("achieved_rate", 1.0, "req/s"),
+    "failed": ("failed", 1.0, "requests"),
+    "goodput": ("goodput", 1.0, "req/s"),
+    "goodput_req_s": ("goodput", 1.0, "req/s"),
+}
+_CSV_REQUIRED = ("arrival_rate", "ttft_p95", "tpot_p95", "e2e_p99", "output_throughput")
+
+
+def parse_csv(text: str, rel: str) -> list[SweepPoint]:
+    reader = csv.reader(io.StringIO(text))
+    header: list[str] | None = None
+    columns: dict[str, tuple[int, str, float, str]] = {}
+    points: list[SweepPoint] = []
+    try:
+        for cells in reader:
+            line = reader.line_num
+            if not cells or all(not c.strip() for c in cells) or cells[0].lstrip().startswith("#"):
+                continue
+            if header is None:
+                header = [c.strip().lower() for c in cells]
+                for index, name in enumerate(header):
+                    if name not in _CSV_HEADERS:
+                        continue
+                    canon, factor, unit = _CSV_HEADERS[name]
+                    if canon in columns:
+                        raise err(f"{canon} is given twice (columns "
+                                  f"{columns[canon][1]!r} and {name!r})", name, line)
+                    columns[canon] = (index, name, factor, unit)
+                missing = [c for c in _CSV_REQUIRED if c not in columns]
+                if missing:
+                    raise err(f"the header lacks column(s) {', '.join(missing)} "
+                              f"(found: {', '.join(header)})", missing[0], line)
+                continue
+            if len(cells) != len(header):
+                raise err(f"row has {len(cells)} cells, the header has {len(header)}",
+                          None, line)
+            points.append(_csv_row(cells, columns, rel, line))
+    except csv.Error as exc:
+        raise err(f"malformed CSV: {exc}", None, reader.line_num) from None
+    if header is None:
+        raise err("the CSV file has no header row")
+    if not points:
+        raise err("the CSV file has a header but no data rows")
+    return points
+
+
+def _csv_row(cells: list[str], columns: dict, rel: str, line: int) -> SweepPoint:
+    values: dict[str, Any] = {}
+    methods: list[str] = []
+    for canon, (index, name, factor, unit) in columns.items():
+        raw = cells[index].strip()
+        if canon == "arrival_rate":
+            values[canon] = rate_from(raw, name, line)
+        elif raw == "":
+            if canon in _CSV_REQUIRED:
+                raise err("empty cell", name, line)
+            values[canon] = None
+            continue
+        else:
+            try:
+                number = float(raw)
+            except ValueError:
+                raise err(f"expected a number, got {raw!r}", name, line) from None
+            if canon in ("completed", "failed", "sent"):
+                values[canon] = whole(number, name, line)
+            else:
+                values[canon] = finite(number, name, line) * factor
+        methods.append(f"{canon}: CSV column {name} ({unit}), line {line}")
+    for canon in ("completed", "failed", "sent", "achieved_rate"):
+        if values.get(canon) is None:
+            values[canon] = 0
+            methods.append(f"{canon}: not given in the CSV (0)")
+    if "goodput" not in columns:
+        methods.append("goodput: not given in the CSV -> none")
+    return SweepPoint(arrival_rate=values["arrival_rate"], ttft_p95=values["ttft_p95"],
+                      tpot_p95=values["tpot_p95"], e2e_p99=values["e2e_p99"],
+                      output_throughput=values["output_throughput"],
+                      completed=values["completed"], failed=values["failed"],
+                      sent=values["sent"], achieved_rate=values["achieved_rate"],
+                      goodput=values.get("goodput"), file=rel, methods=tuple(methods))

@@ -1,0 +1,221 @@
+"""GuideLLM ``benchmarks.json`` (or ``benchmarks.yaml``) reports.
+
+``guidellm-v0.3`` / ``guidellm-v0.4`` / ``guidellm-v0.5-v0.6`` / ``guidellm-v0.7+``
+    v0.3: only ``benchmarks``, the strategy under ``benchmarks[i].args``;
+    v0.4: top-level ``args``, strategy under ``benchmarks[i].config``;
+    v0.5-v0.6: ``metadata.version`` 1; v0.7+: ``metadata.version`` 2 with a
+    top-level ``config``. Other metadata versions are refused.
+
+Values
+------
+* ``arrival_rate`` = ``strategy.rate`` for ``constant`` (evenly spaced, the
+  sweep default) and ``poisson`` stages; ``synchronous``, ``concurrent``,
+  ``throughput`` and trace/replay stages are not open-loop at a rate and get
+  ``math.inf`` (so :func:`combine_replicates` leaves them out).
+* TTFT p95 = ``metrics.time_to_first_token_ms.successful.percentiles.p95``
+  (ms); E2E p99 = ``metrics.request_latency.successful.percentiles.p99``
+  (GuideLLM reports it in **seconds**); output tok/s =
+  ``metrics.output_tokens_per_second.successful.mean``.
+* TPOT p95: when the report holds every successful request
+  (``requests.successful``), ``numpy.percentile`` (linear) of the per-request
+  ``inter_token_latency_ms`` for output_tokens > 1 -- that is
+  (last token - first token) / (output_tokens - 1), vLLM's TPOT. Otherwise the
+  summary ``inter_token_latency_ms`` p95, which GuideLLM weights by tokens (an
+  approximation of vLLM's TPOT; ``methods`` says so). GuideLLM's own
+  ``time_per_output_token_ms`` includes the first token and is never used.
+* ``completed`` = ``request_totals.successful``; ``failed`` =
+  ``request_totals.errored``; ``sent`` = successful + errored + incomplete
+  (incomplete requests were cancelled unfinished when the run ended: a sign of
+  overload). ``achieved_rate`` = ``metrics.requests_per_second.successful.mean``
+  (0, not measured, when absent). ``goodput`` is ``None``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from capplan.loading.sweeps.fields import (
+    NP,
+    dig,
+    err,
+    finite,
+    percentile,
+    rate_from,
+    short,
+    show,
+    whole,
+)
+from capplan.loading.sweeps.points import SweepPoint
+
+_GUIDELLM_OPEN = {
+    "constant": "constant-rate arrivals (evenly spaced, GuideLLM's sweep default; "
+                "not Poisson)",
+    "poisson": "Poisson arrivals",
+}
+_GUIDELLM_CLOSED = {
+    "synchronous": "closed loop, one request at a time",
+    "concurrent": "closed loop at a fixed number of streams",
+    "throughput": "closed burst, as many requests as allowed at once",
+    "trace": "trace replay (no single rate)",
+    "replay": "trace replay (no single rate)",
+}
+
+
+def _guidellm_format(doc: dict) -> str:
+    metadata = doc.get("metadata")
+    if metadata is not None:
+        version = dig(metadata, "version")
+        if version == 1:
+            return "guidellm-v0.5-v0.6"
+        if version == 2:
+            return "guidellm-v0.7+"
+        raise err(f"GuideLLM report schema version {show(version)} is not supported "
+                  "(known: 1 for GuideLLM v0.5-v0.6, 2 for v0.7+)", "metadata.version")
+    if "args" in doc:
+        return "guidellm-v0.4"
+    return "guidellm-v0.3"
+
+
+def parse_guidellm(doc: dict, rel: str) -> tuple[str, list[SweepPoint]]:
+    fmt = _guidellm_format(doc)
+    benchmarks = doc.get("benchmarks")
+    if not isinstance(benchmarks, list):
+        raise err(f"expected a list of benchmarks, got {show(benchmarks)}", "benchmarks")
+    if not benchmarks:
+        raise err("the GuideLLM report holds no benchmarks", "benchmarks")
+    # v0.3 keeps the strategy under benchmarks[i].args, later versions under .config
+    first, second = ("args", "config") if fmt == "guidellm-v0.3" else ("config", "args")
+    return fmt, [_parse_guidellm_benchmark(bench, i, rel, fmt, first, second)
+                 for i, bench in enumerate(benchmarks)]
+
+
+def _summary(metrics: dict, name: str, where: str) -> dict:
+    node = dig(metrics, name, "successful")
+    if not isinstance(node, dict):
+        raise err("missing (a StatusDistributionSummary with a 'successful' part)",
+                  f"{where}.metrics.{name}.successful")
+    return node
+
+
+def _summary_value(metrics: dict, name: str, where: str, *path: str) -> float:
+    node = _summary(metrics, name, where)
+    value = dig(node, *path)
+    key = f"{where}.metrics.{name}.successful.{'.'.join(path)}"
+    if value is None:
+        raise err("missing", key)
+    return finite(value, key)
+
+
+def _parse_guidellm_benchmark(bench: Any, i: int, rel: str, fmt: str,
+                              first: str, second: str) -> SweepPoint:
+    where = f"benchmarks[{i}]"
+    if not isinstance(bench, dict):
+        raise err(f"expected an object, got {show(bench)}", where)
+    kind = bench.get("type_")
+    if kind is not None and kind != "generative_benchmark":
+        raise err(f"type_ {show(kind)} is not a generative benchmark", f"{where}.type_")
+    methods: list[str] = []
+
+    # arrival rate ------------------------------------------------------------------
+    strategy = dig(bench, first, "strategy")
+    if not isinstance(strategy, dict):
+        strategy = dig(bench, second, "strategy")
+    if not isinstance(strategy, dict):
+        raise err("missing (the scheduling strategy of this benchmark)",
+                  f"{where}.{first}.strategy")
+    stype = strategy.get("type_", strategy.get("type"))
+    skey = f"{where}.{first}.strategy"
+    if stype in _GUIDELLM_OPEN:
+        if strategy.get("rate") is None:
+            raise err("missing (the offered rate of a constant/poisson stage)",
+                      f"{skey}.rate")
+        rate = rate_from(strategy["rate"], f"{skey}.rate")
+        cap = strategy.get("max_concurrency")
+        cap_text = ("" if cap is None else
+                    f", capped at max_concurrency {show(cap)} (not purely open-loop)")
+        methods.append(f"arrival_rate: {skey}.rate {short(rate)} req/s, "
+                       f"{_GUIDELLM_OPEN[stype]}{cap_text}")
+    elif stype in _GUIDELLM_CLOSED:
+        rate = math.inf
+        methods.append(f"arrival_rate: {where} is a GuideLLM '{stype}' stage "
+                       f"({_GUIDELLM_CLOSED[stype]}): no offered rate, recorded as inf "
+                       "and not an open-loop point")
+    else:
+        raise err(f"unknown GuideLLM strategy type {show(stype)} (known: "
+                  f"{', '.join(sorted({**_GUIDELLM_OPEN, **_GUIDELLM_CLOSED}))})",
+                  f"{skey}.type_")
+
+    metrics = bench.get("metrics")
+    if not isinstance(metrics, dict):
+        raise err("missing (the benchmark's metrics)", f"{where}.metrics")
+
+    # counts ------------------------------------------------------------------------
+    totals = metrics.get("request_totals")
+    tkey = f"{where}.metrics.request_totals"
+    if not isinstance(totals, dict):
+        totals, tkey = bench.get("request_totals"), f"{where}.request_totals"
+    if not isinstance(totals, dict):
+        raise err("missing (successful/errored/incomplete request counts)",
+                  f"{where}.metrics.request_totals")
+    completed = whole(totals.get("successful"), f"{tkey}.successful")
+    failed = whole(totals.get("errored", 0) or 0, f"{tkey}.errored")
+    incomplete = whole(totals.get("incomplete", 0) or 0, f"{tkey}.incomplete")
+    methods.append(f"completed/failed/sent: {tkey}.successful ({completed}), .errored "
+                   f"({failed}) and .incomplete ({incomplete}: cancelled unfinished when the "
+                   f"run ended); sent = their sum, {completed + failed + incomplete}")
+    node = dig(metrics, "requests_per_second", "successful", "mean")
+    if node is None:
+        achieved = 0.0
+        methods.append("achieved_rate: the report has no requests_per_second -> not measured (0)")
+    else:
+        achieved = finite(node, f"{where}.metrics.requests_per_second.successful.mean")
+        methods.append(f"achieved_rate: {where}.metrics.requests_per_second.successful.mean "
+                       "(req/s of successful requests over the run)")
+
+    if completed == 0:
+        ttft = tpot = e2e = math.inf
+        methods.append("ttft_p95/tpot_p95/e2e_p99: no request succeeded, so every latency "
+                       "is taken as inf (fails any SLO)")
+    else:
+        ttft = _summary_value(metrics, "time_to_first_token_ms", where, "percentiles", "p95")
+        methods.append(f"ttft_p95: {where}.metrics.time_to_first_token_ms.successful."
+                       "percentiles.p95 (ms; GuideLLM's percentile)")
+        e2e = _summary_value(metrics, "request_latency", where, "percentiles", "p99")
+        methods.append(f"e2e_p99: {where}.metrics.request_latency.successful.percentiles.p99 "
+                       "(GuideLLM reports seconds)")
+        tpot, text = _guidellm_tpot(bench, metrics, where, completed)
+        methods.append(text)
+
+    throughput = _summary_value(metrics, "output_tokens_per_second", where, "mean")
+    methods.append(f"output_throughput: {where}.metrics.output_tokens_per_second."
+                   "successful.mean (tok/s)")
+    methods.append("goodput: not reported by GuideLLM -> none")
+    return SweepPoint(arrival_rate=rate, ttft_p95=ttft, tpot_p95=tpot, e2e_p99=e2e,
+                      output_throughput=throughput, completed=completed, failed=failed,
+                      sent=completed + failed + incomplete, achieved_rate=achieved, goodput=None, file=rel, methods=tuple(methods))
+
+
+def _guidellm_tpot(bench: dict, metrics: dict, where: str, completed: int) -> tuple[float, str]:
+    rows = dig(bench, "requests", "successful")
+    if isinstance(rows, list) and len(rows) == completed and all(
+            isinstance(r, dict) for r in rows):
+        values = []
+        for j, row in enumerate(rows):
+            itl, n = row.get("inter_token_latency_ms"), row.get("output_tokens")
+            if itl is None or n is None:
+                continue
+            key = f"{where}.requests.successful[{j}]"
+            if whole(n, f"{key}.output_tokens") > 1:
+                values.append(finite(itl, f"{key}.inter_token_latency_ms"))
+        if values:
+            return percentile(values, 95), (
+                f"tpot_p95: {NP} of the per-request inter_token_latency_ms = (last token - "
+                "first token) / (output_tokens - 1), vLLM's TPOT, over the "
+                f"{len(values)} of {completed} successful requests with output_tokens > 1 "
+                f"({where}.requests.successful)")
+    value = _summary_value(metrics, "inter_token_latency_ms", where, "percentiles", "p95")
+    return value, (f"tpot_p95: taken from ITL, {where}.metrics.inter_token_latency_ms."
+                   "successful.percentiles.p95 (ms; GuideLLM weights each request's mean "
+                   "inter-token latency by its tokens, so this approximates vLLM's "
+                   "per-request TPOT percentile); the report lacks the full per-request list")
