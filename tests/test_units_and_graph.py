@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pint
 import pytest
 
@@ -100,10 +102,10 @@ def test_unknown_name_in_a_model_formula_is_named():
 
 def test_standard_model_checks_under_every_switch_combination():
     model = standard_model()
-    for sizing in model.switches["sizing"]["cases"]:
-        for attention in model.switches["attention"]["cases"]:
-            graph = build(model, {"sizing": sizing, "attention": attention})
-            assert "resilient_gpus" in graph.order
+    names = sorted(model.switches)
+    for cases in itertools.product(*(model.switches[n]["cases"] for n in names)):
+        graph = build(model, dict(zip(names, cases)))
+        assert "resilient_gpus" in graph.order and "kv_pool" in graph.order
 
 
 def test_pinning_a_derived_quantity_cuts_its_dependencies():

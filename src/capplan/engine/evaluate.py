@@ -235,6 +235,11 @@ class Numeric(Walker):
     def Nominal(self, expr):
         return self.nominal_values[expr.args[0].name]
 
+    def PerToken(self, expr):
+        return self.visit(expr.args[0])       # token and GPU are base units: the number stays
+
+    PerGpu = PerToken
+
     def TableSum(self, expr):
         return float(np.sum(self.visit(expr.args[0])))
 

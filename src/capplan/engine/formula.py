@@ -98,6 +98,31 @@ class Nominal(sympy.Function):
 TABLE_FUNCTIONS = {TableSum, TableMax, TableMin, MaxBeforeFailure, MinFailure}
 
 
+# --- unit annotations ---------------------------------------------------------
+# Architecture widths (layers, heads, hidden size) are plain counts, so a count
+# of bytes built from them has no "per token" or "per GPU" in it: the KV cache
+# holds 2·L·H·d elements *for each token*, an activation of H elements *on each
+# GPU*. ``per_token(x)`` and ``per_gpu(x)`` say so: the value is x, its
+# dimension x's divided by one token or one GPU (both base units, so no number
+# changes). Spreadsheets carry no units, so the workbook prints x alone.
+
+class PerUnit(sympy.Function):
+    """x per one ``unit`` (a base unit of the registry): same number, new dimension."""
+    nargs = 1
+    unit = ""
+
+    def _latex(self, printer):
+        return printer._print(self.args[0])
+
+
+class PerToken(PerUnit):
+    unit = "token"
+
+
+class PerGpu(PerUnit):
+    unit = "GPU"
+
+
 def _if(cond, then, otherwise):
     return sympy.Piecewise((then, cond), (otherwise, True), evaluate=False)
 
@@ -126,6 +151,8 @@ FUNCTIONS = {
     "max_before_failure": (MaxBeforeFailure, {2}),
     "min_failure": (MinFailure, {2}),
     "nominal": (Nominal, {1}),
+    "per_token": (PerToken, {1}),
+    "per_gpu": (PerGpu, {1}),
 }
 
 def _chain(kind, a, b):

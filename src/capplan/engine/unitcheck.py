@@ -87,6 +87,12 @@ class UnitChecker(Walker):
 
     floor = Abs = TableSum = TableMax = TableMin = Nominal = ceiling
 
+    def PerUnit(self, expr):
+        dims = self.visit(expr.args[0])
+        return ANY if dims is ANY else dims / units.dimensions(expr.unit)
+
+    PerToken = PerGpu = PerUnit
+
     def Max(self, expr):
         return self._same(expr.args, "max")
 

@@ -26,6 +26,7 @@ class Entry:
     attention: str | None
     values: dict[str, dict]        # quantity name -> {value, source, note}
     file: str
+    required: tuple[str, ...] = ()  # inputs the plan must give itself (what a config.json cannot say)
 
 
 @lru_cache(maxsize=None)

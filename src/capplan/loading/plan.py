@@ -22,12 +22,13 @@ from capplan import names
 from capplan.engine import domains, units
 from capplan.engine.model import TAGS, Model
 from capplan.errors import CapplanError
-from capplan.loading import catalog, yamlfile
+from capplan.loading import catalog, hf_config, yamlfile
 from capplan.loading import sweeps as sweep_import
 from capplan.names import nearest
 
-PLAN_KEYS = ("title", "owner", "description", "gpu", "model", "sizing", "inputs", "tables",
-             "scenarios", "expect", "notes")
+PLAN_KEYS = ("title", "owner", "description", "gpu", "model", "sizing", "memory_accounting", "inputs",
+             "tables", "scenarios", "expect", "notes")
+PLAN_SWITCHES = ("sizing", "memory_accounting")   # the model's switches a plan chooses by key
 INPUT_KEYS = ("value", "source", "status", "tag", "date", "note")
 TABLE_KEYS = ("rows", "import", "source", "as_of", "units", "note")
 IMPORTABLE = ("load_sweep",)     # tables that can be read from benchmark result files
@@ -156,10 +157,11 @@ class _PlanReader:
         gpu = self._entry("gpu")
         model_entry = self._entry("model")
         switches = self.model.default_switches()
-        sizing = self.data.get("sizing", switches["sizing"])
-        if sizing not in self.model.switches["sizing"]["cases"]:
-            raise self.err(f"sizing must be one of {', '.join(self.model.switches['sizing']['cases'])}, got '{sizing}'", "sizing")
-        switches["sizing"] = sizing
+        for key in PLAN_SWITCHES:
+            chosen = self.data.get(key, switches[key])
+            if chosen not in self.model.switches[key]["cases"]:
+                raise self.err(f"{key} must be one of {', '.join(self.model.switches[key]['cases'])}, got '{chosen}'", key)
+            switches[key] = chosen
         switches["attention"] = model_entry.attention or switches["attention"]
         self.switches = switches
         self.active = set(self.model.active(switches))
@@ -168,6 +170,7 @@ class _PlanReader:
         inputs.update(self._catalog(gpu))
         inputs.update(self._catalog(model_entry))
         inputs.update(self._inputs(self.data.get("inputs") or {}, ("inputs",), origin="plan"))
+        self._require_from_plan(model_entry, inputs)
         self._require_inputs(inputs)
         tables = self._tables()
         nominal = Scenario(NOMINAL, "Nominal", "The plan as written.", inputs, tables,
@@ -181,10 +184,28 @@ class _PlanReader:
 
     # -- catalog and defaults ---------------------------------------------
     def _entry(self, kind) -> catalog.Entry:
+        spec = self.data[kind]
+        if kind == "model" and isinstance(spec, dict):
+            return self._config_entry(spec)
         try:
-            return catalog.lookup(kind, str(self.data[kind]))
+            return catalog.lookup(kind, str(spec))
         except CapplanError as err:
             raise self.err(err.message, kind) from None
+
+    def _config_entry(self, spec: dict) -> catalog.Entry:
+        """``model: {config: path}``: the architecture from a Hugging Face config.json."""
+        if set(spec) != {"config"}:
+            raise self.err("expected a catalog id or {config: path/to/config.json}", "model")
+        try:
+            return hf_config.load(self.path.parent, spec["config"])
+        except CapplanError as err:
+            raise self.err(err.message, "model", "config") from None
+
+    def _require_from_plan(self, entry: catalog.Entry, inputs: dict[str, Input]) -> None:
+        for name in entry.required:
+            if name in self.active and (name not in inputs or inputs[name].origin == "default"):
+                raise self.err(f"{entry.file} does not say {name} ({self.model.quantities[name].description}); "
+                               f"give it under inputs:", "model", "config")
 
     def _defaults(self) -> dict[str, Input]:
         out = {}
@@ -209,7 +230,8 @@ class _PlanReader:
                 domains.require(q, value, spec.get("value"))
             except CapplanError as err:
                 raise err.located(file=entry.file, key=f"{entry.id}.values.{name}") from None
-            out[name] = Input(name, value, q.tag or "fact", "catalog", source=f"catalog {entry.id}: {spec.get('source', '')}".strip(),
+            cited = spec.get("source", "") if entry.status == "config" else f"catalog {entry.id}: {spec.get('source', '')}"
+            out[name] = Input(name, value, q.tag or "fact", "catalog", source=cited.strip(),
                               note=spec.get("note"), pinned=not q.is_input)
         return out
 

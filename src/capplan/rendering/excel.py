@@ -283,6 +283,8 @@ class _Folder:
         inner = self.fold(expr.args[0], want)
         return _Folded(self._rebuild(expr, [inner.expr]), inner.scale)
 
+    f_PerToken = f_PerGpu = f_Nominal      # a unit annotation: same magnitude in base units
+
 
 def fold_units(expr, factor_of: Callable[[str], sympy.Rational], target) -> sympy.Basic:
     """``expr`` (over base-unit values) rewritten over display-unit magnitudes.
@@ -533,6 +535,11 @@ class ExcelPrinter(Printer):
             raise CapplanError(f"nominal() takes a quantity or column name, got '{arg}'")
         ref = getattr(self.refs, "nominal", lambda name, array: None)(arg.name, self.array)
         return self._print(arg) if ref is None else ref
+
+    def _print_PerUnit(self, expr):
+        return self._print(expr.args[0])      # a workbook cell has no unit to divide
+
+    _print_PerToken = _print_PerGpu = _print_PerUnit
 
     # -- table functions -------------------------------------------------------
     def is_bool(self, expr) -> bool:

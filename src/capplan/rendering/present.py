@@ -116,9 +116,24 @@ def substituted(e: Evaluation, formula) -> str:
     if any(isinstance(node, tuple(TABLE_FUNCTIONS)) for node in sympy.preorder_traversal(formula.expr)):
         return ""
     text = _NAME.sub(lambda m: shown(e, m.group(0)).text if m.group(0) in formula.names else m.group(0),
-                     formula.text)
+                     _without_unit_annotations(formula.text))
     for plain, pretty in ((" * ", " × "), (" <= ", " ≤ "), (" >= ", " ≥ ")):
         text = text.replace(plain, pretty)
+    return text
+
+
+_ANNOTATION = re.compile(r"\b(?:per_token|per_gpu)\(")
+
+
+def _without_unit_annotations(text: str) -> str:
+    """``per_token(2 * layers)`` -> ``2 * layers``: the result's unit already says
+    "per token", and the numbers substituted read better without the wrapper."""
+    while (match := _ANNOTATION.search(text)) is not None:
+        depth, end = 1, match.end()
+        while depth:
+            depth += {"(": 1, ")": -1}.get(text[end], 0)
+            end += 1
+        text = text[:match.start()] + text[match.end():end - 1] + text[end:]
     return text
 
 

@@ -156,13 +156,16 @@ class _Generator:
             "gpu": {"type": "string", "enum": catalog.ids("gpu"),
                     "description": "GPU by catalog id; its facts (memory, bandwidth, FLOP/s) come with sources. "
                                    + _catalog_list("gpu")},
-            "model": {"type": "string", "enum": catalog.ids("model"),
-                      "description": "Model architecture by catalog id (parameters, layers, KV heads, head dim). "
-                                     + _catalog_list("model")},
-            "sizing": {"type": "string", "enum": self.switch_cases["sizing"],
-                       "default": self.defaults["sizing"],
-                       "description": "How active replicas are sized: " + "; ".join(
-                           f"{case}: {text}" for case, text in m.switches["sizing"]["cases"].items()) + "."},
+            "model": {"description": "Model architecture by catalog id (parameters, layers, KV heads, head dim), "
+                                     "or {config: path} to a Hugging Face config.json next to the plan. "
+                                     + _catalog_list("model"),
+                      "anyOf": [{"type": "string", "enum": catalog.ids("model")},
+                                {"type": "object", "properties": {"config": {"type": "string"}},
+                                 "required": ["config"], "additionalProperties": False}]},
+            **{key: {"type": "string", "enum": self.switch_cases[key], "default": self.defaults[key],
+                     "description": m.switches[key]["description"] + " " + "; ".join(
+                         f"{case}: {text}" for case, text in m.switches[key]["cases"].items()) + "."}
+               for key in plan_module.PLAN_SWITCHES},
             "inputs": {"description": "Input values (and pins of derived quantities), by canonical name.",
                        "allOf": [{"$ref": _REF + "inputs"}]},
             "tables": {"$ref": _REF + "tables"},
@@ -396,13 +399,14 @@ class _Generator:
         attention via model:), forbid what does not exist there and require
         the inputs that must be given."""
         rules = []
-        for case in self.switch_cases.get("sizing", []):
-            if case == self.defaults["sizing"]:
-                condition = {"properties": {"sizing": {"const": case}}}
-            else:
-                condition = {"properties": {"sizing": {"const": case}}, "required": ["sizing"]}
-            rules.append({"$comment": f"sizing: {case}", "if": condition,
-                          "then": self.restrict("sizing", case, required=True)})
+        for key in plan_module.PLAN_SWITCHES:
+            for case in self.switch_cases.get(key, []):
+                condition = {"properties": {key: {"const": case}}}
+                if case != self.defaults[key]:
+                    condition["required"] = [key]
+                restriction = self.restrict(key, case, required=key == "sizing")
+                if restriction:
+                    rules.append({"$comment": f"{key}: {case}", "if": condition, "then": restriction})
         for case in self.switch_cases.get("attention", []):
             ids = [cid for cid in catalog.ids("model")
                    if (catalog.lookup("model", cid).attention or self.defaults["attention"]) == case]
