@@ -1,0 +1,142 @@
+"""Gate 1 as vLLM accounts it (``memory_accounting: engine``).
+
+The calibration rows are /work/shared/reference/vllm-kv-calibration.md: three
+real engine starts with the KV cache size vLLM logged. capplan predicts each
+from the configuration alone (the GPU, the model's architecture, the engine's
+settings and what the log says about the engine itself: its sampler path and,
+where the log gives it, the measured non-torch memory), within 5 %.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import recalc
+import yaml
+from conftest import BASE_PLAN
+
+from capplan.engine.evaluate import evaluate, evaluate_all
+from capplan.engine.model import standard_model
+from capplan.errors import CapplanError
+from capplan.loading.plan import load
+from capplan.rendering.workbook import build_workbook, render_workbook
+
+GiB = 2 ** 30
+
+
+def engine_plan(write_plan, gpu="a100-sxm4-80gb", model="llama-3-8b", name="engine", **inputs):
+    plan = copy.deepcopy(BASE_PLAN)
+    plan.update(gpu=gpu, model=model, memory_accounting="engine")
+    plan["inputs"].update(inputs)
+    return write_plan(plan, name)
+
+
+def evaluated(path):
+    model = standard_model()
+    plan = load(path, model)
+    return evaluate(plan, plan.nominal, model)
+
+
+# Configuration of each logged engine start, the tokens vLLM reported, and why each input is what it is.
+CALIBRATION = {
+    # Qwen2-7B-Instruct has Qwen2.5-7B's architecture (28 layers, 4 KV heads, head_dim 128,
+    # hidden 3584, intermediate 18944, vocabulary 152064), so the catalog's qwen2.5-7b serves.
+    # vLLM 0.10.1.1 on an A100: OpenAI-server defaults max_num_seqs 256, and the log says
+    # "Using FlashInfer for top-p & top-k sampling" (about 14 B per logit, not the sort's 38.5).
+    "qwen2-7b-a100-tp1": ("qwen2.5-7b", 464_848, {
+        "gpu_memory_utilization": 0.5, "max_num_batched_tokens": 2048, "max_num_seqs": 256,
+        "sampler_bytes_per_logit": "14 B"}),
+    "qwen2-7b-a100-tp2": ("qwen2.5-7b", 1_192_160, {
+        "gpu_memory_utilization": 0.5, "max_num_batched_tokens": 2048, "max_num_seqs": 256,
+        "sampler_bytes_per_logit": "14 B", "gpus_per_replica": "2 GPU"}),
+    # Llama-3.1-8B has Llama-3-8B's architecture; V0 engine (PyTorch sort sampler, the default
+    # 38.5 B), chunked prefill off so the profile pass runs max_model_len = 20,000 tokens; the
+    # log gives the runtime total (23.58 GiB) and the non-torch memory (0.35 GiB).
+    "llama-3.1-8b-rtx3090": ("llama-3-8b", 31_232, {
+        "gpu_memory_runtime": "23.58 GiB/GPU", "gpu_memory_utilization": 0.9,
+        "max_num_batched_tokens": 20000, "max_num_seqs": 256, "non_torch_memory": "0.35 GiB/GPU"}),
+}
+
+
+@pytest.mark.parametrize("case", CALIBRATION)
+def test_kv_token_capacity_within_5_percent_of_vllm(case, write_plan):
+    model_id, logged, inputs = CALIBRATION[case]
+    e = evaluated(engine_plan(write_plan, model=model_id, name=case, **inputs))
+    predicted = e.display("kv_token_capacity")
+    assert abs(predicted - logged) / logged < 0.05, f"{case}: capplan {predicted:,.0f} vs vLLM {logged:,}"
+
+
+def test_llama_3_8b_on_a100_by_hand(write_plan):
+    """Every step of the engine's accounting, worked by hand for the defaults."""
+    e = evaluated(engine_plan(write_plan))
+    # 80 GiB from nvidia-smi less the 0.44 GiB the runtime does not report, times u = 0.9
+    assert e.display("usable_vram") == pytest.approx((80 - 0.44) * 0.9)
+    # 3 x (4096 hidden + 14336 feed-forward) x 2 B = 110,592 B = 108 KiB per token
+    assert e.display("forward_activation_per_token") == pytest.approx(108)
+    assert e.display("forward_activation_memory") == pytest.approx(2048 * 110_592 / GiB)
+    # the sampler: 2048 hidden states of 8 KiB, and 256 x 128,256 logits of 38.5 B each
+    sampler = (2048 * 4096 * 2 + 256 * 128_256 * 38.5) / GiB
+    assert e.display("sampler_memory") == pytest.approx(sampler)
+    assert e.display("activation_memory") == pytest.approx(sampler)     # the sampler is the peak here
+    assert e.display("non_kv_memory") == pytest.approx(sampler + 0.15)  # + non-torch, no CUDA graphs
+    weights = 8_030_000_000 * 2 / GiB
+    assert e.display("kv_pool") == pytest.approx((80 - 0.44) * 0.9 - weights - sampler - 0.15)
+
+
+def test_tensor_parallel_splits_the_feed_forward_and_pays_the_overhead_on_every_gpu(write_plan):
+    one = evaluated(engine_plan(write_plan, name="tp1", max_num_batched_tokens=16384))
+    two = evaluated(engine_plan(write_plan, name="tp2", max_num_batched_tokens=16384, gpus_per_replica="2 GPU"))
+    # per GPU: the hidden-width part stays (3 x 4096 x 2 B = 24 KiB), the 14336-wide part halves
+    assert one.display("forward_activation_per_token") == pytest.approx(24 + 84)
+    assert two.display("forward_activation_per_token") == pytest.approx(24 + 42)
+    assert two.display("activation_memory") < one.display("activation_memory")
+    assert two.display("non_kv_memory") == pytest.approx(2 * (two.display("activation_memory") + 0.15))
+    assert two.display("usable_vram") == pytest.approx(2 * one.display("usable_vram"))
+
+
+def test_the_catalog_can_pin_the_runtime_total_and_a_plan_the_engine_overhead(write_plan):
+    e = evaluated(engine_plan(write_plan, name="pinned", non_kv_memory="3 GiB",
+                              gpu_memory_runtime="79.18 GiB/GPU"))
+    assert e.display("usable_vram") == pytest.approx(79.18 * 0.9)
+    assert e.display("kv_pool") == pytest.approx(79.18 * 0.9 - 8_030_000_000 * 2 / GiB - 3)
+
+
+def test_the_fixed_reserve_belongs_to_the_lesson_method(write_plan):
+    with pytest.raises(CapplanError, match="'workspace_reserve' is not part of a plan with memory_accounting: engine"):
+        evaluated(engine_plan(write_plan, workspace_reserve="1.75 GiB"))
+    plan = copy.deepcopy(BASE_PLAN)
+    plan["memory_accounting"] = "measured"
+    with pytest.raises(CapplanError, match="memory_accounting must be one of reserve, engine, got 'measured'"):
+        evaluated(write_plan(plan, "bad-switch"))
+
+
+def test_an_engine_that_cannot_fit_says_what_it_holds(write_plan):
+    with pytest.raises(CapplanError, match=r"the model does not fit: weights 131\.4 GiB \+ workspace [\d.]+ GiB "
+                                           r"> usable 71\.6 GiB"):
+        evaluated(engine_plan(write_plan, model="llama-3-70b", name="no-fit"))
+
+
+@pytest.mark.skipif(recalc.soffice() is None, reason=recalc.SKIP_REASON)
+def test_the_workbook_recalculates_the_engine_accounting(write_plan, tmp_path):
+    """Engine accounting, a windowed model and tensor parallelism, recalculated in LibreOffice."""
+    path = engine_plan(write_plan, model="gemma-2-9b", name="gemma-engine", gpus_per_replica="2 GPU")
+    raw = yaml.safe_load(path.read_text())
+    raw["tables"]["classes"]["rows"].append({"name": "long", "weight": 0.1, "prompt_tokens": 6000,
+                                             "output_tokens": 500})
+    raw["tables"]["classes"]["rows"][0]["weight"] = 0.6
+    path.write_text(yaml.safe_dump(raw))
+    model = standard_model()
+    plan = load(path, model)
+    evs = evaluate_all(plan, model)
+    assert evs[0].display("avg_cached_tokens") < evs[0].display("avg_context_tokens")
+    built = build_workbook(plan, evs, model)
+    source = tmp_path / "src" / "gemma-engine.xlsx"
+    source.parent.mkdir()
+    source.write_bytes(render_workbook(plan, evs, model))
+    wb = recalc.values(recalc.recalc([source], tmp_path)[source])
+    assert not recalc.error_cells(wb)
+    shown = {c.quantity for c in built.cells}
+    assert {"sampler_memory", "forward_activation_per_token", "avg_cached_tokens", "kv_pool"} <= shown
+    bad = recalc.mismatches(built.cells, wb, limit=0)
+    assert not bad, "\n".join(bad[:20])
