@@ -87,3 +87,12 @@ def test_mixture_of_experts_holds_every_expert_and_computes_with_the_active_ones
     assert e.display("weight_memory") == pytest.approx(46_702_792_704 * 2 / GiB)       # 86.99 GiB
     # prefill of the 512-token prompt: 2 FLOP x 12,879,921,152 active parameters x 512 tokens
     assert e.display("prefill_flops") == pytest.approx(2 * 12_879_921_152 * 512 / 1e12)
+
+
+def test_llama_4_scout_chunked_layers_and_experts(write_plan):
+    """Llama-4-Scout: 109 B parameters resident, 17 B active; 36 of 48 layers attend in 8,192-token chunks."""
+    e = run(write_plan, one_class(32768), model="llama-4-scout", name="scout", gpus_per_replica="4 GPU")
+    assert e.display("weight_memory") == pytest.approx(109e9 * 2 / GiB)                 # 203.0 GiB
+    assert e.display("prefill_flops") == pytest.approx(2 * 17e9 * 16384 / 1e12)
+    # a 32k request keeps 32,768 tokens in the 12 global layers and 8,192 in the 36 chunked ones
+    assert e.display("max_cached_tokens") == (12 * 32768 + 36 * 8192) / 48 == 14336
