@@ -1,25 +1,35 @@
-"""Compile plans into their outputs, and check that outputs are current.
+"""Compile plans into ``out/``: unchanged plans skipped, each plan all or nothing.
 
-A plan compiles to a set of files held in memory first (record, JSON and,
-when available, the workbook); only when every one rendered are they written,
-each through a temporary file and an atomic rename. So a plan that fails
-leaves its previous outputs untouched, and an interrupted write never leaves a
-half file behind.
+A plan compiles to a set of files held in memory (record, JSON, workbook).
+They are written all or nothing (:func:`write`): every changed file goes to
+a temporary file beside its target first, and only when all of them are on
+disk are they renamed into place. So a plan that fails to evaluate, a full
+disk or a write error on the second of three files leaves every output of
+that plan as it was, and no half file behind.
+
+``out/manifest.json`` (see :mod:`capplan.manifest`) records what each plan
+was built from; :func:`build` skips a plan whose inputs and outputs are as
+recorded, and :func:`inspect` lets ``check`` trust such a plan without
+evaluating it.
+
+The heavy stages (sympy, pint, openpyxl, jinja2) are imported inside the
+functions that need them, so an unchanged build or check never loads them.
 """
 
 from __future__ import annotations
 
 import os
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from capplan.engine.evaluate import Evaluation, evaluate_all
-from capplan.engine.model import Model, standard_model
+from capplan import manifest
 from capplan.errors import CapplanError
-from capplan.loading.plan import Plan, load
-from capplan.rendering import jsonout, record, view
-from capplan.rendering.workbook import render_workbook
+
+if TYPE_CHECKING:
+    from capplan.engine.evaluate import Evaluation
+    from capplan.loading.plan import Plan
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)
@@ -28,8 +38,29 @@ os.umask(_UMASK)
 @dataclass
 class Compiled:
     plan: Plan
-    evaluations: list[Evaluation]
+    evaluations: list[Evaluation]    # nominal first
     files: dict[str, bytes]          # file name in out/ -> content
+
+
+@dataclass
+class Built:
+    """What :func:`build` did with one plan."""
+
+    file: str                        # the plan as messages name it
+    outputs: list[str] = field(default_factory=list)
+    changed: list[Path] = field(default_factory=list)
+    skipped: bool = False            # inputs and outputs as recorded: not evaluated
+    error: CapplanError | None = None
+
+
+@dataclass
+class Inspected:
+    """What ``check`` needs of one plan, evaluated or read from the manifest."""
+
+    file: str
+    problems: list[str] = field(default_factory=list)
+    findings: dict | None = None     # see capplan.review.check.findings
+    note: str | None = None          # why the plan was re-evaluated although out/ is current
 
 
 def plan_paths(given: list[str], plans_dir: Path = Path("plans")) -> list[Path]:
@@ -43,19 +74,34 @@ def plan_paths(given: list[str], plans_dir: Path = Path("plans")) -> list[Path]:
     return paths
 
 
-def load_plan(path: Path, model: Model | None = None) -> Plan:
+def load_plan(path: Path, model=None) -> Plan:
     """A plan file read against the model, named as the user would name it (relative to here)."""
-    return load(Path(path), model or standard_model(), display=_display(Path(path)))
+    from capplan.engine.model import standard_model
+    from capplan.loading.plan import load
+
+    path = Path(path)
+    _must_be_utf8(path)
+    return load(path, model or standard_model(), display=display(path))
 
 
-def evaluate_plan(path: Path, model: Model | None = None) -> tuple[Plan, list[Evaluation]]:
+def evaluate_plan(path: Path, model=None) -> tuple[Plan, list[Evaluation]]:
+    """``(plan, evaluations)``: every scenario of the plan, nominal first."""
+    from capplan.engine.evaluate import evaluate_all
+    from capplan.engine.model import standard_model
+
     model = model or standard_model()
     plan = load_plan(path, model)
     return plan, evaluate_all(plan, model)
 
 
-def compile_plan(path: Path, model: Model | None = None) -> Compiled:
+def compile_plan(path: Path, model=None) -> Compiled:
+    from capplan.rendering import jsonout, record, view
+    from capplan.rendering.workbook import render_workbook
+
     plan, evaluations = evaluate_plan(path, model)
+    if f"{plan.name}.json" == manifest.NAME:
+        raise CapplanError(f"a plan cannot be named '{plan.name}': out/{manifest.NAME} is the build's "
+                           "record of its inputs; rename the plan file", file=plan.file)
     shown = view.build(plan, evaluations)
     files = {
         f"{plan.name}.md": record.render(shown).encode("utf-8"),
@@ -65,41 +111,164 @@ def compile_plan(path: Path, model: Model | None = None) -> Compiled:
     return Compiled(plan, evaluations, files)
 
 
-def write(out_dir: Path, files: dict[str, bytes]) -> list[Path]:
-    """Write each file atomically; return the paths whose bytes changed."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    changed = []
-    for name, content in sorted(files.items()):
-        target = out_dir / name
-        if target.exists() and target.read_bytes() == content:
-            continue
-        fd, tmp = tempfile.mkstemp(dir=out_dir, prefix=f".{name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(content)
-            os.chmod(tmp, 0o666 & ~_UMASK)       # mkstemp makes 0600; outputs are ordinary files
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        changed.append(target)
-    return changed
+# -- build --------------------------------------------------------------------------------
 
-
-def stale(out_dir: Path, compiled: Compiled) -> list[str]:
-    """Outputs in out_dir that are missing or differ from a fresh build."""
-    out = []
-    for name, content in sorted(compiled.files.items()):
-        target = out_dir / name
-        if not target.exists():
-            out.append(f"{target} is missing")
-        elif target.read_bytes() != content:
-            out.append(f"{target} is out of date")
-    return out
-
-
-def _display(path: Path) -> str:
+def build(paths: list[Path], out_dir: Path) -> list[Built]:
+    """Build each plan into out_dir, skipping those whose record still holds;
+    a plan that fails is reported in its :class:`Built` and left as it was."""
+    recorded, _ = manifest.read(out_dir)
+    results = []
     try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
+        for path in paths:
+            result = Built(display(path))
+            results.append(result)
+            entry = recorded.get(Path(path).stem)
+            if entry and not manifest.changes(entry, result.file) \
+                    and not manifest.output_problems(entry["outputs"], out_dir):
+                result.skipped, result.outputs = True, sorted(entry["outputs"])
+                continue
+            try:
+                compiled, entry = _compile_and_record(path)
+                result.outputs = sorted(compiled.files)
+                result.changed = write(out_dir, compiled.files)
+            except CapplanError as err:
+                result.error = err
+                continue
+            recorded[compiled.plan.name] = entry
+    finally:
+        if any(not r.skipped and not r.error for r in results):
+            write(out_dir, {manifest.NAME: manifest.dumps(recorded)})
+    return results
+
+
+def _compile_and_record(path: Path) -> tuple[Compiled, dict]:
+    """Compile a plan and make its manifest entry from the bytes it read."""
+    from capplan.review import check
+
+    plan_digest = manifest.file_digest(path)
+    compiled = compile_plan(path)
+    plan = compiled.plan
+    folder = Path(plan.file).parent
+    patterns, imported = [], {}
+    for name, spec in ((plan.doc.data or {}).get("tables") or {}).items():
+        if isinstance(spec, dict) and "import" in spec:
+            patterns += [spec["import"]] if isinstance(spec["import"], str) else list(spec["import"])
+            for f in getattr(plan.nominal.tables.get(name), "imported", ()):
+                imported[(folder / f.path).as_posix()] = f.sha256
+    entry = manifest.record(plan.file, plan_digest, patterns, imported, compiled.files,
+                            check.findings(compiled.evaluations))
+    return compiled, entry
+
+
+# -- check --------------------------------------------------------------------------------
+
+def inspect(path: Path, out_dir: Path, recorded: dict[str, dict]) -> Inspected:
+    """Whether out_dir holds what a build of this plan makes, and its findings.
+
+    A plan whose inputs, model, templates and toolchain are as the manifest
+    recorded is not evaluated: its outputs are compared with the recorded
+    hashes and its findings read back. Any other plan is compiled and its
+    outputs compared byte for byte, each problem saying what changed.
+    """
+    file = display(path)
+    entry = recorded.get(Path(path).stem)
+    reasons = manifest.changes(entry, file) if entry else [f"out/{manifest.NAME} has no record of it"]
+    if not reasons:
+        problems = manifest.output_problems(entry["outputs"], out_dir)
+        return Inspected(file, [f"{p}: run `capplan build {file}`" for p in problems], entry["findings"])
+    from capplan.review import check
+
+    try:
+        compiled = compile_plan(path)
+    except CapplanError as err:
+        return Inspected(file, [str(err)])
+    digests = {name: manifest.sha256(content) for name, content in compiled.files.items()}
+    why = "; ".join(reasons)
+    problems = [f"{p}: run `capplan build {file}` (since the last build: {why})"
+                for p in manifest.output_problems(digests, out_dir)]
+    note = None if problems else f"{file}: re-evaluated, outputs current ({why}); `capplan build` updates the record"
+    return Inspected(file, problems, check.findings(compiled.evaluations), note)
+
+
+# -- writing ------------------------------------------------------------------------------
+
+def write(out_dir: Path, files: dict[str, bytes]) -> list[Path]:
+    """Write a set of files all or nothing; return the paths whose bytes changed.
+
+    Each changed file is written in full to a temporary file beside its
+    target; only when every one is on disk are they renamed into place (a
+    rename within one folder is atomic and needs no space). A failure while
+    writing removes the temporaries and leaves every target as it was; it is
+    a :class:`CapplanError` that names the file and the reason.
+    """
+    _ensure_folder(out_dir)
+    staged: list[tuple[Path, str]] = []
+    target, renaming = out_dir, False
+    try:
+        for name, content in sorted(files.items()):
+            target = out_dir / name
+            if target.is_dir():
+                raise CapplanError(f"cannot write {target}: it is a folder")
+            if manifest.file_digest(target) == manifest.sha256(content):
+                continue
+            fd, tmp = tempfile.mkstemp(dir=out_dir, prefix=f".{name}.", suffix=".tmp")
+            staged.append((target, tmp))
+            _write_all(fd, content)
+            os.chmod(tmp, 0o666 & ~_UMASK)       # mkstemp makes 0600; outputs are ordinary files
+        renaming = True
+        for target, tmp in staged:
+            os.replace(tmp, target)
+    except BaseException as err:
+        for _, tmp in staged:
+            Path(tmp).unlink(missing_ok=True)
+        if not isinstance(err, OSError):
+            raise
+        after = ("; files renamed before it are already replaced" if renaming
+                 else "; the previous files are untouched")
+        raise CapplanError(f"cannot write {target}: {err.strerror or err}{after}") from None
+    return [target for target, _ in staged]
+
+
+def _ensure_folder(folder: Path) -> None:
+    if folder.exists() and not folder.is_dir():
+        raise CapplanError(f"{folder} is a file, not a folder; give a folder for the outputs")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise CapplanError(f"cannot create the folder {folder}: {err.strerror or err}") from None
+
+
+def _write_all(fd: int, content: bytes) -> None:
+    """Write every byte to fd and close it (os.write may write less than asked)."""
+    try:
+        view = memoryview(content)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
+
+
+def write_file(path: Path, content: bytes) -> bool:
+    """Write one file (``diff -o``, ``schema --out``) atomically; whether it changed."""
+    path = Path(path)
+    if path.is_dir():
+        raise CapplanError(f"{path} is a folder; give a file name")
+    return bool(write(path.parent, {path.name: content}))
+
+
+def display(path: Path) -> str:
+    """A path as messages name it: relative to the working folder when inside it."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
     except ValueError:
         return str(path)
+
+
+def _must_be_utf8(path: Path) -> None:
+    """Outputs and messages name a plan by its file name, so it must be text."""
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        shown = str(path).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        raise CapplanError("the file name is not valid UTF-8; rename the file (the outputs name "
+                           "the plan by its file name)", file=shown) from None

@@ -22,25 +22,22 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import os
-import shlex
 import sys
 from pathlib import Path
 
 from capplan import build as builder
-from capplan.errors import CapplanError
-from capplan.rendering import jsonout
-from capplan.review import expect
-from capplan.review.diff import (
-    UsageError,  # wrong usage found after parsing (exit code 2)
-)
+from capplan.errors import CapplanError, InternalError, UsageError
 
 EXIT_OK, EXIT_PLAN, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 DEFAULT_MAX_PRICE_AGE = 90          # days
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Each command imports the stages it uses when it runs: ``--help`` and an
+    unchanged ``build`` or ``check`` load neither sympy nor openpyxl."""
     parser = _parser()
     args = parser.parse_args(argv)
+    _tolerate_undecodable_names()
     try:
         return args.run(args)
     except UsageError as err:
@@ -57,13 +54,22 @@ def main(argv: list[str] | None = None) -> int:
         except OSError:  # pragma: no cover
             pass
         return EXIT_OK
-    except Exception as err:  # a bug: say so plainly, keep the traceback for those who ask
+    except Exception as err:  # InternalError or any other: a bug; say so, keep the traceback for those who ask
         if os.environ.get("CAPPLAN_DEBUG"):
             raise
-        print(f"internal error: {type(err).__name__}: {err}\n"
+        kind = "" if isinstance(err, InternalError) else f"{type(err).__name__}: "
+        print(f"internal error: {kind}{err}\n"
               "This is a bug in capplan. Re-run with CAPPLAN_DEBUG=1 for the traceback and report it.",
               file=sys.stderr)
         return EXIT_INTERNAL
+
+
+def _tolerate_undecodable_names() -> None:
+    """A file name that is not UTF-8 reaches messages as surrogates; print them
+    escaped (``\\xff``) instead of failing on them."""
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -143,18 +149,14 @@ def _days(text: str) -> int:
 # -- build ------------------------------------------------------------------------------
 
 def cmd_build(args) -> int:
-    out_dir = Path(args.out)
-    failed = 0
-    for path in builder.plan_paths(args.plans):
-        try:
-            compiled = builder.compile_plan(path)
-        except CapplanError as err:
-            print(f"error: {err}", file=sys.stderr)
-            failed += 1
-            continue
-        changed = builder.write(out_dir, compiled.files)
-        names = ", ".join(sorted(compiled.files))
-        print(f"{compiled.plan.file}: {'wrote ' + str(len(changed)) if changed else 'unchanged'} ({names})")
+    results = builder.build(builder.plan_paths(args.plans), Path(args.out))
+    for r in results:
+        if r.error:
+            print(f"error: {r.error}", file=sys.stderr)
+        else:
+            state = "unchanged" if not r.changed else f"wrote {len(r.changed)}"
+            print(f"{r.file}: {state} ({', '.join(r.outputs)})")
+    failed = sum(1 for r in results if r.error)
     if failed:
         print(f"{failed} plan(s) failed; their previous outputs are untouched", file=sys.stderr)
         return EXIT_PLAN
@@ -164,22 +166,25 @@ def cmd_build(args) -> int:
 # -- check --------------------------------------------------------------------------------
 
 def cmd_check(args) -> int:
+    from capplan import manifest
+    from capplan.review import check
+
     out_dir = Path(args.out)
     today = _today()
+    recorded, _ = manifest.read(out_dir)
     problems: list[str] = []
     warnings: list[str] = []
+    notes: list[str] = []
     paths = builder.plan_paths(args.plans)
     for path in paths:
-        try:
-            compiled = builder.compile_plan(path)
-        except CapplanError as err:
-            problems.append(str(err))
-            continue
-        problems += expectation_failures(compiled.evaluations)
-        for message in builder.stale(out_dir, compiled):
-            problems.append(f"{message}: run `capplan build {compiled.plan.file}`")
-        warnings += pending_warnings(compiled.evaluations)
-        warnings += price_warnings(compiled.evaluations[0], today, args.max_price_age)
+        seen = builder.inspect(path, out_dir, recorded)
+        problems += seen.problems
+        notes += [seen.note] if seen.note else []
+        if seen.findings is not None:
+            problems += seen.findings["failed_expectations"]
+            warnings += check.warnings(seen.findings, today, args.max_price_age)
+    for message in notes:
+        print(f"capplan check: note: {message}", file=sys.stderr)
     if warnings:
         fatal = " (fatal: --strict)" if args.strict else ""
         print(f"capplan check: {len(warnings)} warning(s){fatal}", file=sys.stderr)
@@ -209,107 +214,6 @@ def _today() -> dt.date:
         return dt.date.fromisoformat(given.strip())
     except ValueError:
         raise UsageError(f"CAPPLAN_TODAY must be a date YYYY-MM-DD, got '{given}'") from None
-
-
-def expectation_failures(evaluations) -> list[str]:
-    """Each failed expect:, with the quantity's derivation: its formula with the
-    numbers that went in, what it rests on, and how to see the whole tree."""
-    from capplan.rendering.present import row
-    from capplan.review import explain
-
-    nominal = evaluations[0]
-    out = []
-    for e in evaluations:
-        for x in e.scenario.expect:
-            message = expect.failure(e, x)
-            if not message:
-                continue
-            extra = []
-            try:
-                extra.append(f"derivation: {explain.derivation(e, x.target, nominal).strip()}")
-                name, index = explain.resolve(e, x.target)
-                if index is None and e.graph.nodes[name].formula is not None:
-                    rests = row(e, name).rests_on
-                    if rests:
-                        extra.append(f"rests on {rests}")
-                scenario = "" if e.scenario.name == "nominal" else f" --scenario {e.scenario.name}"
-                extra.append(f"full tree: capplan explain {shlex.quote(e.plan.file)} {shlex.quote(x.target)}{scenario}")
-            except CapplanError:
-                pass
-            out.append("\n".join([message] + extra))
-    return out
-
-
-def pending_warnings(evaluations) -> list[str]:
-    """One warning per plan listing its pending measurements (placeholders)."""
-    from capplan.rendering import present
-
-    nominal = evaluations[0]
-    items = []
-    for e in evaluations:
-        for name in e.graph.order:
-            given = e.inputs.get(name)
-            if given is None or not given.pending:
-                continue
-            if e is not nominal and given.origin != e.scenario.name:
-                continue                      # the nominal one, listed already
-            where = f"line {given.line}" if given.line else given.origin
-            scope = "" if e is nominal else f"scenario {e.scenario.name}: "
-            items.append(f"{scope}{name} = {present.shown(e, name).text} ({where})")
-    if not items:
-        return []
-    plural = "s" if len(items) != 1 else ""
-    return [f"{nominal.plan.file}: {len(items)} pending measurement{plural}, placeholders until measured: "
-            + "; ".join(items)]
-
-
-def price_warnings(e, today: dt.date, max_age: int) -> list[str]:
-    """Prices (tables with a money input column, i.e. deployments) older than
-    ``max_age`` days, or without an as_of date."""
-    plan = e.plan
-    out = []
-    for tname, data in e.scenario.tables.items():
-        table = e.model.tables[tname]
-        prices = [e.model.quantities[c].column for c in table.columns
-                  if e.model.quantities[c].is_input and e.model.quantities[c].kind == "money"]
-        if not prices:
-            continue
-        key = e.model.quantities[f"{tname}.{table.key}"].column
-        undated, by_table = [], []
-        for i, row in enumerate(data.rows):
-            meta = data.meta[i] if i < len(data.meta) else {}
-            name = str(row.get(key))
-            if meta.get("as_of"):
-                line = plan.doc.line(("tables", tname, "rows", i, "as_of")) if plan.doc else None
-                out += _age(plan.file, line, f"tables.{tname}.rows[{i}].as_of", meta["as_of"], [name],
-                            prices, today, max_age)
-            elif data.as_of:
-                by_table.append(name)
-            else:
-                undated.append(name)
-        if by_table:
-            out += _age(plan.file, plan.line(f"tables.{tname}.as_of"), f"tables.{tname}.as_of", data.as_of,
-                        by_table, prices, today, max_age)
-        if undated:
-            out.append(f"{_where(plan.file, plan.line(f'tables.{tname}'))}tables.{tname}: no as_of date for the "
-                       f"prices of {', '.join(undated)}; add `as_of: YYYY-MM-DD` (to the table or the row)")
-    return out
-
-
-def _where(file: str, line: int | None) -> str:
-    return f"{file}:{line}: " if line else f"{file}: "
-
-
-def _age(file, line, key, as_of, rows, prices, today, max_age) -> list[str]:
-    try:
-        date = dt.date.fromisoformat(str(as_of)[:10])
-    except ValueError:
-        return [f"{_where(file, line)}{key}: '{as_of}' is not a date (YYYY-MM-DD)"]
-    age = (today - date).days
-    if age <= max_age:
-        return []
-    return [f"{_where(file, line)}{key}: prices as of {date.isoformat()} are {age} days old "
-            f"(limit {max_age}, today {today.isoformat()}): re-check {', '.join(prices)} of {', '.join(rows)}"]
 
 
 # -- eval, explain ------------------------------------------------------------------------
@@ -355,6 +259,7 @@ def cmd_explain(args) -> int:
 # -- diff ----------------------------------------------------------------------------------
 
 def cmd_diff(args) -> int:
+    from capplan.rendering import jsonout
     from capplan.review import diff
 
     if args.base:
@@ -367,8 +272,7 @@ def cmd_diff(args) -> int:
     doc = diff.compare(pairs, base=args.base)
     text = jsonout.dumps(doc) if args.format == "json" else diff.markdown(doc)
     if args.output:
-        target = Path(args.output)
-        builder.write(target.parent if str(target.parent) else Path("."), {target.name: text.encode("utf-8")})
+        builder.write_file(Path(args.output), text.encode("utf-8"))
     else:
         sys.stdout.write(text)
     return EXIT_OK
@@ -391,7 +295,7 @@ def cmd_schema(args) -> int:
         return EXIT_OK
     if args.out:
         target = Path(args.out)
-        changed = builder.write(target.parent, {target.name: text.encode("utf-8")})
+        changed = builder.write_file(target, text.encode("utf-8"))
         print(f"{target}: {'written' if changed else 'unchanged'}")
     else:
         sys.stdout.write(text)

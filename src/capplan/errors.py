@@ -1,9 +1,10 @@
-"""The one error type the user sees.
+"""The errors the ``capplan`` command turns into exit codes.
 
-Every problem with a plan, the model or a benchmark file becomes a
-:class:`CapplanError` that names where it is (file, key, line) and what is
-wrong. The CLI prints ``str(error)`` and exits non-zero; no traceback reaches
-the user.
+Every problem with a plan, the model, a benchmark file or the file system
+the outputs go to becomes a :class:`CapplanError` that names where it is
+(file, key, line) and what is wrong: exit code 1, one message, no traceback.
+:class:`UsageError` is a wrong command line (exit 2); :class:`InternalError`
+is a bug in capplan (exit 3), and so is any other exception that escapes.
 """
 
 from __future__ import annotations
@@ -35,3 +36,21 @@ class CapplanError(Exception):
         if self.key:
             where += (": " if where else "") + self.key
         return f"{where}: {self.message}" if where else self.message
+
+
+class UsageError(CapplanError):
+    """The command line asks for something impossible: exit code 2.
+
+    Found after argparse is done (a git revision that does not exist, a
+    ``CAPPLAN_TODAY`` that is not a date), so argparse cannot report it itself.
+    """
+
+
+class InternalError(Exception):
+    """A broken promise inside capplan: exit code 3, "this is a bug".
+
+    Deliberately *not* a :class:`CapplanError`: nothing a user writes (a plan,
+    a model edit, a command line, a file system that refuses a write) may raise
+    it. Raise it where an invariant of the code itself fails, so the message
+    asks for a bug report instead of blaming the user's input.
+    """

@@ -6,25 +6,30 @@ value) and derived quantities (with a formula). Tables hold rows of inputs
 and row-wise computed columns. A table column is a node of the same graph as
 a scalar quantity, named ``table.column``.
 
-This module only *reads* the definitions and parses their formulas; which of
-them exist for a given plan (the ``when:`` switches) is answered here too,
-because it is part of the definition. Every input and input column must
-declare its domain (:mod:`capplan.engine.domains`), so a new input cannot
-forget to say which values are impossible; a default outside its own domain
-is refused here, before any plan is read.
+This module only *reads* the definitions; which of them exist for a given
+plan (the ``when:`` switches) is answered here too, because it is part of
+the definition. Formulas are parsed into sympy on first use, not when the
+model is read: ``capplan schema`` reads every definition but no formula, and
+so never imports sympy. Every input and input column must declare its domain
+(:mod:`capplan.engine.domains`), so a new input cannot forget to say which
+values are impossible; a default outside its own domain is refused here,
+before any plan is read.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
+from typing import TYPE_CHECKING
 
 from capplan.engine import domains, units
 from capplan.engine.domains import Domain
-from capplan.engine.formula import Formula, parse
 from capplan.errors import CapplanError
 from capplan.loading import yamlfile
 from capplan.resources import model_dir
+
+if TYPE_CHECKING:
+    from capplan.engine.formula import Formula
 
 TAGS = ("fact", "policy", "measurement", "assumption")
 KINDS = ("number", "money", "bool", "text")
@@ -45,15 +50,26 @@ class Quantity:
     status: str | None = None      # 'pending' for a default awaiting measurement
     source: str | None = None
     when: tuple[tuple[str, frozenset[str]], ...] = ()
-    formulas: tuple[tuple[str | None, Formula], ...] = ()   # (case or None, formula)
+    written: tuple[tuple[str | None, str], ...] = ()   # formulas as written: (case or None, text)
     switch: str | None = None      # the switch that picks among formulas
     table: str | None = None
     optional: bool = False         # a table column rows may leave out
     domain: Domain | None = None   # the values it can take (every input has one)
+    columns: tuple[tuple[str, str], ...] = ()   # in a table: bare column name -> table.column
+    defined_in: str = field(default="model", compare=False)   # the model file, for messages
 
     @property
     def is_input(self) -> bool:
-        return not self.formulas
+        return not self.written
+
+    @cached_property
+    def formulas(self) -> tuple[tuple[str | None, Formula], ...]:
+        """``(case or None, parsed formula)``, parsed on first use; a formula
+        that does not parse is reported at its key in the model file."""
+        key = f"tables.{self.name}" if self.table else f"quantities.{self.name}"
+        return tuple((case, _parse(text, self.defined_in, f"{key}.formula" + (f".{self.switch}.{case}" if case else ""),
+                                   dict(self.columns)))
+                     for case, text in self.written)
 
     @property
     def column(self) -> str:
@@ -85,9 +101,24 @@ class Table:
 
 @dataclass(frozen=True)
 class Check:
-    require: Formula
+    written: str                   # the condition as written
     key: str
     message: str
+    where: str = ""                # its key in the model file ('checks[0]')
+    defined_in: str = field(default="model", compare=False)
+
+    @cached_property
+    def require(self) -> Formula:
+        return _parse(self.written, self.defined_in, self.where)
+
+
+def _parse(text: str, file: str, key: str, columns: dict[str, str] | None = None) -> Formula:
+    from capplan.engine.formula import parse
+
+    try:
+        return parse(text, columns=columns or None)
+    except CapplanError as err:
+        raise err.located(file=file, key=key) from None
 
 
 @dataclass(frozen=True)
@@ -194,8 +225,8 @@ class _Reader:
 
         checks = []
         for i, cspec in enumerate(self.data.get("checks") or []):
-            checks.append(Check(require=self._parse(cspec["require"], f"checks[{i}]"),
-                                key=cspec.get("key", ""), message=cspec["message"]))
+            checks.append(Check(written=str(cspec["require"]).strip(), key=cspec.get("key", ""),
+                                message=cspec["message"], where=f"checks[{i}]", defined_in=self.source))
         return Model(switches=self.switches, groups=groups, quantities=quantities,
                      tables=tables, checks=tuple(checks), source=self.source)
 
@@ -217,7 +248,7 @@ class _Reader:
                 units.unit(unit)
             except CapplanError as err:
                 raise err.located(key=key + ".unit") from None
-        formulas: tuple = ()
+        formulas: tuple[tuple[str | None, str], ...] = ()
         switch = None
         raw = spec.pop("formula", None)
         if isinstance(raw, dict):
@@ -230,10 +261,9 @@ class _Reader:
             missing = [c for c in known if c not in cases]
             if missing:
                 raise CapplanError(f"no formula for {switch}: {', '.join(missing)}", key=key + ".formula")
-            formulas = tuple((case, self._parse(text, f"{key}.formula.{switch}.{case}", columns))
-                             for case, text in cases.items())
+            formulas = tuple((case, str(text).strip()) for case, text in cases.items())
         elif raw is not None:
-            formulas = ((None, self._parse(raw, key + ".formula", columns)),)
+            formulas = ((None, str(raw).strip()),)
         tag = spec.pop("tag", None)
         if formulas and tag:
             raise CapplanError("a derived quantity takes no tag (it is 'derived')", key=key)
@@ -249,7 +279,8 @@ class _Reader:
             description=str(spec.pop("description", "")), symbol=str(spec.pop("symbol", name)),
             default=spec.pop("default", None), status=spec.pop("status", None),
             source=spec.pop("source", None), optional=bool(spec.pop("optional", False)),
-            when=when, formulas=formulas, switch=switch,
+            when=when, written=formulas, switch=switch, columns=tuple(sorted((columns or {}).items())),
+            defined_in=self.source,
             domain=self._domain(spec.pop("domain", None), unit, kind, not formulas, key, path))
         if spec:
             raise CapplanError(f"unknown field(s) {', '.join(sorted(spec))}", key=key)
@@ -288,12 +319,6 @@ class _Reader:
                 raise CapplanError(f"unknown switch '{sw}' in when:", key=key)
             out.append((sw, frozenset(cases if isinstance(cases, list) else [cases])))
         return tuple(out)
-
-    def _parse(self, text, key, columns=None) -> Formula:
-        try:
-            return parse(str(text), columns=columns)
-        except CapplanError as err:
-            raise err.located(key=key) from None
 
     @staticmethod
     def _check_tag(tag, key):

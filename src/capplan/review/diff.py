@@ -33,7 +33,7 @@ from capplan import build as builder
 from capplan import formatting
 from capplan.engine import units
 from capplan.engine.evaluate import Evaluation
-from capplan.errors import CapplanError
+from capplan.errors import CapplanError, UsageError
 from capplan.loading.plan import Plan
 from capplan.rendering import view
 from capplan.rendering.markdown import cell as markdown_cell
@@ -45,10 +45,6 @@ FORMAT_VERSION = 2          # 2: key results carry `row` and `role` (was `deploy
 
 MEASURED = ("measurement", "fact")          # tags whose change is called out with ⚠
 COMMENT_LIMIT = 60_000                      # GitHub refuses comments over 65,536 characters
-
-
-class UsageError(CapplanError):
-    """The command line asks for something impossible (exit code 2)."""
 
 
 @dataclass

@@ -250,7 +250,7 @@ class _Generator:
             if name in self.provided:
                 text += " Usually from the catalog (gpu:/model:); set here to override."
         else:
-            formulas = "; ".join(f"{case}: {f.text}" if case else f.text for case, f in q.formulas)
+            formulas = "; ".join(f"{case}: {text}" if case else text for case, text in q.written)
             text += f" Derived, unit {unit}: {formulas}. Setting it pins the value (replaces the formula)."
         text += _domain_text(q)
         if self.model.when(name):

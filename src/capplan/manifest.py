@@ -1,0 +1,185 @@
+"""``out/manifest.json``: what each plan's outputs were built from.
+
+Evaluating a plan costs far more than reading a few files, so, in the manner
+of dbt's manifest, a build records per plan a content hash of everything
+that shapes its outputs, and the hash of each output it wrote:
+
+* the plan file and the benchmark files it imports, and a hash of what each
+  import pattern matches (a new ``qps_64.json`` next to the plan changes it);
+* every file of the model (quantities, units, catalog) and of the templates;
+* the versions of capplan and of the libraries whose output ends up in the
+  bytes (sympy prints formulas, openpyxl and zlib write the workbook, …),
+  and a hash of capplan's own code, so a developer's change to a renderer
+  is not mistaken for "nothing changed" while the version number stands.
+
+``capplan build`` skips a plan whose inputs and outputs are as recorded, and
+``capplan check`` trusts such a plan without re-evaluating it. When anything
+differs, :func:`changes` says what, in words a reviewer can act on.
+
+This module imports nothing heavy: an unchanged ``build`` or ``check`` never
+pays for sympy, pint or openpyxl.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import json
+import zlib
+from functools import cache
+from pathlib import Path
+
+NAME = "manifest.json"
+FORMAT = 1
+# Distributions whose behaviour reaches the outputs' bytes (PyPI names).
+LIBRARIES = ("jinja2", "numpy", "openpyxl", "pint", "PyYAML", "sympy")
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def file_digest(path: Path) -> str | None:
+    """The file's SHA-256, or None when it cannot be read (gone, a folder)."""
+    try:
+        return sha256(Path(path).read_bytes())
+    except OSError:
+        return None
+
+
+def listing_digest(folder: Path, pattern: str) -> str:
+    """A hash of what a glob pattern matches in a folder, names only."""
+    matches = sorted(glob.glob(pattern, root_dir=str(folder), recursive=True))
+    return sha256("\n".join(matches).encode("utf-8", "surrogateescape"))
+
+
+@cache
+def toolchain() -> tuple[tuple[str, str], ...]:
+    """capplan's version and code, and the versions of the libraries that shape the bytes."""
+    from importlib import metadata
+
+    import capplan
+
+    package = Path(capplan.__file__).resolve().parent
+    code = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")):
+        code.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    items = {"capplan": _version(metadata, "capplan"), "capplan code": code.hexdigest(),
+             "zlib": zlib.ZLIB_RUNTIME_VERSION}
+    items.update((name.lower(), _version(metadata, name)) for name in LIBRARIES)
+    return tuple(sorted(items.items()))
+
+
+def _version(metadata, name: str) -> str:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+@cache
+def data_files() -> tuple[tuple[str, str], ...]:
+    """Every file of ``model/`` and ``templates/`` with its hash, named by folder."""
+    from capplan.resources import model_dir, templates_dir
+
+    out = {}
+    for folder in (model_dir(), templates_dir()):
+        for path in sorted(p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+            out[f"{folder.name}/{path.relative_to(folder).as_posix()}"] = file_digest(path)
+    return tuple(sorted(out.items()))
+
+
+def record(file: str, plan_digest: str, imports: list[str], imported: dict[str, str],
+           outputs: dict[str, bytes], findings: dict) -> dict:
+    """One plan's entry.
+
+    ``file`` is the plan as messages name it (relative to the working folder)
+    and ``plan_digest`` the hash of the bytes the build read; ``imports`` are
+    its import patterns (relative to the plan's folder) and ``imported`` its
+    imported files, named like ``file``, with the hashes of the bytes read.
+    """
+    folder = Path(file).parent
+    return {
+        "file": file,
+        "inputs": {file: plan_digest, **imported},
+        "imports": {pattern: listing_digest(folder, pattern) for pattern in sorted(set(imports))},
+        "data": dict(data_files()),
+        "toolchain": dict(toolchain()),
+        "outputs": {name: sha256(content) for name, content in sorted(outputs.items())},
+        "findings": findings,
+    }
+
+
+def changes(entry: dict, file: str) -> list[str]:
+    """Why this plan's recorded outputs may no longer be what a build makes
+    (empty: inputs, model, templates and toolchain are as recorded)."""
+    if entry.get("file") != file:
+        return [f"out/ holds the outputs of {entry.get('file')}, not of {file}"]
+    out = []
+    for name, digest in sorted(entry.get("inputs", {}).items()):
+        now = file_digest(Path(name))
+        if now != digest:
+            out.append(f"{name} {'changed' if now else 'is gone'}")
+    for pattern, digest in sorted(entry.get("imports", {}).items()):
+        if listing_digest(Path(file).parent, pattern) != digest:
+            out.append(f"the import {pattern} of {file} matches other files now")
+    out += _compare(entry.get("data", {}), dict(data_files()))
+    built, here = entry.get("toolchain", {}), dict(toolchain())
+    for name in sorted(set(built) | set(here)):
+        if built.get(name) == here.get(name):
+            continue
+        if name == "capplan code":
+            out.append("capplan's code changed")
+        else:
+            out.append(f"{name} {here.get(name, 'not installed')} here, out/ was built with "
+                       f"{built.get(name, 'no ' + name)}")
+    return out
+
+
+def _compare(recorded: dict, current: dict) -> list[str]:
+    out = []
+    for name in sorted(set(recorded) | set(current)):
+        if name not in current:
+            out.append(f"{name} is gone")
+        elif name not in recorded:
+            out.append(f"{name} is new")
+        elif recorded[name] != current[name]:
+            out.append(f"{name} changed")
+    return out
+
+
+def output_problems(outputs: dict[str, str], out_dir: Path) -> list[str]:
+    """Outputs on disk that are missing or differ from these hashes (by file name)."""
+    out = []
+    for name, digest in sorted(outputs.items()):
+        target = out_dir / name
+        now = file_digest(target)
+        if now is None:
+            out.append(f"{target} is missing")
+        elif now != digest:
+            out.append(f"{target} is out of date")
+    return out
+
+
+def read(out_dir: Path) -> tuple[dict[str, dict], str | None]:
+    """The recorded plans by output name, and a note when the manifest is
+    missing or unreadable (then every plan counts as changed)."""
+    path = out_dir / NAME
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}, f"{path} is missing"
+    except (OSError, ValueError) as err:
+        return {}, f"{path} is unreadable ({err}); it is rewritten by the next build"
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT or not isinstance(doc.get("plans"), dict):
+        return {}, f"{path} is not a manifest of format {FORMAT}; it is rewritten by the next build"
+    return doc["plans"], None
+
+
+def dumps(plans: dict[str, dict]) -> bytes:
+    """Deterministic: sorted keys, fixed indentation, one trailing newline."""
+    doc = {"format": FORMAT,
+           "about": "written by `capplan build`: what each plan's outputs were built from "
+                    "(SHA-256 of inputs and outputs, tool versions); `capplan check` trusts an unchanged plan",
+           "plans": plans}
+    return (json.dumps(doc, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")

@@ -1,0 +1,137 @@
+"""What ``capplan check`` reports about a plan, kept in a form the manifest can hold.
+
+``check`` must not re-evaluate a plan whose inputs did not change, yet it
+must still fail on an ``expect:`` that does not hold and warn about pending
+measurements and old prices. So these *findings* are computed once, when a
+build evaluates the plan, and recorded in ``out/manifest.json``; ``check``
+reads them back. Only a price's age depends on the day ``check`` runs, so
+prices are kept as their dates and aged by :func:`warnings`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import shlex
+
+from capplan.errors import CapplanError
+
+
+def findings(evaluations) -> dict:
+    """Failed expectations, pending measurements and price dates of a plan (JSON-ready)."""
+    return {"failed_expectations": expectation_failures(evaluations),
+            "pending": pending_warnings(evaluations),
+            "prices": price_dates(evaluations[0])}
+
+
+def warnings(found: dict, today: dt.date, max_age: int) -> list[str]:
+    """The warnings of recorded findings, prices aged against ``today``."""
+    return list(found["pending"]) + [w for price in found["prices"] for w in _price_warning(price, today, max_age)]
+
+
+def expectation_failures(evaluations) -> list[str]:
+    """Each failed expect:, with the quantity's derivation: its formula with the
+    numbers that went in, what it rests on, and how to see the whole tree."""
+    from capplan.rendering.present import row
+    from capplan.review import expect, explain
+
+    nominal = evaluations[0]
+    out = []
+    for e in evaluations:
+        for x in e.scenario.expect:
+            message = expect.failure(e, x)
+            if not message:
+                continue
+            extra = []
+            try:
+                extra.append(f"derivation: {explain.derivation(e, x.target, nominal).strip()}")
+                name, index = explain.resolve(e, x.target)
+                if index is None and e.graph.nodes[name].formula is not None:
+                    rests = row(e, name).rests_on
+                    if rests:
+                        extra.append(f"rests on {rests}")
+                scenario = "" if e.scenario.name == "nominal" else f" --scenario {e.scenario.name}"
+                extra.append(f"full tree: capplan explain {shlex.quote(e.plan.file)} {shlex.quote(x.target)}{scenario}")
+            except CapplanError:
+                pass
+            out.append("\n".join([message] + extra))
+    return out
+
+
+def pending_warnings(evaluations) -> list[str]:
+    """One warning per plan listing its pending measurements (placeholders)."""
+    from capplan.rendering import present
+
+    nominal = evaluations[0]
+    items = []
+    for e in evaluations:
+        for name in e.graph.order:
+            given = e.inputs.get(name)
+            if given is None or not given.pending:
+                continue
+            if e is not nominal and given.origin != e.scenario.name:
+                continue                      # the nominal one, listed already
+            where = f"line {given.line}" if given.line else given.origin
+            scope = "" if e is nominal else f"scenario {e.scenario.name}: "
+            items.append(f"{scope}{name} = {present.shown(e, name).text} ({where})")
+    if not items:
+        return []
+    plural = "s" if len(items) != 1 else ""
+    return [f"{nominal.plan.file}: {len(items)} pending measurement{plural}, placeholders until measured: "
+            + "; ".join(items)]
+
+
+def price_dates(e) -> list[dict]:
+    """The dates of a plan's prices (tables with a money input column, i.e.
+    deployments): one entry per ``as_of`` (of the table or of a row) with the
+    rows it dates, and one per table for rows that have no date at all."""
+    plan = e.plan
+    out = []
+    for tname, data in e.scenario.tables.items():
+        table = e.model.tables[tname]
+        prices = [e.model.quantities[c].column for c in table.columns
+                  if e.model.quantities[c].is_input and e.model.quantities[c].kind == "money"]
+        if not prices:
+            continue
+        key = e.model.quantities[f"{tname}.{table.key}"].column
+        undated, by_table = [], []
+        for i, row in enumerate(data.rows):
+            meta = data.meta[i] if i < len(data.meta) else {}
+            name = str(row.get(key))
+            if meta.get("as_of"):
+                line = plan.doc.line(("tables", tname, "rows", i, "as_of")) if plan.doc else None
+                out.append(_dated(plan.file, line, f"tables.{tname}.rows[{i}].as_of", meta["as_of"], [name], prices))
+            elif data.as_of:
+                by_table.append(name)
+            else:
+                undated.append(name)
+        if by_table:
+            out.append(_dated(plan.file, plan.line(f"tables.{tname}.as_of"), f"tables.{tname}.as_of", data.as_of,
+                              by_table, prices))
+        if undated:
+            out.append({"where": _where(plan.file, plan.line(f"tables.{tname}")), "key": f"tables.{tname}",
+                        "undated": undated})
+    return out
+
+
+def _dated(file, line, key, as_of, rows, prices) -> dict:
+    return {"where": _where(file, line), "key": key, "as_of": str(as_of), "rows": rows, "prices": prices}
+
+
+def _where(file: str, line: int | None) -> str:
+    return f"{file}:{line}: " if line else f"{file}: "
+
+
+def _price_warning(price: dict, today: dt.date, max_age: int) -> list[str]:
+    where, key = price["where"], price["key"]
+    if "undated" in price:
+        return [(f"{where}{key}: no as_of date for the prices of {', '.join(price['undated'])}; "
+                 "add `as_of: YYYY-MM-DD` (to the table or the row)")]
+    try:
+        date = dt.date.fromisoformat(price["as_of"][:10])
+    except ValueError:
+        return [f"{where}{key}: '{price['as_of']}' is not a date (YYYY-MM-DD)"]
+    age = (today - date).days
+    if age <= max_age:
+        return []
+    return [(f"{where}{key}: prices as of {date.isoformat()} are {age} days old (limit {max_age}, "
+             f"today {today.isoformat()}): re-check {', '.join(price['prices'])} of {', '.join(price['rows'])}")]
