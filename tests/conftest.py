@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import copy
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -60,23 +58,25 @@ def write_plan(tmp_path):
     return write
 
 
-@pytest.fixture
-def cli(tmp_path):
-    """Run the real console entry point in tmp_path; return (code, stdout, stderr)."""
-    def run(*args, cwd=None):
-        proc = subprocess.run([sys.executable, "-m", "capplan.cli", *map(str, args)],
-                              cwd=cwd or tmp_path, capture_output=True, text=True, timeout=120)
-        return proc.returncode, proc.stdout, proc.stderr
-    return run
+@pytest.fixture(autouse=True)
+def _in_tmp_path(tmp_path, monkeypatch):
+    """Every test runs in its own empty folder, so a build never writes into the repository."""
+    monkeypatch.chdir(tmp_path)
 
 
 @pytest.fixture
-def run_main(capsys):
-    """Run the CLI in-process (fast); return (code, stdout, stderr)."""
+def run_main(capsys, monkeypatch):
+    """Run the CLI in-process (fast), in ``cwd`` if given; return (code, stdout, stderr).
+
+    The real console entry point is exercised once, in test_build.test_console_entry_point.
+    """
     from capplan.cli import main
 
-    def run(*argv):
-        code = main([str(a) for a in argv])
+    def run(*argv, cwd=None):
+        with monkeypatch.context() as m:
+            if cwd is not None:
+                m.chdir(cwd)
+            code = main([str(a) for a in argv])
         out, err = capsys.readouterr()
         return code, out, err
     return run

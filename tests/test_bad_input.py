@@ -113,10 +113,10 @@ CASES = {
 
 
 @pytest.mark.parametrize("case", list(CASES))
-def test_bad_plan_gets_one_clear_message(case, base_plan, write_plan, cli):
+def test_bad_plan_gets_one_clear_message(case, base_plan, write_plan, run_main):
     breaker, expected = CASES[case]
     breaker(base_plan)
-    code, out, err = cli("build", write_plan(base_plan))
+    code, out, err = run_main("build", write_plan(base_plan))
     assert code == 1
     assert "Traceback" not in err
     first = err.splitlines()[0]
@@ -125,38 +125,38 @@ def test_bad_plan_gets_one_clear_message(case, base_plan, write_plan, cli):
         assert fragment in first, f"{fragment!r} not in {first!r}"
 
 
-def test_malformed_yaml_names_the_line(write_plan, cli):
-    code, _, err = cli("build", write_plan("title: x\ninputs:\n  a: [1, 2\n  b: 3\n"))
+def test_malformed_yaml_names_the_line(write_plan, run_main):
+    code, _, err = run_main("build", write_plan("title: x\ninputs:\n  a: [1, 2\n  b: 3\n"))
     assert code == 1 and "Traceback" not in err
     assert err.startswith("error: plans/test-plan.yaml:4: malformed YAML")
 
 
-def test_duplicate_key_is_an_error(write_plan, cli):
-    code, _, err = cli("build", write_plan("gpu: a100-sxm4-80gb\nmodel: llama-3-8b\ngpu: l40s\n"))
+def test_duplicate_key_is_an_error(write_plan, run_main):
+    code, _, err = run_main("build", write_plan("gpu: a100-sxm4-80gb\nmodel: llama-3-8b\ngpu: l40s\n"))
     assert code == 1
     assert "test-plan.yaml:3" in err and "duplicate key 'gpu'" in err
 
 
-def test_missing_file(cli):
-    code, _, err = cli("build", "plans/nope.yaml")
+def test_missing_file(run_main):
+    code, _, err = run_main("build", "plans/nope.yaml")
     assert code == 1 and "plans/nope.yaml" in err and "cannot read file" in err
 
 
-def test_failed_build_leaves_previous_outputs_intact(base_plan, write_plan, cli, tmp_path):
+def test_failed_build_leaves_previous_outputs_intact(base_plan, write_plan, run_main, tmp_path):
     path = write_plan(base_plan)
-    assert cli("build", path)[0] == 0
+    assert run_main("build", path)[0] == 0
     before = {p.name: p.read_bytes() for p in (tmp_path / "out").iterdir()}
     assert "test-plan.md" in before
     base_plan["tables"]["classes"]["rows"][0]["weight"] = 0.1
     write_plan(base_plan)
-    code, _, err = cli("build", path)
+    code, _, err = run_main("build", path)
     assert code == 1 and "previous outputs are untouched" in err
     after = {p.name: p.read_bytes() for p in (tmp_path / "out").iterdir()}
     assert after == before
 
 
-def test_text_starting_with_equals_stays_text(base_plan, write_plan, cli, tmp_path):
+def test_text_starting_with_equals_stays_text(base_plan, write_plan, run_main, tmp_path):
     base_plan["tables"]["deployments"]["rows"][0]["name"] = "=HYPERLINK(\"x\")"
-    code, out, err = cli("build", write_plan(base_plan))
+    code, out, err = run_main("build", write_plan(base_plan))
     assert code == 0, err
     assert '=HYPERLINK(\\"x\\")' in (tmp_path / "out" / "test-plan.json").read_text()

@@ -1,74 +1,269 @@
-"""build / check / eval end to end: determinism, staleness, expectations, the record."""
+"""build / check / eval end to end: determinism, the manifest (unchanged plans
+skipped, changes named), all-or-nothing writes, expectations, the record, and
+one run of the real console entry point."""
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import shutil
+import subprocess
+import sys
+import tempfile
+from importlib import metadata
+from pathlib import Path
 
 import pytest
 import yaml
-from conftest import MAIN_PLAN, RETAIL_PLAN
+from conftest import MAIN_PLAN, RETAIL_PLAN, ROOT
+from shared_examples import VLLM_70B, example
+
+from capplan import build as builder
+from capplan import manifest
+
+MAIN = f"plans/{MAIN_PLAN.name}"
+STEM = MAIN_PLAN.stem
 
 
 @pytest.fixture
 def project(tmp_path):
+    """The main and retail plans in tmp_path/plans (the working folder)."""
     (tmp_path / "plans").mkdir()
     for plan in (MAIN_PLAN, RETAIL_PLAN):
         shutil.copy(plan, tmp_path / "plans" / plan.name)
     return tmp_path
 
 
+@pytest.fixture
+def built(project, run_main):
+    code, _, err = run_main("build")
+    assert code == 0, err
+    return project
+
+
 def _snapshot(folder):
     return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
 
 
-def test_build_twice_is_byte_identical(project, cli):
-    assert cli("build")[0] == 0
-    first = _snapshot(project / "out")
-    assert {"llama3-8b-a100-chat-mix.md", "llama3-8b-a100-chat-mix.json",
-            "llama3-8b-a100-retail-chatbot.md"} <= set(first)
-    code, out, _ = cli("build")
-    assert code == 0 and "unchanged" in out
-    assert _snapshot(project / "out") == first
+def _never_evaluate(monkeypatch):
+    def fail(*_args, **_kwargs):
+        raise AssertionError("the plan was evaluated")
+    monkeypatch.setattr(builder, "compile_plan", fail)
 
 
-def test_committed_outputs_are_current(cli):
-    from conftest import ROOT
-    code, out, err = cli("check", cwd=ROOT)
+def test_console_entry_point(project):
+    """The one run through the installed `capplan` script: arguments in, exit code out."""
+    script = Path(sys.executable).with_name("capplan")
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "capplan.cli"]
+    ok = subprocess.run([*command, "eval", RETAIL_PLAN], cwd=project, capture_output=True, text=True, timeout=300)
+    assert ok.returncode == 0, ok.stderr
+    assert "  active_gpus                  25 GPUs\n" in ok.stdout
+    missing = subprocess.run([*command, "eval", "plans/nope.yaml"], cwd=project, capture_output=True, text=True,
+                             timeout=300)
+    assert missing.returncode == 1
+    assert missing.stderr == "error: plans/nope.yaml: cannot read file: No such file or directory\n"
+
+
+def test_build_twice_is_byte_identical(built, run_main):
+    first = _snapshot(built / "out")
+    assert {f"{STEM}.md", f"{STEM}.json", f"{STEM}.xlsx", "llama3-8b-a100-retail-chatbot.md",
+            manifest.NAME} <= set(first)
+    code, out, _ = run_main("build")
+    assert code == 0
+    assert out.splitlines() == [f"{MAIN}: unchanged ({STEM}.json, {STEM}.md, {STEM}.xlsx)",
+                                "plans/llama3-8b-a100-retail-chatbot.yaml: unchanged (llama3-8b-a100-retail-chatbot."
+                                "json, llama3-8b-a100-retail-chatbot.md, llama3-8b-a100-retail-chatbot.xlsx)"]
+    assert _snapshot(built / "out") == first
+    assert run_main("build", "--out", "again")[0] == 0          # a clean build elsewhere: the same bytes
+    assert _snapshot(built / "again") == first
+
+
+def test_manifest_records_inputs_outputs_and_versions(built):
+    doc = json.loads((built / "out" / manifest.NAME).read_text())
+    entry = doc["plans"][STEM]
+    assert entry["file"] == MAIN
+    assert entry["inputs"] == {MAIN: manifest.sha256(MAIN_PLAN.read_bytes())}
+    assert entry["outputs"] == {name: manifest.sha256((built / "out" / name).read_bytes())
+                                for name in (f"{STEM}.json", f"{STEM}.md", f"{STEM}.xlsx")}
+    assert entry["toolchain"]["openpyxl"] == metadata.version("openpyxl")
+    assert entry["toolchain"]["capplan"] == metadata.version("capplan")
+    assert entry["data"]["model/quantities.yaml"] == manifest.sha256((ROOT / "model" / "quantities.yaml").read_bytes())
+    assert {"templates/record.md.j2", "model/catalog/gpus.yaml"} <= set(entry["data"])
+    assert entry["findings"]["failed_expectations"] == []
+
+
+def test_unchanged_plans_are_neither_evaluated_nor_written(built, run_main, monkeypatch):
+    monkeypatch.setenv("CAPPLAN_TODAY", "2026-12-01")
+    _never_evaluate(monkeypatch)
+    times = {p.name: p.stat().st_mtime_ns for p in (built / "out").iterdir()}
+    code, out, _ = run_main("build")
+    assert code == 0 and out.count(": unchanged (") == 2
+    code, out, err = run_main("check")
     assert code == 0, err
-    assert "3 plan(s) OK" in out
+    assert out == "capplan check: 2 plan(s) OK (units, expectations, out/ current); 2 warning(s)\n"
+    assert f"warning: {MAIN}: 2 pending measurements" in err        # findings read back from the manifest
+    assert {p.name: p.stat().st_mtime_ns for p in (built / "out").iterdir()} == times
 
 
-def test_check_reports_failed_expectations(project, cli):
-    path = project / "plans" / "llama3-8b-a100-chat-mix.yaml"
+def test_check_without_evaluating_still_fails_a_broken_expectation(project, run_main, monkeypatch):
+    path = project / MAIN
+    path.write_text(path.read_text().replace("  active_gpus: 9\n", "  active_gpus: 8\n"))
+    assert run_main("build")[0] == 0
+    _never_evaluate(monkeypatch)
+    code, _, err = run_main("check")
+    assert code == 1
+    assert "expect active_gpus: expected 8, got 9 GPUs (= active_replicas * gpus_per_replica)" in err
+
+
+def _edit_a_source(project):
+    path = project / MAIN
+    path.write_text(path.read_text().replace("product forecast for peak hour", "product forecast for peak hour (2027)"))
+
+
+def test_a_changed_plan_is_rebuilt_and_check_names_it(built, run_main):
+    _edit_a_source(built)
+    code, _, err = run_main("check")
+    assert code == 1
+    assert (f"  - out/{STEM}.md is out of date: run `capplan build {MAIN}` (since the last build: {MAIN} changed)"
+            in err)
+    code, out, _ = run_main("build")
+    assert code == 0
+    assert f"{MAIN}: wrote " in out and "retail-chatbot.yaml: unchanged (" in out
+    assert run_main("check")[0] == 0
+
+
+def test_an_edit_that_changes_no_output_passes_with_a_note(built, run_main):
+    path = built / MAIN
+    path.write_text(path.read_text() + "# a comment changes the file, not the results\n")
+    code, _, err = run_main("check")
+    assert code == 0
+    assert (f"capplan check: note: {MAIN}: re-evaluated, outputs current ({MAIN} changed); "
+            "`capplan build` updates the record") in err
+
+
+def test_check_names_the_library_version_that_differs(built, run_main):
+    record = built / "out" / manifest.NAME
+    doc = json.loads(record.read_text())
+    doc["plans"][STEM]["toolchain"]["openpyxl"] = "3.0.0"
+    record.write_text(json.dumps(doc))
+    here = metadata.version("openpyxl")
+    code, _, err = run_main("check")
+    assert code == 0 and f"(openpyxl {here} here, out/ was built with 3.0.0)" in err
+    workbook = built / "out" / f"{STEM}.xlsx"
+    workbook.write_bytes(workbook.read_bytes() + b"\0")
+    code, _, err = run_main("check")
+    assert code == 1
+    assert (f"  - out/{STEM}.xlsx is out of date: run `capplan build {MAIN}` (since the last build: "
+            f"openpyxl {here} here, out/ was built with 3.0.0)") in err
+
+
+def test_a_new_benchmark_file_next_to_the_plan_is_noticed(tmp_path, run_main):
+    folder = tmp_path / "plans" / "sweeps"
+    shutil.copytree(example(*VLLM_70B), folder)
+    plan = yaml.safe_load((ROOT / "plans" / "llama3.3-70b-a100-40gb-tp8-sharegpt.yaml").read_text())
+    sweep = plan["tables"]["load_sweep"]
+    del sweep["rows"], sweep["note"]
+    sweep["import"] = "sweeps/qps_*.json"
+    (tmp_path / "plans" / "swept.yaml").write_text(yaml.safe_dump(plan, sort_keys=False, allow_unicode=True))
+    assert run_main("build")[0] == 0
+    shutil.copy(folder / "qps_16.json", folder / "qps_16_again.json")
+    code, _, err = run_main("check")
+    assert code == 1
+    assert ("  - out/swept.md is out of date: run `capplan build plans/swept.yaml` (since the last build: "
+            "the import sweeps/qps_*.json of plans/swept.yaml matches other files now)") in err
+
+
+def test_a_write_failure_on_the_second_file_leaves_every_output_as_it_was(built, run_main, monkeypatch):
+    before = _snapshot(built / "out")
+    _edit_a_source(built)
+    made, real_mkstemp, real_write = [], tempfile.mkstemp, os.write
+
+    def mkstemp(*args, **kwargs):
+        fd, name = real_mkstemp(*args, **kwargs)
+        made.append((fd, name))
+        return fd, name
+
+    def write(fd, data):
+        if len(made) == 2 and fd == made[1][0]:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_write(fd, data)
+
+    with monkeypatch.context() as m:
+        m.setattr(tempfile, "mkstemp", mkstemp)
+        m.setattr(os, "write", write)
+        code, _, err = run_main("build", MAIN)
+    assert code == 1
+    assert err == (f"error: cannot write out/{STEM}.md: No space left on device; the previous files are untouched\n"
+                   "1 plan(s) failed; their previous outputs are untouched\n")
+    assert len(made) == 2 and not any(Path(name).exists() for _, name in made)
+    assert _snapshot(built / "out") == before                  # the .json written first was not renamed in either
+    assert run_main("build", MAIN)[1].startswith(f"{MAIN}: wrote 3 (")
+
+
+def test_outputs_that_cannot_be_written_are_plan_errors_not_bugs(project, run_main, monkeypatch):
+    (project / "a-file").write_text("not a folder")
+    code, _, err = run_main("build", MAIN, "--out", "a-file")
+    assert code == 1 and "error: a-file is a file, not a folder; give a folder for the outputs\n" in err
+
+    def refused(*_args, **_kwargs):
+        raise PermissionError(errno.EROFS, os.strerror(errno.EROFS))
+
+    with monkeypatch.context() as m:
+        m.setattr(tempfile, "mkstemp", refused)
+        code, _, err = run_main("build", MAIN, "--out", "read-only")
+    assert code == 1
+    assert f"error: cannot write read-only/{STEM}.json: Read-only file system; the previous files are untouched" in err
+
+    code, out, err = run_main("diff", MAIN, MAIN, "-o", project)
+    assert (code, out) == (1, "") and err == f"error: {project} is a folder; give a file name\n"
+
+
+def test_a_file_name_that_is_not_utf8_is_refused_with_its_bytes(project, run_main):
+    name = os.fsdecode(b"plans/caf\xe9.yaml")
+    shutil.copy(RETAIL_PLAN, name)
+    for command in ("build", "eval"):
+        code, out, err = run_main(command, name)
+        assert code == 1 and out == ""
+        assert "error: plans/caf\\xe9.yaml: the file name is not valid UTF-8; rename the file" in err
+
+
+def test_check_reports_failed_expectations(project, run_main):
+    path = project / MAIN
     text = path.read_text().replace("  active_gpus: 9\n", "  active_gpus: 8\n")
     text = text.replace("decode_step_time_bound: 10.96 ms", "decode_step_time_bound: 10.9 ms")
     path.write_text(text)
-    assert cli("build")[0] == 0          # build renders; check enforces expectations
-    code, _, err = cli("check")
+    assert run_main("build")[0] == 0          # build renders; check enforces expectations
+    code, _, err = run_main("check")
     assert code == 1
     assert "expect active_gpus: expected 8, got 9 GPUs (= active_replicas * gpus_per_replica)" in err
     assert "expect decode_step_time_bound: expected 10.9 ms, got 10.961322 ms (= decode_bytes_per_step / (hbm_bandwidth * gpus_per_replica * hbm_efficiency))" in err
 
 
-def test_expectations_hold_to_the_digits_written(project, cli):
-    path = project / "plans" / "llama3-8b-a100-chat-mix.yaml"
+def test_expectations_hold_to_the_digits_written(project, run_main):
+    path = project / MAIN
     plan = yaml.safe_load(path.read_text())
     plan["expect"] = {"decode_step_time_bound": "10.96 ms", "kv_pool": "54.98 GiB", "kv_token_capacity": 450379,
                       "deployments[aws-p4de.24xlarge].monthly_cost": "59,965.44 USD", "bandwidth_gate": True}
     plan["scenarios"]["surge_50"]["expect"] = {"active_gpus": 13}
     path.write_text(yaml.safe_dump(plan, sort_keys=False))
-    assert cli("build")[0] == 0
-    assert cli("check")[0] == 0
+    assert run_main("build")[0] == 0
+    assert run_main("check")[0] == 0
     plan["scenarios"]["surge_50"]["expect"] = {"active_gpus": 12}
     path.write_text(yaml.safe_dump(plan, sort_keys=False))
-    cli("build")
-    code, _, err = cli("check")
+    run_main("build")
+    code, _, err = run_main("check")
     assert code == 1 and "scenario surge_50: expect active_gpus: expected 12, got 13 GPUs" in err
 
 
-def test_eval_json_contract(cli):
-    code, out, _ = cli("eval", MAIN_PLAN, "--json")
+def test_committed_outputs_are_current(run_main):
+    code, out, err = run_main("check", cwd=ROOT)
+    assert code == 0, err
+    assert "3 plan(s) OK" in out
+
+
+def test_eval_json_contract(run_main):
+    code, out, _ = run_main("eval", MAIN_PLAN, "--json")
     assert code == 0
     doc = json.loads(out)
     nominal = doc["scenarios"]["nominal"]
@@ -86,14 +281,13 @@ def test_eval_json_contract(cli):
     assert [r["meets_slo"] for r in nominal["tables"]["load_sweep"]["rows"]] == [True] * 5 + [False] * 2
 
 
-def test_eval_unknown_scenario(cli):
-    code, _, err = cli("eval", MAIN_PLAN, "--scenario", "surge_5")
+def test_eval_unknown_scenario(run_main):
+    code, _, err = run_main("eval", MAIN_PLAN, "--scenario", "surge_5")
     assert code == 1 and "no scenario 'surge_5'" in err and "surge_50" in err
 
 
-def test_record_shows_derivations_tags_and_pending(cli, project):
-    assert cli("build")[0] == 0
-    text = (project / "out" / "llama3-8b-a100-chat-mix.md").read_text()
+def test_record_shows_derivations_tags_and_pending(built):
+    text = (built / "out" / f"{STEM}.md").read_text()
     assert "**Decision.** 9 GPUs carry the 60 req/s peak; 10 GPUs with redundancy." in text
     assert "$59,965.44 a month, $9.36 per 1M output tokens" in text
     # formula -> substituted numbers -> result, with tag
@@ -112,6 +306,6 @@ def test_record_shows_derivations_tags_and_pending(cli, project):
     for heading in ("7.1 Workload", "7.2 Physical", "7.3 Empirical", "7.4 Bin-packed", "7.5 Monthly TCO",
                     "7.6 Sensitivity", "Provenance of every input"):
         assert heading in text
-    retail = (project / "out" / "llama3-8b-a100-retail-chatbot.md").read_text()
+    retail = (built / "out" / "llama3-8b-a100-retail-chatbot.md").read_text()
     assert "**Gate 2: memory bandwidth (decode): FAIL**" in retail
     assert "7.3 Empirical" in retail and "Little's-law sizing" in retail and "Load sweep" not in retail

@@ -6,10 +6,14 @@ the literals are the corrected reference values, never the lesson's slips.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 
 import pytest
-from conftest import MAIN_PLAN, RETAIL_PLAN, ROOT
+from conftest import MAIN_PLAN, RETAIL_PLAN
+
+from capplan.cli import main
 
 
 @pytest.fixture(scope="module")
@@ -23,11 +27,11 @@ def retail_doc():
 
 
 def _eval(path):
-    import subprocess
-    import sys
-    proc = subprocess.run([sys.executable, "-m", "capplan.cli", "eval", str(path), "--json"],
-                          cwd=ROOT, capture_output=True, text=True, check=True)
-    return json.loads(proc.stdout)
+    """`capplan eval PLAN --json`, in-process (a module-scoped fixture cannot use capsys)."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["eval", str(path), "--json"]) == 0
+    return json.loads(out.getvalue())
 
 
 def q(doc, name, scenario="nominal"):
@@ -129,19 +133,19 @@ def test_retail_chatbot(retail_doc):
     assert q(retail_doc, "kv_token_capacity") == 450_846   # 14.90 GiB pinned: the lesson's own figure
 
 
-def test_lesson_exercise_1_kv_capacity(write_plan, base_plan, cli):
+def test_lesson_exercise_1_kv_capacity(write_plan, base_plan, run_main):
     # Slip 3: A100-40GB (39.8 GiB), 14.90 GiB weights: 157,040 tokens, C_max 148.
     base_plan["gpu"] = "a100-sxm4-40gb"
     base_plan["inputs"].update({"gpu_memory_reported": "39.8 GiB/GPU", "weight_memory": "14.90 GiB"})
     base_plan["tables"]["classes"]["rows"] = [{"name": "all", "weight": 1.0, "prompt_tokens": 512, "output_tokens": 512}]
-    code, out, err = cli("eval", write_plan(base_plan), "--json")
+    code, out, err = run_main("eval", write_plan(base_plan), "--json")
     assert code == 0, err
     quantities = json.loads(out)["scenarios"]["nominal"]["quantities"]
     assert quantities["kv_token_capacity"]["value"] == 157_040
     assert quantities["max_concurrency_avg"]["value"] == 148
 
 
-def test_lesson_exercise_3_fractional_cost(write_plan, base_plan, cli):
+def test_lesson_exercise_3_fractional_cost(write_plan, base_plan, run_main):
     # Slip 4: 9 GPUs x $2.10 x 732 h = $13,834.80; 5.127 B tokens; $2.70 per 1M.
     base_plan["inputs"].update({"peak_arrival_rate": "40 req/s", "peak_to_average_ratio": 2.5,
                                 "safe_rate_per_replica": "5.6 req/s"})
@@ -150,7 +154,7 @@ def test_lesson_exercise_3_fractional_cost(write_plan, base_plan, cli):
         {"name": "b", "weight": 0.2, "prompt_tokens": 128, "output_tokens": 256},
         {"name": "c", "weight": 0.1, "prompt_tokens": 512, "output_tokens": 256}]
     base_plan["tables"]["deployments"]["rows"] = [{"name": "frac", "gpus_per_node": 1, "node_hourly_cost": 2.10}]
-    code, out, err = cli("eval", write_plan(base_plan), "--json")
+    code, out, err = run_main("eval", write_plan(base_plan), "--json")
     assert code == 0, err
     doc = json.loads(out)["scenarios"]["nominal"]
     assert doc["quantities"]["resilient_gpus"]["value"] == 9

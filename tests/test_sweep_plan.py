@@ -16,14 +16,14 @@ REAL_PLAN = ROOT / "plans" / "llama3.3-70b-a100-40gb-tp8-sharegpt.yaml"
 TYPED = ("arrival_rate", "ttft_p95", "tpot_p95", "e2e_p99", "output_throughput", "completed", "failed", "sent")
 
 
-def _eval(cli, path):
-    code, out, err = cli("eval", path, "--json")
+def _eval(run_main, path):
+    code, out, err = run_main("eval", path, "--json")
     assert code == 0, err
     return json.loads(out)["scenarios"]["nominal"]
 
 
-def test_real_vllm_files_give_lambda_star_4_with_knee_below_16(cli):
-    doc = _eval(cli, REAL_PLAN)
+def test_real_vllm_files_give_lambda_star_4_with_knee_below_16(run_main):
+    doc = _eval(run_main, REAL_PLAN)
     assert doc["quantities"]["instance_max_rate"]["value"] == 4
     rows = doc["tables"]["load_sweep"]["rows"]
     assert [r["arrival_rate"] for r in rows] == [1, 4, 16]          # the closed burst is not a point
@@ -64,8 +64,8 @@ def _imported_plan(tmp_path):
     return path
 
 
-def test_record_states_the_knee_and_the_evidence(cli, tmp_path):
-    code, _, err = cli("build", _imported_plan(tmp_path), "--out", tmp_path / "o")
+def test_record_states_the_knee_and_the_evidence(run_main, tmp_path):
+    code, _, err = run_main("build", _imported_plan(tmp_path), "--out", tmp_path / "o")
     assert code == 0, err
     text = (tmp_path / "o" / "llama3.3-70b-a100-40gb-tp8-sharegpt.md").read_text()
     assert ("λ* = 4 req/s: every SLO holds up to it. The knee lies between 4 and 16 req/s "
@@ -85,35 +85,35 @@ def row(rate, ttft=100, tpot=10, e2e=2.0):
     return {"arrival_rate": rate, "ttft_p95": ttft, "tpot_p95": tpot, "e2e_p99": e2e}
 
 
-def test_noisy_pass_above_a_failure_does_not_count(base_plan, write_plan, cli):
+def test_noisy_pass_above_a_failure_does_not_count(base_plan, write_plan, run_main):
     plan = _sweep_plan(base_plan, [row(2), row(4), row(6, ttft=1500), row(8)])
-    doc = _eval(cli, write_plan(plan))
+    doc = _eval(run_main, write_plan(plan))
     assert doc["quantities"]["instance_max_rate"]["value"] == 4
-    code, _, _ = cli("build", write_plan(plan))
+    code, _, _ = run_main("build", write_plan(plan))
     assert code == 0
 
 
-def test_no_passing_row_is_a_clear_error(base_plan, write_plan, cli):
+def test_no_passing_row_is_a_clear_error(base_plan, write_plan, run_main):
     plan = _sweep_plan(base_plan, [row(2, ttft=2000), row(4, ttft=3000)])
-    code, _, err = cli("eval", write_plan(plan))
+    code, _, err = run_main("eval", write_plan(plan))
     assert code == 1 and "Traceback" not in err
     assert "no load_sweep row meets every SLO (the lowest arrival_rate, 2 req/s, already fails)" in err
 
 
-def test_single_row_sweep(base_plan, write_plan, cli):
-    doc = _eval(cli, write_plan(_sweep_plan(base_plan, [row(3)])))
+def test_single_row_sweep(base_plan, write_plan, run_main):
+    doc = _eval(run_main, write_plan(_sweep_plan(base_plan, [row(3)])))
     assert doc["quantities"]["instance_max_rate"]["value"] == 3
 
 
-def test_failed_requests_count_against_the_slo(base_plan, write_plan, cli):
+def test_failed_requests_count_against_the_slo(base_plan, write_plan, run_main):
     rows = [dict(row(2), completed=1000, failed=0), dict(row(4), completed=990, failed=10)]
-    doc = _eval(cli, write_plan(_sweep_plan(base_plan, rows)))
+    doc = _eval(run_main, write_plan(_sweep_plan(base_plan, rows)))
     assert doc["tables"]["load_sweep"]["rows"][1]["error_rate"] == pytest.approx(0.01)
     assert doc["quantities"]["instance_max_rate"]["value"] == 2
 
 
-def test_duplicate_rates_in_typed_rows_are_refused(base_plan, write_plan, cli):
-    code, _, err = cli("eval", write_plan(_sweep_plan(base_plan, [row(2), row(2)])))
+def test_duplicate_rates_in_typed_rows_are_refused(base_plan, write_plan, run_main):
+    code, _, err = run_main("eval", write_plan(_sweep_plan(base_plan, [row(2), row(2)])))
     assert code == 1 and "rows 1 and 2 have the same arrival_rate '2'" in err
 
 
@@ -124,35 +124,35 @@ def _csv_plan(base_plan, write_plan, tmp_path, text):
     return write_plan(base_plan)
 
 
-def test_replicated_runs_are_combined_as_median_with_mad(base_plan, write_plan, cli, tmp_path):
+def test_replicated_runs_are_combined_as_median_with_mad(base_plan, write_plan, run_main, tmp_path):
     path = _csv_plan(base_plan, write_plan, tmp_path,
                      "arrival_rate,ttft_p95,tpot_p95,e2e_p99,output_throughput\n"
                      "2,100,10,2.0,200\n2,120,11,2.2,210\n2,140,30,2.1,190\n"
                      "4,200,12,2.5,400\n4,220,13,2.6,390\n4,900,40,9.0,380\n")
-    doc = _eval(cli, path)
+    doc = _eval(run_main, path)
     first, second = doc["tables"]["load_sweep"]["rows"]
     assert (first["runs"], first["ttft_p95"], first["ttft_p95_mad"], first["tpot_p95"]) == (3, 120, 20, 11)
     assert second["meets_slo"] is True          # the median of three runs, not the outlier
     assert doc["quantities"]["instance_max_rate"]["value"] == 4
 
 
-def test_truncated_file_is_named(base_plan, write_plan, cli, tmp_path):
+def test_truncated_file_is_named(base_plan, write_plan, run_main, tmp_path):
     (tmp_path / "plans" / "sweep").mkdir(parents=True)
     original = (example(*VLLM_70B) / "qps_04.json").read_text()
     (tmp_path / "plans" / "sweep" / "qps_04.json").write_text(original[: len(original) // 2])
     base_plan["tables"]["load_sweep"] = {"import": "sweep/*.json"}
-    code, _, err = cli("eval", write_plan(base_plan))
+    code, _, err = run_main("eval", write_plan(base_plan))
     assert code == 1 and "Traceback" not in err
     assert "tables.load_sweep.import" in err and "sweep/qps_04.json" in err
 
 
-def test_empty_glob_is_named(base_plan, write_plan, cli):
+def test_empty_glob_is_named(base_plan, write_plan, run_main):
     base_plan["tables"]["load_sweep"] = {"import": ["nothing/*.json"]}
-    code, _, err = cli("eval", write_plan(base_plan))
+    code, _, err = run_main("eval", write_plan(base_plan))
     assert code == 1 and "nothing/*.json" in err
 
 
-def test_imported_and_typed_sweeps_give_the_same_results(tmp_path, cli):
-    imported, typed = _eval(cli, _imported_plan(tmp_path)), _eval(cli, REAL_PLAN)
+def test_imported_and_typed_sweeps_give_the_same_results(tmp_path, run_main):
+    imported, typed = _eval(run_main, _imported_plan(tmp_path)), _eval(run_main, REAL_PLAN)
     assert imported["quantities"] == typed["quantities"]
     assert imported["tables"]["load_sweep"]["rows"] == typed["tables"]["load_sweep"]["rows"]

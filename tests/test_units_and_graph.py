@@ -81,7 +81,28 @@ def test_comparison_and_result_dimensions_are_checked():
 
 def test_zero_fits_any_dimension():
     model = _model({"m": {"unit": "GiB", "tag": "fact"}, "ok": {"unit": "", "kind": "bool", "formula": "m > 0"}})
-    build(model, {})
+    graph = build(model, {})
+    assert graph.order == ("m", "ok") and graph.nodes["ok"].deps == ("m",)
+    one = _model({"m": {"unit": "GiB", "tag": "fact"}, "ok": {"unit": "", "kind": "bool", "formula": "m > 1"}})
+    with pytest.raises(CapplanError, match=r"comparison '>' needs operands of one dimension: m \(\[information\]\) "
+                                           r"vs 1 \(dimensionless\)"):
+        build(one, {})
+
+
+def test_every_formula_of_the_standard_model_parses():
+    """Model formulas are parsed on first use (so `capplan schema` needs no sympy);
+    this parses all of them, under every switch, as reading the model once did."""
+    model = standard_model()
+    parsed = [f for q in model.quantities.values() for _, f in q.formulas] + [c.require for c in model.checks]
+    written = [t for q in model.quantities.values() for _, t in q.written] + [c.written for c in model.checks]
+    assert [f.text for f in parsed] == written and len(parsed) > 50
+
+
+def test_a_model_formula_that_does_not_parse_is_named_at_its_key():
+    model = _model({"m": {"unit": "GiB", "tag": "fact"}, "bad": {"unit": "GiB", "formula": "m +* 2"}})
+    with pytest.raises(CapplanError) as err:
+        build(model, {})
+    assert str(err.value).startswith("model: quantities.bad.formula: cannot parse formula 'm +* 2'")
 
 
 def test_cycle_is_reported_with_its_path():
