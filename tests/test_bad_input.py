@@ -1,6 +1,6 @@
-"""SPEC section 7: every bad plan gets one clear message, never a traceback.
+"""Every bad plan gets one clear message (file, key, line), never a traceback.
 
-Each case breaks one thing in a valid plan, runs the real `capplan build`
+Each case breaks one thing in a valid plan, runs `capplan build` (in-process)
 and asserts the message names the file, the key (and line where YAML has
 it) and what is wrong; and that earlier outputs survive a failed build.
 """

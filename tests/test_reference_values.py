@@ -1,7 +1,8 @@
-"""Golden values: SPEC section 8, computed by capplan from the reference plans.
+"""Golden values of docs/reference-values.md, computed by capplan from the reference plans.
 
 Every number comes from `capplan eval --json` (the tool's public contract);
-the literals are the corrected reference values, never the lesson's slips.
+the literals are the corrected reference values, never the lesson's slips
+(each slip is numbered as in docs/reference-values.md).
 """
 
 from __future__ import annotations

@@ -81,7 +81,11 @@ def load_plan(path: Path, model=None) -> Plan:
 
     path = Path(path)
     _must_be_utf8(path)
-    return load(path, model or standard_model(), display=display(path))
+    plan = load(path, model or standard_model(), display=display(path))
+    for table in plan.nominal.tables.values():
+        for imported in table.imported:
+            _must_be_utf8(Path(plan.file).parent / imported.path)
+    return plan
 
 
 def evaluate_plan(path: Path, model=None) -> tuple[Plan, list[Evaluation]]:
@@ -265,10 +269,10 @@ def display(path: Path) -> str:
 
 
 def _must_be_utf8(path: Path) -> None:
-    """Outputs and messages name a plan by its file name, so it must be text."""
+    """Outputs name a plan and its benchmark files by their file names, so they must be text."""
     try:
         str(path).encode("utf-8")
     except UnicodeEncodeError:
         shown = str(path).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
         raise CapplanError("the file name is not valid UTF-8; rename the file (the outputs name "
-                           "the plan by its file name)", file=shown) from None
+                           "a plan and its benchmark files by their file names)", file=shown) from None

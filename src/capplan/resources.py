@@ -10,6 +10,8 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
+from capplan.errors import InternalError
+
 _PACKAGE = Path(__file__).resolve().parent
 
 
@@ -18,7 +20,7 @@ def _data_dir(name: str) -> Path:
     for candidate in (_PACKAGE / name, _PACKAGE.parent.parent / name):
         if candidate.is_dir():
             return candidate
-    raise FileNotFoundError(f"capplan data folder '{name}' is missing from the installation")
+    raise InternalError(f"capplan's data folder '{name}' is missing from the installation (a packaging bug)")
 
 
 def model_dir() -> Path:
