@@ -1,8 +1,12 @@
-"""Shared fixtures: the repository, a CLI runner and small plans to break."""
+"""Shared fixtures: the repository, a CLI runner, built projects and small plans to break."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import io
+import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -80,3 +84,38 @@ def run_main(capsys, monkeypatch):
         out, err = capsys.readouterr()
         return code, out, err
     return run
+
+
+@pytest.fixture(scope="session")
+def _built_once(tmp_path_factory):
+    """A project of these plans with its out/ built, once per session (a build costs a second)."""
+    from capplan.cli import main
+
+    cache: dict[tuple[Path, ...], Path] = {}
+
+    def get(plans: tuple[Path, ...]) -> Path:
+        if plans not in cache:
+            folder = tmp_path_factory.mktemp("built")
+            (folder / "plans").mkdir()
+            for plan in plans:
+                shutil.copy(plan, folder / "plans" / plan.name)
+            here = os.getcwd()
+            os.chdir(folder)
+            try:
+                with contextlib.redirect_stdout(io.StringIO()):
+                    assert main(["build"]) == 0
+            finally:
+                os.chdir(here)
+            cache[plans] = folder
+        return cache[plans]
+    return get
+
+
+@pytest.fixture
+def built_project(tmp_path, _built_once):
+    """``built_project(*plans)``: tmp_path holding plans/ with these plans and their
+    built out/ (a copy: the out/manifest.json names files relative to the project)."""
+    def make(*plans: Path) -> Path:
+        shutil.copytree(_built_once(tuple(plans)), tmp_path, dirs_exist_ok=True)
+        return tmp_path
+    return make

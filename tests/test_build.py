@@ -36,10 +36,8 @@ def project(tmp_path):
 
 
 @pytest.fixture
-def built(project, run_main):
-    code, _, err = run_main("build")
-    assert code == 0, err
-    return project
+def built(built_project):
+    return built_project(MAIN_PLAN, RETAIL_PLAN)
 
 
 def _snapshot(folder):
@@ -52,17 +50,17 @@ def _never_evaluate(monkeypatch):
     monkeypatch.setattr(builder, "compile_plan", fail)
 
 
-def test_console_entry_point(project):
+def test_console_entry_point(built):
     """The one run through the installed `capplan` script: arguments in, exit code out."""
     script = Path(sys.executable).with_name("capplan")
     command = [str(script)] if script.exists() else [sys.executable, "-m", "capplan.cli"]
-    ok = subprocess.run([*command, "eval", RETAIL_PLAN], cwd=project, capture_output=True, text=True, timeout=300)
+    ok = subprocess.run([*command, "check"], cwd=built, capture_output=True, text=True, timeout=300, check=False)
     assert ok.returncode == 0, ok.stderr
-    assert "  active_gpus                  25 GPUs\n" in ok.stdout
-    missing = subprocess.run([*command, "eval", "plans/nope.yaml"], cwd=project, capture_output=True, text=True,
-                             timeout=300)
-    assert missing.returncode == 1
-    assert missing.stderr == "error: plans/nope.yaml: cannot read file: No such file or directory\n"
+    assert ok.stdout.startswith("capplan check: 2 plan(s) OK (units, expectations, out/ current)")
+    empty = built / "empty"
+    empty.mkdir()
+    refused = subprocess.run([*command, "check"], cwd=empty, capture_output=True, text=True, timeout=300, check=False)
+    assert (refused.returncode, refused.stderr) == (1, "error: no plans given and no 'plans/' folder here\n")
 
 
 def test_build_twice_is_byte_identical(built, run_main):
@@ -71,9 +69,9 @@ def test_build_twice_is_byte_identical(built, run_main):
             manifest.NAME} <= set(first)
     code, out, _ = run_main("build")
     assert code == 0
+    retail = RETAIL_PLAN.stem
     assert out.splitlines() == [f"{MAIN}: unchanged ({STEM}.json, {STEM}.md, {STEM}.xlsx)",
-                                "plans/llama3-8b-a100-retail-chatbot.yaml: unchanged (llama3-8b-a100-retail-chatbot."
-                                "json, llama3-8b-a100-retail-chatbot.md, llama3-8b-a100-retail-chatbot.xlsx)"]
+                                f"plans/{RETAIL_PLAN.name}: unchanged ({retail}.json, {retail}.md, {retail}.xlsx)"]
     assert _snapshot(built / "out") == first
     assert run_main("build", "--out", "again")[0] == 0          # a clean build elsewhere: the same bytes
     assert _snapshot(built / "again") == first

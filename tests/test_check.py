@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 import yaml
 from conftest import BASE_PLAN, MAIN_PLAN
@@ -14,15 +12,10 @@ MAIN = f"plans/{MAIN_PLAN.name}"
 
 
 @pytest.fixture
-def project(tmp_path, monkeypatch):
-    """A folder with the main plan and its freshly built out/, as the working directory."""
-    (tmp_path / "plans").mkdir()
-    shutil.copy(MAIN_PLAN, tmp_path / "plans" / MAIN_PLAN.name)
-    monkeypatch.chdir(tmp_path)
+def project(built_project, monkeypatch):
+    """A folder with the main plan and its built out/, as the working directory."""
     monkeypatch.setenv("CAPPLAN_TODAY", "2026-12-01")
-    assert main(["build"]) == 0
-    return tmp_path
-
+    return built_project(MAIN_PLAN)
 
 
 def test_current_outputs_pass_with_warnings(project, run_main):
