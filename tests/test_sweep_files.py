@@ -16,8 +16,11 @@ CSV = ("arrival_rate,ttft_p95,tpot_p95,e2e_p99,output_throughput\n"
 
 
 @pytest.fixture
-def layout(tmp_path):
-    """tmp/repo (a git repository: it holds .git) with plans/, data/runs.csv, and tmp/outside/runs.csv."""
+def layout(tmp_path, monkeypatch):
+    """tmp/repo (a git repository: it holds .git) with plans/, data/runs.csv, and tmp/outside/runs.csv;
+    run from tmp/cwd, so messages name the plans by their absolute paths."""
+    (tmp_path / "cwd").mkdir()
+    monkeypatch.chdir(tmp_path / "cwd")
     repo = tmp_path / "repo"
     (repo / ".git").mkdir(parents=True)
     (repo / "plans").mkdir()
