@@ -156,6 +156,21 @@ def test_check_names_the_library_version_that_differs(built, run_main):
             f"openpyxl {here} here, out/ was built with 3.0.0)") in err
 
 
+def test_a_damaged_manifest_means_re_evaluating_never_a_crash(built, run_main):
+    record = built / "out" / manifest.NAME
+    doc = json.loads(record.read_text())
+    doc["plans"][STEM]["findings"]["prices"] = [{"where": "x"}]
+    record.write_text(json.dumps(doc))
+    code, _, err = run_main("check")
+    assert code == 0
+    assert f"note: {MAIN}: re-evaluated, outputs current (out/{manifest.NAME} has no record of it)" in err
+    assert "retail-chatbot.yaml: re-evaluated" not in err
+    record.write_text("{ not json")
+    code, out, err = run_main("build")
+    assert code == 0 and out.count(": unchanged (") == 2
+    assert json.loads(record.read_text())["plans"].keys() == {STEM, RETAIL_PLAN.stem}
+
+
 def test_a_new_benchmark_file_next_to_the_plan_is_noticed(tmp_path, run_main):
     folder = tmp_path / "plans" / "sweeps"
     shutil.copytree(example(*VLLM_70B), folder)

@@ -29,6 +29,7 @@ from capplan.errors import CapplanError
 
 if TYPE_CHECKING:
     from capplan.engine.evaluate import Evaluation
+    from capplan.engine.model import Model
     from capplan.loading.plan import Plan
 
 _UMASK = os.umask(0)
@@ -74,7 +75,7 @@ def plan_paths(given: list[str], plans_dir: Path = Path("plans")) -> list[Path]:
     return paths
 
 
-def load_plan(path: Path, model=None) -> Plan:
+def load_plan(path: Path, model: Model | None = None) -> Plan:
     """A plan file read against the model, named as the user would name it (relative to here)."""
     from capplan.engine.model import standard_model
     from capplan.loading.plan import load
@@ -88,7 +89,7 @@ def load_plan(path: Path, model=None) -> Plan:
     return plan
 
 
-def evaluate_plan(path: Path, model=None) -> tuple[Plan, list[Evaluation]]:
+def evaluate_plan(path: Path, model: Model | None = None) -> tuple[Plan, list[Evaluation]]:
     """``(plan, evaluations)``: every scenario of the plan, nominal first."""
     from capplan.engine.evaluate import evaluate_all
     from capplan.engine.model import standard_model
@@ -98,7 +99,7 @@ def evaluate_plan(path: Path, model=None) -> tuple[Plan, list[Evaluation]]:
     return plan, evaluate_all(plan, model)
 
 
-def compile_plan(path: Path, model=None) -> Compiled:
+def compile_plan(path: Path, model: Model | None = None) -> Compiled:
     from capplan.rendering import jsonout, record, view
     from capplan.rendering.workbook import render_workbook
 

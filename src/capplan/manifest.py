@@ -173,7 +173,29 @@ def read(out_dir: Path) -> tuple[dict[str, dict], str | None]:
         return {}, f"{path} is unreadable ({err}); it is rewritten by the next build"
     if not isinstance(doc, dict) or doc.get("format") != FORMAT or not isinstance(doc.get("plans"), dict):
         return {}, f"{path} is not a manifest of format {FORMAT}; it is rewritten by the next build"
-    return doc["plans"], None
+    return {name: entry for name, entry in doc["plans"].items() if _well_formed(entry)}, None
+
+
+def _well_formed(entry) -> bool:
+    """Whether an entry has the shape :func:`record` writes; a hand-edited one
+    that does not is ignored (its plan counts as changed), never a crash."""
+    def mapping(value, of=str) -> bool:
+        return isinstance(value, dict) and all(isinstance(v, of) for v in value.values())
+
+    def texts(value) -> bool:
+        return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+    def price(p) -> bool:
+        return isinstance(p, dict) and isinstance(p.get("where"), str) and isinstance(p.get("key"), str) and (
+            texts(p.get("undated")) or (isinstance(p.get("as_of"), str) and texts(p.get("rows"))
+                                        and texts(p.get("prices"))))
+
+    if not isinstance(entry, dict) or not isinstance(entry.get("file"), str):
+        return False
+    found = entry.get("findings")
+    return (all(mapping(entry.get(k)) for k in ("inputs", "imports", "data", "toolchain", "outputs"))
+            and isinstance(found, dict) and texts(found.get("failed_expectations")) and texts(found.get("pending"))
+            and isinstance(found.get("prices"), list) and all(price(p) for p in found["prices"]))
 
 
 def dumps(plans: dict[str, dict]) -> bytes:
