@@ -25,6 +25,8 @@ from __future__ import annotations
 import glob
 import hashlib
 import json
+import os
+import sys
 import zlib
 from functools import cache
 from pathlib import Path
@@ -56,25 +58,43 @@ def listing_digest(folder: Path, pattern: str) -> str:
 @cache
 def toolchain() -> tuple[tuple[str, str], ...]:
     """capplan's version and code, and the versions of the libraries that shape the bytes."""
-    from importlib import metadata
-
     import capplan
 
     package = Path(capplan.__file__).resolve().parent
     code = hashlib.sha256()
     for path in sorted(package.rglob("*.py")):
         code.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    items = {"capplan": _version(metadata, "capplan"), "capplan code": code.hexdigest(),
+    installed = _installed_versions()
+    items = {"capplan": installed.get("capplan", "not installed"), "capplan code": code.hexdigest(),
              "zlib": zlib.ZLIB_RUNTIME_VERSION}
-    items.update((name.lower(), _version(metadata, name)) for name in LIBRARIES)
+    items.update((name.lower(), installed.get(_normal(name), "not installed")) for name in LIBRARIES)
     return tuple(sorted(items.items()))
 
 
-def _version(metadata, name: str) -> str:
-    try:
-        return metadata.version(name)
-    except metadata.PackageNotFoundError:
-        return "not installed"
+def _installed_versions() -> dict[str, str]:
+    """Distribution name -> version, read from the ``NAME-VERSION.dist-info``
+    folder names on sys.path (the first one wins, as for imports).
+
+    ``importlib.metadata`` would say the same but costs about 50 ms to
+    import, a sixth of an unchanged ``build``; the folder name is the
+    version by the wheel format's own rule.
+    """
+    found: dict[str, str] = {}
+    for folder in sys.path:
+        try:
+            names = os.listdir(folder or ".")
+        except OSError:
+            continue
+        for name in names:
+            stem, dot, kind = name.rpartition(".")
+            if dot and kind in ("dist-info", "egg-info") and "-" in stem:
+                dist, version = stem.split("-", 1)
+                found.setdefault(_normal(dist), version.split("-")[0])
+    return found
+
+
+def _normal(name: str) -> str:
+    return name.lower().replace("-", "_").replace(".", "_")
 
 
 @cache
