@@ -1,7 +1,7 @@
 """Gate 1 as vLLM accounts it (``memory_accounting: engine``).
 
-The calibration rows are /work/shared/reference/vllm-kv-calibration.md: three
-real engine starts with the KV cache size vLLM logged. capplan predicts each
+The calibration rows (``CALIBRATION`` below) are three real engine starts
+with the KV cache size vLLM logged, each with its configuration. capplan predicts each
 from the configuration alone (the GPU, the model's architecture, the engine's
 settings and what the log says about the engine itself: its sampler path and,
 where the log gives it, the measured non-torch memory), within 5 %.
