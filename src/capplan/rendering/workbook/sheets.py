@@ -1,0 +1,320 @@
+"""The scenario sheets: ``Quantity | Value | Unit | Tag | Formula``, sections and
+parts in the record's order, tables as ranges (one record per row).
+
+Inputs are the only constants. On the nominal sheet they are values styled by
+tag, with their source and date as a cell comment. On a scenario sheet an
+inherited input is a link (``='nominal'!$B$7``), so a change on the nominal
+sheet flows into every scenario that does not override it; an overridden
+input, or a derived quantity the scenario pins, is a value.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from openpyxl.comments import Comment
+from openpyxl.formatting.rule import CellIsRule
+from openpyxl.styles import Alignment, Font
+from openpyxl.utils import get_column_letter
+from openpyxl.workbook.defined_name import DefinedName
+
+from capplan import formatting
+from capplan.rendering.validation import validate_input
+from capplan.rendering.workbook.chart import sweep_extras
+from capplan.rendering.workbook.layout import HEADER_ROW, LEGEND_ROW, SheetLayout
+from capplan.rendering.workbook.manifest import CellInfo
+from capplan.rendering.workbook.styles import number_format
+from capplan.rendering.workbook.template import COLUMNS, TAG_KEYS
+from capplan.rendering.workbook.text import clean_text, quote_sheet, set_text
+
+if TYPE_CHECKING:
+    from capplan.rendering.workbook.builder import Book
+
+
+def cell_number(value: float):
+    """A display value as written to a cell: 15 significant digits, whole numbers as int."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    value = float(f"{float(value):.15g}")
+    if value.is_integer() and abs(value) < 1e15:
+        return int(value)
+    return value
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        return a == b or (math.isnan(a) and math.isnan(b))
+    return a == b
+
+
+def page_setup(ws) -> None:
+    ws.page_setup.orientation = "landscape"
+    ws.page_setup.fitToWidth = 1
+    ws.page_setup.fitToHeight = 0
+    ws.sheet_properties.pageSetUpPr.fitToPage = True
+
+
+def pass_fail(book: Book, ws, bool_cells: list[str]) -> None:
+    """Green TRUE, red FALSE: gates and SLO checks read at a glance."""
+    if bool_cells:
+        ranges = " ".join(bool_cells)
+        ws.conditional_formatting.add(ranges, CellIsRule(operator="equal", formula=["TRUE"],
+                                                         fill=book.styles.pass_fill))
+        ws.conditional_formatting.add(ranges, CellIsRule(operator="equal", formula=["FALSE"],
+                                                         fill=book.styles.fail_fill))
+
+
+def make_comment(text: str) -> Comment:
+    text = clean_text(text)
+    comment = Comment(text, "capplan")
+    lines = sum(max(1, math.ceil(len(line) / 48)) for line in text.split("\n"))
+    comment.width = 320
+    comment.height = max(60, 15 * lines + 10)
+    return comment
+
+
+def _input_comment(given) -> Comment:
+    lines = []
+    if given.source:
+        lines.append(f"Source: {given.source}")
+    if given.date:
+        lines.append(f"Date: {given.date}")
+    if given.pending:
+        lines.append("Status: PENDING measurement (placeholder value)")
+    if given.pinned:
+        lines.append("Pinned: this value replaces the quantity's formula in this scenario")
+    lines.append(f"Tag: {given.tag}; from: {given.origin}")
+    if given.note:
+        lines.append(f"Note: {given.note}")
+    return make_comment("\n".join(lines))
+
+
+def _legend_row(book: Book, ws, row: int) -> None:
+    """One-line legend on a scenario sheet: a swatch per style (the summary explains each)."""
+    c = ws.cell(row, 1)
+    set_text(c, "Legend (cell styles):")
+    c.font = Font(italic=True, size=9)
+    for i, key in enumerate(TAG_KEYS + ("linked", "override"), start=2):
+        c = ws.cell(row, i)
+        set_text(c, key)
+        if key == "linked":
+            book.styles.apply(c, "assumption", linked=True)
+        elif key == "override":
+            book.styles.apply(c, "assumption", override=True)
+        else:
+            book.styles.apply(c, key)
+        c.alignment = Alignment(horizontal="center")
+
+
+def write_sheet(book: Book, sheet: SheetLayout) -> None:
+    ws, ev = sheet.ws, sheet.ev
+    styles = book.styles
+    nominal = book.sheets[0]
+    is_nominal = sheet is nominal
+    cols = book.cfg["columns"]
+    max_cols = max([len(t.columns) for t in sheet.tables.values()] + [len(COLUMNS)])
+    widths = {i: cols[key]["width"] for i, key in enumerate(COLUMNS, start=1)}
+    for i in range(len(COLUMNS) + 1, max_cols + 12):
+        widths[i] = book.cfg["table_column_width"]
+    for t in sheet.tables.values():       # a table header fits its column
+        for c, col in enumerate(t.columns, start=1):
+            widths[c] = max(widths[c], min(len(book.model.quantities[col].column) + 2, 30))
+    for i, w in sorted(widths.items()):
+        ws.column_dimensions[get_column_letter(i)].width = w
+
+    title = ws.cell(1, 1)
+    set_text(title, book.plan.title)
+    title.font = Font(bold=True, size=14)
+    sub = ws.cell(2, 1)
+    scen = ev.scenario
+    if is_nominal:
+        set_text(sub, f"Scenario: nominal (the plan as written, {book.plan.file}). Inputs are edited on this sheet.")
+    else:
+        set_text(sub, f"Scenario: {scen.name} ({scen.title}); changes: {'; '.join(scen.changes)}. "
+                      f"Green inputs follow the nominal sheet.")
+    sub.font = Font(italic=True)
+    _legend_row(book, ws, LEGEND_ROW)
+    for i, key in enumerate(COLUMNS, start=1):
+        c = ws.cell(HEADER_ROW, i)
+        set_text(c, cols[key]["title"])
+        c.font = Font(bold=True)
+        c.border = styles.thin_bottom
+    ws.freeze_panes = ws.cell(HEADER_ROW + 1, 1)
+
+    bool_cells: list[str] = []
+    for item, row in sheet.rows:
+        kind = item[0]
+        if kind in ("section", "part"):
+            fill, font = (styles.section_fill, styles.section_font) if kind == "section" else \
+                (styles.part_fill, styles.part_font)
+            for i in range(1, len(COLUMNS) + 1):
+                ws.cell(row, i).fill = fill
+            c = ws.cell(row, 1)
+            set_text(c, item[1])
+            c.font = font
+        elif kind == "quantity":
+            _write_scalar(book, sheet, item[1], row, nominal, is_nominal, bool_cells)
+        elif kind == "table":
+            _write_table(book, sheet, item[1], nominal, is_nominal, bool_cells)
+    pass_fail(book, ws, bool_cells)
+    # defined names, scoped to this sheet: the same formula text works on every sheet
+    qs = quote_sheet(ws.title)
+    for n, r in sheet.scalar_row.items():
+        _define(ws, book.names[n], f"{qs}!$B${r}")
+    for t in sheet.tables.values():
+        for c in t.columns:
+            _define(ws, book.names[c], f"{qs}!{sheet.column_range(c)}")
+    page_setup(ws)
+
+
+def _define(ws, name: str, target: str) -> None:
+    ws.defined_names[name] = DefinedName(name, attr_text=target)
+
+
+def _write_scalar(book: Book, sheet: SheetLayout, name: str, row: int, nominal: SheetLayout, is_nominal: bool,
+                  bool_cells) -> None:
+    ws, ev = sheet.ws, sheet.ev
+    styles = book.styles
+    q = book.model.quantities[name]
+    node = ev.graph.nodes[name]
+    scen = ev.scenario.name
+    set_text(ws.cell(row, 1), name)
+    set_text(ws.cell(row, 3), formatting.unit_label(q.unit) if q.kind != "money" else q.unit)
+    value_cell = ws.cell(row, 2)
+    tag_cell = ws.cell(row, 4)
+    note = ws.cell(row, 5)
+    expected = ev.display(name)
+    shown = [e.display(name) for e in book.evs if name in e.values]
+    value_cell.number_format = number_format(q.unit, q.kind, shown)
+    if node.formula is not None:
+        value_cell.value = book.formulas.compile(name, node.formula, book.refs(sheet))
+        styles.apply(value_cell, "derived")
+        pending = ev.pending_inputs(name)
+        if pending:          # pending measurements are flagged wherever they flow
+            set_text(tag_cell, "derived (pending)")
+            tag_cell.font = Font(color=styles.tag_style["pending"][1].color, italic=True)
+            tag_cell.comment = make_comment("Rests on pending measurement(s): " + ", ".join(pending))
+        else:
+            set_text(tag_cell, "derived")
+        set_text(note, node.formula.text)
+        note.font = styles.formula_font
+        book.cells.append(CellInfo(ws.title, value_cell.coordinate, name, scen, None, "derived", expected))
+    else:
+        given = ev.inputs[name]
+        nominal_input = nominal.ev.inputs.get(name)
+        inherited = (not is_nominal and nominal_input == given and name in nominal.scalar_row
+                     and nominal.ev.graph.nodes[name].formula is None)
+        key = styles.key(given.tag, given.pending)
+        if inherited:
+            # a cell reference, not 'nominal'!name: LibreOffice misreads a sheet-qualified
+            # name that starts like a cell address ('nominal'!bf16_peak_flops)
+            value_cell.value = f"={quote_sheet(nominal.ws.title)}!{nominal.scalar_cell(name, absolute=True)}"
+            styles.apply(value_cell, key, linked=True)
+            role = "link"
+        else:
+            value_cell.value = cell_number(expected)
+            styles.apply(value_cell, key, override=not is_nominal or given.pinned)
+            role = "pinned" if given.pinned else ("input" if is_nominal else "override")
+            value_cell.comment = _input_comment(given)
+        validate_input(ws, value_cell, q)
+        set_text(tag_cell, ("pending measurement" if given.pending else given.tag)
+                 + (" (pinned)" if given.pinned else ""))
+        styles.apply(tag_cell, key)
+        if given.pinned and q.formulas:
+            set_text(note, f"pinned; replaces {q.formula_for(book.plan.switches).text}")
+            note.font = styles.formula_font
+        else:
+            set_text(note, q.description)
+            note.font = Font(color="595959", size=9)
+        book.cells.append(CellInfo(ws.title, value_cell.coordinate, name, scen, None, role, expected))
+    if q.kind == "bool":
+        bool_cells.append(value_cell.coordinate)
+
+
+def _write_table(book: Book, sheet: SheetLayout, tname: str, nominal: SheetLayout, is_nominal: bool,
+                 bool_cells) -> None:
+    ws, ev = sheet.ws, sheet.ev
+    styles = book.styles
+    pos = sheet.tables[tname]
+    table = book.model.tables[tname]
+    data = ev.scenario.tables[tname]
+    nodes = ev.graph.nodes
+    nominal_data = nominal.ev.scenario.tables.get(tname)
+    nominal_pos = nominal.tables.get(tname)
+    same_shape = (not is_nominal and nominal_data is not None and nominal_pos is not None
+                  and len(nominal_data.rows) == len(data.rows) and nominal_pos.columns == pos.columns)
+    # header and unit rows
+    for c, col in enumerate(pos.columns, start=1):
+        q = book.model.quantities[col]
+        h = ws.cell(pos.header_row, c)
+        set_text(h, q.column)
+        h.font = Font(bold=True)
+        h.alignment = Alignment(wrap_text=True, vertical="bottom")
+        h.border = styles.thin_bottom
+        u = ws.cell(pos.header_row + 1, c)
+        set_text(u, formatting.unit_label(q.unit) if q.kind not in ("money", "bool", "text") else
+                 (q.unit if q.kind == "money" else ""))
+        u.font = Font(italic=True, color="595959", size=9)
+        if nodes[col].formula is not None:
+            h.fill = styles.part_fill
+    meta = [f"Table {tname}: {table.title}. {table.description}"]
+    if data.source:
+        meta.append(f"Source: {data.source}")
+    if data.as_of:
+        meta.append(f"As of: {data.as_of}")
+    if data.note:
+        meta.append(f"Note: {data.note}")
+    meta.append(f"Tag: {table.tag}")
+    ws.cell(pos.header_row, 1).comment = make_comment("\n".join(meta))
+    for col in pos.columns:
+        q = book.model.quantities[col]
+        c_index = pos.col_index[col]
+        node = nodes[col]
+        values = ev.display(col)
+        all_values = [v for e in book.evs if col in e.values for v in e.display(col)]
+        fmt = number_format(q.unit, q.kind, all_values)
+        for i in range(pos.n_rows):
+            cell = ws.cell(pos.first_row + i, c_index)
+            cell.number_format = fmt
+            expected = values[i]
+            if node.formula is not None:
+                cell.value = book.formulas.compile(col, node.formula, book.refs(sheet, tname, i))
+                styles.apply(cell, "derived")
+                role = "derived"
+            else:
+                raw = data.rows[i].get(q.column)
+                inherited = same_shape and _same(raw, nominal_data.rows[i].get(q.column))
+                if inherited:
+                    cell.value = f"={quote_sheet(nominal.ws.title)}!{nominal.table_cell(col, i, absolute=True)}"
+                    styles.apply(cell, table.tag, linked=True)
+                    role = "link"
+                else:
+                    if q.kind == "text":
+                        set_text(cell, raw)
+                    else:
+                        cell.value = cell_number(expected)
+                    styles.apply(cell, table.tag, override=not is_nominal)
+                    role = "input" if is_nominal else "override"
+                validate_input(ws, cell, q)
+                if expected is None or (isinstance(expected, float) and math.isnan(expected)):
+                    continue      # an optional column the row leaves out: an empty cell
+            book.cells.append(CellInfo(ws.title, cell.coordinate, col, ev.scenario.name, i, role, expected))
+        if q.kind == "bool":
+            bool_cells.append(f"{get_column_letter(c_index)}{pos.first_row}:"
+                              f"{get_column_letter(c_index)}{pos.first_row + pos.n_rows - 1}")
+    # row sources as comments on the key cells
+    for i, row_meta in enumerate(data.meta):
+        lines = [f"{k.replace('_', ' ').capitalize()}: {v}" for k, v in row_meta.items() if v]
+        if lines and i < pos.n_rows:
+            ws.cell(pos.first_row + i, 1).comment = make_comment("\n".join(lines))
+    # formulas of the computed columns, readable under the table
+    r = pos.first_row + pos.n_rows
+    for col in pos.columns:
+        if nodes[col].formula is not None:
+            c = ws.cell(r, 1)
+            set_text(c, f"{book.model.quantities[col].column} = {nodes[col].formula.text}")
+            c.font = styles.formula_font
+            r += 1
+    if tname == "load_sweep":
+        sweep_extras(book, sheet, pos, r)
