@@ -16,7 +16,7 @@ from capplan.rendering.workbook import sheets, summary
 from capplan.rendering.workbook.formulas import Formulas, Refs
 from capplan.rendering.workbook.layout import SheetLayout, plan_sheet
 from capplan.rendering.workbook.manifest import BuiltWorkbook, CellInfo
-from capplan.rendering.workbook.styles import Styles
+from capplan.rendering.workbook.styles import Styles, number_format
 from capplan.rendering.workbook.template import config
 from capplan.rendering.workbook.text import sheet_title
 
@@ -34,6 +34,21 @@ class Book:
         self.names = self.formulas.names
         self.styles = Styles(self.cfg)
         self.sheets: list[SheetLayout] = []
+        self._formats: dict[str, str] = {}
+
+    def number_format(self, name: str) -> str:
+        """One format per quantity, wide enough for its values in every scenario (computed once)."""
+        if name not in self._formats:
+            q = self.model.quantities[name]
+            values = []
+            for s in self.sheets:
+                if name in s.ev.values:
+                    if q.table is None:
+                        values.append(s.display(name))
+                    else:
+                        values.extend(s.display(name))
+            self._formats[name] = number_format(q.unit, q.kind, values)
+        return self._formats[name]
 
     def refs(self, sheet: SheetLayout, table: str | None = None, row: int | None = None) -> Refs:
         return Refs(self.formulas, sheet, self.sheets[0], table, row)

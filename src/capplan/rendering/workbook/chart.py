@@ -51,7 +51,7 @@ def sweep_extras(book: Book, sheet: SheetLayout, pos: TablePos, r: int) -> None:
         c = ws.cell(r, j)
         set_text(c, h)
         c.font = grey
-    xs = ev.display("load_sweep.arrival_rate")
+    xs = sheet.display("load_sweep.arrival_rate")
     x_name = book.names["load_sweep.arrival_rate"]
     for k, (formula, expected) in enumerate(((f"=MIN({x_name})", min(xs)), (f"=MAX({x_name})", max(xs)))):
         rr = r + 1 + k
@@ -62,7 +62,7 @@ def sweep_extras(book: Book, sheet: SheetLayout, pos: TablePos, r: int) -> None:
             ws.cell(rr, j).value = f"={book.names[q]}"
             ws.cell(rr, j).number_format = number_format(book.model.quantities[q].unit, "number", [])
             book.cells.append(CellInfo(ws.title, f"{get_column_letter(j)}{rr}", q, ev.scenario.name, None,
-                                       "chart", ev.display(q)))
+                                       "chart", sheet.display(q)))
         for j in (2, 3, 4):
             ws.cell(rr, j).font = Font(color="595959", size=9)
     # the chart: p95 TTFT (left axis) and p95 TPOT (right axis) against the arrival rate

@@ -40,6 +40,13 @@ class SheetLayout:
     rows: list[tuple] = field(default_factory=list)          # (layout item, row)
     scalar_row: dict[str, int] = field(default_factory=dict)
     tables: dict[str, TablePos] = field(default_factory=dict)
+    _shown: dict[str, object] = field(default_factory=dict, repr=False)
+
+    def display(self, name: str):
+        """The scenario's value in display units, converted once (a column is read once per row)."""
+        if name not in self._shown:
+            self._shown[name] = self.ev.display(name)
+        return self._shown[name]
 
     def scalar_cell(self, name: str, absolute=False) -> str:
         r = self.scalar_row[name]

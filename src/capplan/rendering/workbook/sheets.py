@@ -24,7 +24,6 @@ from capplan.rendering.validation import validate_input
 from capplan.rendering.workbook.chart import sweep_extras
 from capplan.rendering.workbook.layout import HEADER_ROW, LEGEND_ROW, SheetLayout
 from capplan.rendering.workbook.manifest import CellInfo
-from capplan.rendering.workbook.styles import number_format
 from capplan.rendering.workbook.template import COLUMNS, TAG_KEYS
 from capplan.rendering.workbook.text import clean_text, quote_sheet, set_text
 
@@ -184,9 +183,8 @@ def _write_scalar(book: Book, sheet: SheetLayout, name: str, row: int, nominal: 
     value_cell = ws.cell(row, 2)
     tag_cell = ws.cell(row, 4)
     note = ws.cell(row, 5)
-    expected = ev.display(name)
-    shown = [e.display(name) for e in book.evs if name in e.values]
-    value_cell.number_format = number_format(q.unit, q.kind, shown)
+    expected = sheet.display(name)
+    value_cell.number_format = book.number_format(name)
     if node.formula is not None:
         value_cell.value = book.formulas.compile(name, node.formula, book.refs(sheet))
         styles.apply(value_cell, "derived")
@@ -271,9 +269,8 @@ def _write_table(book: Book, sheet: SheetLayout, tname: str, nominal: SheetLayou
         q = book.model.quantities[col]
         c_index = pos.col_index[col]
         node = nodes[col]
-        values = ev.display(col)
-        all_values = [v for e in book.evs if col in e.values for v in e.display(col)]
-        fmt = number_format(q.unit, q.kind, all_values)
+        values = sheet.display(col)
+        fmt = book.number_format(col)
         for i in range(pos.n_rows):
             cell = ws.cell(pos.first_row + i, c_index)
             cell.number_format = fmt

@@ -175,11 +175,8 @@ def _decision_row(book: Book, ws, row: int, item: Row, bool_cells) -> int:
     set_text(ws.cell(row, 1), item.label)
     set_text(ws.cell(row, 2), formatting.unit_label(q.unit) if q.kind != "money" else q.unit)
     ws.cell(row, 2).font = Font(color="595959", size=9)
-    values = []
-    for s in book.sheets:
-        if name in s.ev.values:
-            v = s.ev.display(name)
-            values.append(v if index is None else v[index])
+    values = [s.display(name) if index is None else s.display(name)[index]
+              for s in book.sheets if name in s.ev.values]
     fmt = number_format(q.unit, q.kind, values)
     for i, s in enumerate(book.sheets):
         if name not in s.ev.values:
@@ -188,10 +185,10 @@ def _decision_row(book: Book, ws, row: int, item: Row, bool_cells) -> int:
         qs = quote_sheet(s.ws.title)
         if index is None:
             c.value = f"={qs}!{s.scalar_cell(name, absolute=True)}"
-            expected = s.ev.display(name)
+            expected = s.display(name)
         else:
             c.value = f"={qs}!{s.table_cell(name, index, absolute=True)}"
-            expected = s.ev.display(name)[index]
+            expected = s.display(name)[index]
         c.number_format = fmt
         book.styles.apply(c, "derived")
         book.cells.append(CellInfo(ws.title, c.coordinate, name, s.ev.scenario.name, index, "summary", expected))
