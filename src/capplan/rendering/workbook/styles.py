@@ -29,11 +29,16 @@ def fill(hex_rgb):
 
 
 def _decimals(values) -> int:
-    """Decimals that show every value to about 4 significant digits (at least 2 if not whole)."""
+    """Decimals that show every value to about 4 significant digits (at least 2 if not whole).
+
+    Values are first rounded to 12 significant digits: the engine's last bits
+    differ between pint/numpy versions (7.999999999999999 for 8), and the
+    format must not."""
     best = 0
     for v in values:
         if v is None or isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v == 0:
             continue
+        v = float(f"{v:.12g}")
         if float(v).is_integer():
             continue
         exp = math.floor(math.log10(abs(v)))
