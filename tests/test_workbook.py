@@ -34,7 +34,10 @@ from capplan.engine.evaluate import evaluate_all
 from capplan.engine.model import standard_model
 from capplan.errors import CapplanError
 from capplan.loading.plan import load
+from capplan.rendering import palette as palette_module
 from capplan.rendering.excel import lint_formula, looks_like_cell
+from capplan.rendering.palette import palette
+from capplan.rendering.record import dependency_graph
 from capplan.rendering.workbook import build_workbook, config, render_workbook, to_bytes
 from capplan.rendering.workbook.packaging import canonical_xml
 
@@ -411,6 +414,36 @@ def test_layout_follows_the_record(reference, model):
     for name in ("nominal", "surge_50"):
         assert len(wb[name]._charts) == 1
         assert len(wb[name].conditional_formatting) >= 2
+
+
+def test_one_palette_colours_the_workbook_and_the_record(reference):
+    """A tag has the same fill and text colour in the workbook's legend and in
+    the record's dependency graph: both read templates/palette.yaml."""
+    plan, evs, built = reference[CHAT.stem]
+    colours = palette()
+    legend = {c.value: c for c in built.workbook[config()["summary_sheet"]]["A"] if c.value in colours["tags"]}
+    graph = dependency_graph(evs[0])
+    for tag, c in colours["tags"].items():
+        cell = legend[tag]
+        assert cell.fill.fgColor.rgb[-6:] == c["fill"] if c["fill"] else cell.fill.fill_type is None
+        assert cell.font.color.rgb[-6:] == c["text"]
+        fill = (c["fill"] or colours["background"]).lower()
+        assert f"classDef {tag} fill:#{fill},stroke:#{c['stroke'].lower()},color:#{c['text'].lower()}" in graph
+
+
+def test_a_bad_palette_colour_is_located(tmp_path, monkeypatch):
+    (tmp_path / "palette.yaml").write_text(
+        "background: 'FFFFFF'\ntags:\n" + "".join(f"  {t}: {{fill: null, text: '000000', stroke: '000000'}}\n"
+                                                for t in palette_module.TAGS).replace("fact: {fill: null", "fact: {fill: blue"))
+    monkeypatch.setattr(palette_module, "templates_dir", lambda: tmp_path)
+    palette.cache_clear()
+    try:
+        with pytest.raises(CapplanError) as err:
+            palette()
+    finally:
+        palette.cache_clear()
+    assert err.value.key == "tags.fact.fill" and err.value.file.endswith("palette.yaml")
+    assert "6-digit hex" in str(err.value) and "'blue'" in str(err.value)
 
 
 def test_bad_evaluations_are_a_user_error(reference, model):

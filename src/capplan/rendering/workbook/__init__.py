@@ -1,7 +1,9 @@
 """The Excel workbook: every derived quantity a live formula over named cells.
 
-Sections come from ``templates/layout.yaml`` (shared with the record), looks
-from ``templates/workbook.yaml``:
+Sections come from ``templates/layout.yaml`` (shared with the record), tag
+colours from ``templates/palette.yaml`` (shared with the record's dependency
+graph), every other look (widths, row positions, freeze panes, fonts, the
+chart) from ``templates/workbook.yaml`` (:mod:`.template`, :mod:`.styles`):
 
 * **Summary** (:mod:`.summary`) – the decisions per scenario, one column per
   scenario, each cell a link into that scenario's sheet; the tag legend;

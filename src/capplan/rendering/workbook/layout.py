@@ -16,10 +16,6 @@ from openpyxl.utils import get_column_letter
 from capplan.engine.evaluate import Evaluation
 from capplan.engine.model import Model
 
-LEGEND_ROW = 3
-HEADER_ROW = 5
-FIRST_ROW = 6
-
 
 @dataclass
 class TablePos:
@@ -106,7 +102,7 @@ def plan_sheet(sheet: SheetLayout, model: Model, sections: list, cfg: dict) -> N
         items.extend(("table", t) for t in rest_tables)
         items.extend(("quantity", q) for q in rest)
         items.append(("blank",))
-    row = FIRST_ROW
+    row = cfg["sheets"]["header_row"] + 1
     for item in items:
         kind = item[0]
         if kind == "table":

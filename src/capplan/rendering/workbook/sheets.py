@@ -15,16 +15,16 @@ from typing import TYPE_CHECKING
 
 from openpyxl.comments import Comment
 from openpyxl.formatting.rule import CellIsRule
-from openpyxl.styles import Alignment, Font
+from openpyxl.styles import Alignment
 from openpyxl.utils import get_column_letter
 from openpyxl.workbook.defined_name import DefinedName
 
 from capplan import formatting
 from capplan.rendering.validation import validate_input
 from capplan.rendering.workbook.chart import sweep_extras
-from capplan.rendering.workbook.layout import HEADER_ROW, LEGEND_ROW, SheetLayout
+from capplan.rendering.workbook.layout import SheetLayout
 from capplan.rendering.workbook.manifest import CellInfo
-from capplan.rendering.workbook.template import COLUMNS, TAG_KEYS
+from capplan.rendering.workbook.template import COLUMNS, TAG_KEYS, config
 from capplan.rendering.workbook.text import clean_text, quote_sheet, set_text
 
 if TYPE_CHECKING:
@@ -65,11 +65,13 @@ def pass_fail(book: Book, ws, bool_cells: list[str]) -> None:
 
 
 def make_comment(text: str) -> Comment:
+    """A cell comment sized to show its text (lines wrap at ``chars_per_line``)."""
+    look = config()["comments"]
     text = clean_text(text)
     comment = Comment(text, "capplan")
-    lines = sum(max(1, math.ceil(len(line) / 48)) for line in text.split("\n"))
-    comment.width = 320
-    comment.height = max(60, 15 * lines + 10)
+    lines = sum(max(1, math.ceil(len(line) / look["chars_per_line"])) for line in text.split("\n"))
+    comment.width = look["width_px"]
+    comment.height = max(look["min_height_px"], look["line_height_px"] * lines + 10)
     return comment
 
 
@@ -93,7 +95,7 @@ def _legend_row(book: Book, ws, row: int) -> None:
     """One-line legend on a scenario sheet: a swatch per style (the summary explains each)."""
     c = ws.cell(row, 1)
     set_text(c, "Legend (cell styles):")
-    c.font = Font(italic=True, size=9)
+    c.font = book.styles.legend_label
     for i, key in enumerate(TAG_KEYS + ("linked", "override"), start=2):
         c = ws.cell(row, i)
         set_text(c, key)
@@ -114,17 +116,17 @@ def write_sheet(book: Book, sheet: SheetLayout) -> None:
     cols = book.cfg["columns"]
     max_cols = max([len(t.columns) for t in sheet.tables.values()] + [len(COLUMNS)])
     widths = {i: cols[key]["width"] for i, key in enumerate(COLUMNS, start=1)}
-    for i in range(len(COLUMNS) + 1, max_cols + 12):
+    for i in range(len(COLUMNS) + 1, max_cols + book.cfg["spare_columns"]):
         widths[i] = book.cfg["table_column_width"]
     for t in sheet.tables.values():       # a table header fits its column
         for c, col in enumerate(t.columns, start=1):
-            widths[c] = max(widths[c], min(len(book.model.quantities[col].column) + 2, 30))
+            widths[c] = max(widths[c], min(len(book.model.quantities[col].column) + 2, book.cfg["table_column_max"]))
     for i, w in sorted(widths.items()):
         ws.column_dimensions[get_column_letter(i)].width = w
 
     title = ws.cell(1, 1)
     set_text(title, book.plan.title)
-    title.font = Font(bold=True, size=14)
+    title.font = styles.title
     sub = ws.cell(2, 1)
     scen = ev.scenario
     if is_nominal:
@@ -132,14 +134,14 @@ def write_sheet(book: Book, sheet: SheetLayout) -> None:
     else:
         set_text(sub, f"Scenario: {scen.name} ({scen.title}); changes: {'; '.join(scen.changes)}. "
                       f"Green inputs follow the nominal sheet.")
-    sub.font = Font(italic=True)
-    _legend_row(book, ws, LEGEND_ROW)
+    sub.font = styles.italic
+    _legend_row(book, ws, book.cfg["sheets"]["legend_row"])
     for i, key in enumerate(COLUMNS, start=1):
-        c = ws.cell(HEADER_ROW, i)
+        c = ws.cell(book.cfg["sheets"]["header_row"], i)
         set_text(c, cols[key]["title"])
-        c.font = Font(bold=True)
+        c.font = styles.bold
         c.border = styles.thin_bottom
-    ws.freeze_panes = ws.cell(HEADER_ROW + 1, 1)
+    ws.freeze_panes = book.cfg["sheets"]["freeze_panes"]
 
     bool_cells: list[str] = []
     for item, row in sheet.rows:
@@ -191,7 +193,7 @@ def _write_scalar(book: Book, sheet: SheetLayout, name: str, row: int, nominal: 
         pending = ev.pending_inputs(name)
         if pending:          # pending measurements are flagged wherever they flow
             set_text(tag_cell, "derived (pending)")
-            tag_cell.font = Font(color=styles.tag_style["pending"][1].color, italic=True)
+            tag_cell.font = styles.pending_derived
             tag_cell.comment = make_comment("Rests on pending measurement(s): " + ", ".join(pending))
         else:
             set_text(tag_cell, "derived")
@@ -224,7 +226,7 @@ def _write_scalar(book: Book, sheet: SheetLayout, name: str, row: int, nominal: 
             note.font = styles.formula_font
         else:
             set_text(note, q.description)
-            note.font = Font(color="595959", size=9)
+            note.font = styles.note
         book.cells.append(CellInfo(ws.title, value_cell.coordinate, name, scen, None, role, expected))
     if q.kind == "bool":
         bool_cells.append(value_cell.coordinate)
@@ -247,13 +249,13 @@ def _write_table(book: Book, sheet: SheetLayout, tname: str, nominal: SheetLayou
         q = book.model.quantities[col]
         h = ws.cell(pos.header_row, c)
         set_text(h, q.column)
-        h.font = Font(bold=True)
-        h.alignment = Alignment(wrap_text=True, vertical="bottom")
+        h.font = styles.bold
+        h.alignment = styles.header_alignment
         h.border = styles.thin_bottom
         u = ws.cell(pos.header_row + 1, c)
         set_text(u, formatting.unit_label(q.unit) if q.kind not in ("money", "bool", "text") else
                  (q.unit if q.kind == "money" else ""))
-        u.font = Font(italic=True, color="595959", size=9)
+        u.font = styles.unit
         if nodes[col].formula is not None:
             h.fill = styles.part_fill
     meta = [f"Table {tname}: {table.title}. {table.description}"]

@@ -9,22 +9,15 @@ from __future__ import annotations
 
 import copy
 import math
-import re
 
-from openpyxl.styles import Border, Font, PatternFill, Side
+from openpyxl.styles import Alignment, Border, Font, PatternFill, Side
 
 from capplan import formatting
-from capplan.errors import CapplanError
+from capplan.rendering.palette import color, palette
+from capplan.resources import templates_dir
 
 
-def color(value) -> str:
-    if not isinstance(value, str) or not re.fullmatch(r"[0-9A-Fa-f]{6}", value):
-        raise CapplanError(f"templates/workbook.yaml: colours are quoted 6-digit hex RGB strings, got {value!r}")
-    return value.upper()
-
-
-def fill(hex_rgb):
-    hex_rgb = color(hex_rgb) if hex_rgb else None
+def fill(hex_rgb: str | None) -> PatternFill:
     return PatternFill("solid", start_color=hex_rgb, end_color=hex_rgb) if hex_rgb else PatternFill()
 
 
@@ -67,29 +60,55 @@ def number_format(unit: str, kind: str, values) -> str:
 
 
 class Styles:
-    """The style objects of one workbook, built from ``templates/workbook.yaml``."""
+    """The style objects of one workbook: tag colours from ``templates/palette.yaml``,
+    everything else from ``templates/workbook.yaml``."""
 
     def __init__(self, cfg: dict):
+        file = str(templates_dir() / "workbook.yaml")
+
+        def rgb(*keys: str) -> str:
+            value = cfg
+            for k in keys:
+                value = value[k]
+            return color(value, file, ".".join(keys))
+
+        tags = palette()["tags"]
         self.tag_style = {}
         for tag, spec in cfg["tags"].items():
-            self.tag_style[tag] = (
-                fill(spec.get("fill")),
-                Font(color=color(spec.get("font", "000000")), bold=bool(spec.get("bold")),
-                     italic=bool(spec.get("italic"))),
-            )
-        self.link_font_color = color(cfg["linked"]["font"])
-        side = Side(style="thick", color=color(cfg["override"]["border"]))
+            self.tag_style[tag] = (fill(tags[tag]["fill"]), Font(color=tags[tag]["text"], bold=bool(spec.get("bold")),
+                                                                 italic=bool(spec.get("italic"))))
+        self.link_font_color = rgb("linked", "font")
+        side = Side(style="thick", color=rgb("override", "border"))
         self.override_border = Border(left=side, right=side, top=side, bottom=side)
-        thin = Side(style="thin", color="BFBFBF")
-        self.thin_bottom = Border(bottom=Side(style="thin", color="000000"))
+        thin = Side(style="thin", color=rgb("lines", "box"))
+        self.thin_bottom = Border(bottom=Side(style="thin", color=rgb("lines", "rule")))
         self.box = Border(left=thin, right=thin, top=thin, bottom=thin)
-        self.section_fill = fill(cfg["section"]["fill"])
-        self.section_font = Font(bold=True, color=color(cfg["section"]["font"]), size=12)
-        self.part_fill = fill(cfg["part"]["fill"])
-        self.part_font = Font(bold=True, color=color(cfg["part"]["font"]))
-        self.formula_font = Font(color=color(cfg["formula_font"]), italic=True, name="Consolas", size=9)
-        self.pass_fill = fill(cfg["pass_fill"])
-        self.fail_fill = fill(cfg["fail_fill"])
+        self.section_fill = fill(rgb("section", "fill"))
+        self.section_font = Font(bold=True, color=rgb("section", "font"), size=cfg["section"]["size"])
+        self.part_fill = fill(rgb("part", "fill"))
+        self.part_font = Font(bold=True, color=rgb("part", "font"))
+        formula = cfg["formula_font"]
+        self.formula_font = Font(color=rgb("formula_font", "color"), italic=True, name=formula["name"],
+                                 size=formula["size"])
+        self.pass_fill = fill(rgb("pass_fill"))
+        self.fail_fill = fill(rgb("fail_fill"))
+        text = cfg["text"]
+        muted, small = rgb("text", "muted"), text["note_size"]
+        self.title = Font(bold=True, size=text["title_size"])
+        self.bold = Font(bold=True)
+        self.italic = Font(italic=True)
+        self.small = Font(size=small)                                # legend texts, scenario titles
+        self.legend_label = Font(italic=True, size=small)
+        self.note = Font(color=muted, size=small)                    # descriptions, units, helper values
+        self.unit = Font(italic=True, color=muted, size=small)       # unit rows, helper labels
+        self.muted = Font(italic=True, color=muted)                  # the Summary's subtitles
+        self.changes = Font(size=text["changes_size"], color=muted)
+        self.pending_derived = Font(color=tags["pending"]["text"], italic=True)
+        self.failing_row_fill = fill(rgb("chart", "failing_row_fill"))
+        self.chart_colors = rgb("chart", "ttft"), rgb("chart", "tpot")
+        self.knee_font = Font(bold=True)
+        self.knee_border = Border(top=Side(style="medium"), bottom=Side(style="medium"))
+        self.header_alignment = Alignment(wrap_text=True, vertical="bottom")
         self._cache: dict[tuple, object] = {}
 
     @staticmethod

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from openpyxl.styles import Alignment, Font
+from openpyxl.styles import Alignment
 from openpyxl.utils import get_column_letter
 
 from capplan import formatting
@@ -84,18 +84,19 @@ def write_summary(book: Book, ws) -> None:
     styles = book.styles
     sheets = book.sheets
     ncols = 2 + len(sheets)
-    ws.column_dimensions["A"].width = 34
-    ws.column_dimensions["B"].width = 14
+    look = book.cfg["summary"]
+    ws.column_dimensions["A"].width = look["widths"]["quantity"]
+    ws.column_dimensions["B"].width = look["widths"]["unit"]
     for i in range(len(sheets)):
-        ws.column_dimensions[get_column_letter(3 + i)].width = 17
+        ws.column_dimensions[get_column_letter(3 + i)].width = look["widths"]["scenario"]
     c = ws.cell(1, 1)
     set_text(c, content.title)
-    c.font = Font(bold=True, size=14)
+    c.font = styles.title
     set_text(ws.cell(2, 1), content.subtitle)
     set_text(ws.cell(3, 1), "Every number below is a live formula over the scenario sheets. Edit inputs on the "
                             "'nominal' sheet (coloured cells); scenarios follow unless they override.")
-    ws.cell(2, 1).font = ws.cell(3, 1).font = Font(italic=True, color="595959")
-    row = 5
+    ws.cell(2, 1).font = ws.cell(3, 1).font = styles.muted
+    row = look["first_row"]
     head = ws.cell(row, 1)
     set_text(head, "Decisions by scenario")
     head.font = styles.section_font
@@ -107,7 +108,7 @@ def write_summary(book: Book, ws) -> None:
     for i, s in enumerate(sheets):
         set_text(ws.cell(row, 3 + i), s.ev.scenario.name)
     for i in range(1, ncols + 1):
-        ws.cell(row, i).font = Font(bold=True)
+        ws.cell(row, i).font = styles.bold
         ws.cell(row, i).border = styles.thin_bottom
         ws.cell(row, i).alignment = Alignment(horizontal="center" if i > 2 else "left")
     row += 1
@@ -117,8 +118,8 @@ def write_summary(book: Book, ws) -> None:
         c = ws.cell(row, 3 + i)
         set_text(c, s.ev.scenario.title)
         c.alignment = Alignment(wrap_text=True, vertical="top", horizontal="center")
-        c.font = Font(size=9)
-    ws.row_dimensions[row].height = 40
+        c.font = styles.small
+    ws.row_dimensions[row].height = look["heights"]["scenario"]
     row += 1
     set_text(ws.cell(row, 1), "changes")
     ws.cell(row, 1).alignment = Alignment(vertical="top")
@@ -126,8 +127,8 @@ def write_summary(book: Book, ws) -> None:
         c = ws.cell(row, 3 + i)
         set_text(c, "; ".join(s.ev.scenario.changes) or "(as written)")
         c.alignment = Alignment(wrap_text=True, vertical="top")
-        c.font = Font(size=8, color="595959")
-    ws.row_dimensions[row].height = 52
+        c.font = styles.changes
+    ws.row_dimensions[row].height = look["heights"]["changes"]
     row += 1
     bool_cells: list[str] = []
     for item in content.rows:
@@ -146,20 +147,20 @@ def write_summary(book: Book, ws) -> None:
     if content.pending:
         def pending_style(key, text):
             styles.apply(key, "pending")
-            text.font = Font(size=9)
-        row = _listing(ws, row, "Pending measurements (results resting on them are provisional)", content.pending,
+            text.font = styles.small
+        row = _listing(ws, row, styles.bold, "Pending measurements (results resting on them are provisional)", content.pending,
                        pending_style)
     if content.dated:
-        row = _listing(ws, row + 1, "Prices and tables as of", content.dated)
-    ws.freeze_panes = "C7"
+        row = _listing(ws, row + 1, styles.bold, "Prices and tables as of", content.dated)
+    ws.freeze_panes = look["freeze_panes"]
     page_setup(ws)
 
 
-def _listing(ws, row: int, heading: str, entries, style=None) -> int:
+def _listing(ws, row: int, bold, heading: str, entries, style=None) -> int:
     """A bold heading over (key, text) rows; ``style(key_cell, text_cell)`` dresses each row."""
     c = ws.cell(row, 1)
     set_text(c, heading)
-    c.font = Font(bold=True)
+    c.font = bold
     for key, text in entries:
         row += 1
         set_text(ws.cell(row, 1), key)
@@ -174,7 +175,7 @@ def _decision_row(book: Book, ws, row: int, item: Row, bool_cells) -> int:
     q = book.model.quantities[name]
     set_text(ws.cell(row, 1), item.label)
     set_text(ws.cell(row, 2), formatting.unit_label(q.unit) if q.kind != "money" else q.unit)
-    ws.cell(row, 2).font = Font(color="595959", size=9)
+    ws.cell(row, 2).font = book.styles.note
     values = [s.display(name) if index is None else s.display(name)[index]
               for s in book.sheets if name in s.ev.values]
     fmt = number_format(q.unit, q.kind, values)
@@ -200,7 +201,7 @@ def _decision_row(book: Book, ws, row: int, item: Row, bool_cells) -> int:
 def _legend(book: Book, ws, row: int, col: int) -> int:
     head = ws.cell(row, col)
     set_text(head, "Legend")
-    head.font = Font(bold=True)
+    head.font = book.styles.bold
     r = row + 1
     for key in TAG_KEYS:
         c = ws.cell(r, col)
@@ -208,13 +209,13 @@ def _legend(book: Book, ws, row: int, col: int) -> int:
         book.styles.apply(c, key)
         d = ws.cell(r, col + 1)
         set_text(d, book.cfg["tags"][key]["label"])
-        d.font = Font(size=9)
+        d.font = book.styles.small
         r += 1
     for key, kwargs in (("linked", {"linked": True}), ("override", {"override": True})):
         c = ws.cell(r, col)
         set_text(c, key)
         book.styles.apply(c, "assumption", **kwargs)
         set_text(ws.cell(r, col + 1), book.cfg[key]["label"])
-        ws.cell(r, col + 1).font = Font(size=9)
+        ws.cell(r, col + 1).font = book.styles.small
         r += 1
     return r
