@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 import recalc
+import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from openpyxl import load_workbook
@@ -158,6 +159,36 @@ def injection_plan(model):
     return plan
 
 
+# Control characters a YAML plan can spell ("\a", "\0", "\e", "\N", "\ud800" ...) in every
+# text that reaches the workbook: the plan title, sources, notes, a class name,
+# a scenario's title and its name (a sheet title and a chart title).
+CONTROL_TEXT = {
+    "title": ("Chat\x07 mix\x00\x1b[31m\x85 \ud800\ufffe end", "Chat mix[31m  end"),
+    "source": ("forecast\x0b\x0c\x01 line1\nline2\ttab", "forecast line1\nline2\ttab"),
+    "class": ("short\x02chat\x7f", "shortchat"),
+    "scenario": ("surge\x07\t50", "surge 50"),
+    "scenario_title": ("Surge\x07\n+50 %\x1f", "Surge\n+50 %"),
+}
+
+
+def control_plan(model, folder: Path):
+    """The main plan, written as YAML with control characters in its texts, and loaded."""
+    data = yaml.safe_load(CHAT.read_text(encoding="utf-8"))
+    data["title"] = CONTROL_TEXT["title"][0]
+    data["inputs"]["peak_arrival_rate"]["source"] = CONTROL_TEXT["source"][0]
+    data["inputs"]["peak_arrival_rate"]["note"] = CONTROL_TEXT["source"][0]
+    data["tables"]["classes"]["source"] = CONTROL_TEXT["source"][0]
+    data["tables"]["classes"]["rows"][0]["name"] = CONTROL_TEXT["class"][0]
+    data["tables"]["deployments"]["rows"][0]["source"] = CONTROL_TEXT["source"][0]
+    surge = data["scenarios"].pop("surge_50")
+    surge["title"] = CONTROL_TEXT["scenario_title"][0]
+    data["scenarios"][CONTROL_TEXT["scenario"][0]] = surge
+    path = folder / "control.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    assert "\\a mix\\0\\e[31m\\N" in path.read_text(encoding="utf-8")      # YAML escapes, not raw bytes
+    return load(path, model)
+
+
 @pytest.fixture(scope="module")
 def recalculated(reference, model, tmp_path_factory):
     """One soffice call for: every plan's workbook, the edited reference workbooks,
@@ -194,12 +225,17 @@ def recalculated(reference, model, tmp_path_factory):
     inj_built = build_workbook(inj, inj_evs, model)
     inj_path = src / "injection.xlsx"
     inj_path.write_bytes(render_workbook(inj, inj_evs, model))
-    out = recalc.recalc([*sources.values(), *(e[0] for e in edits.values()), inj_path], work)
+    ctl = control_plan(model, work)
+    ctl_evs = evaluate_all(ctl, model)
+    ctl_path = src / "control.xlsx"
+    ctl_path.write_bytes(render_workbook(ctl, ctl_evs, model))
+    out = recalc.recalc([*sources.values(), *(e[0] for e in edits.values()), inj_path, ctl_path], work)
     return {
         "plans": {name: (reference[name][2], recalc.values(out[p])) for name, p in sources.items()},
         "edits": {name: (expected, recalc.values(out[edited]), changed_evs, built)
                   for name, (edited, expected, changed_evs, built) in edits.items()},
         "injection": (inj_built, load_workbook(out[inj_path]), inj_path),
+        "control": (build_workbook(ctl, ctl_evs, model), ctl_path, recalc.values(out[ctl_path])),
     }
 
 
@@ -478,6 +514,30 @@ def test_edited_inputs_flow_through(recalculated, path):
     changed = {(c.sheet, c.coordinate) for c, o in zip(expected.cells, original.cells)
                if not recalc.same(c.expected, o.expected)}
     assert len(changed) > 10
+
+
+@needs_soffice
+def test_control_characters_never_break_the_file(recalculated):
+    """The xlsx of a plan full of control characters is well-formed: openpyxl reads
+    it back, LibreOffice opens and recalculates it, and the texts arrive cleaned."""
+    built, path, recalculated_wb = recalculated["control"]
+    assert not recalc.error_cells(recalculated_wb)
+    assert not recalc.mismatches(built.cells, recalculated_wb, limit=0)
+    wb = load_workbook(path)
+    summary = wb[config()["summary_sheet"]]
+    want = {k: v for k, (_, v) in CONTROL_TEXT.items()}
+    surge = built.sheets[CONTROL_TEXT["scenario"][0]]
+    assert surge == want["scenario"] and surge in wb.sheetnames
+    assert summary["A1"].value == wb[surge]["A1"].value == want["title"]
+    texts = {c.value for row in summary.iter_rows() for c in row if isinstance(c.value, str)}
+    assert {want["scenario"], want["scenario_title"]} <= texts
+    nominal = wb["nominal"]
+    peak = nominal[built.cell("nominal", "peak_arrival_rate").coordinate]
+    assert f"Source: {want['source']}" in peak.comment.text and f"Note: {want['source']}" in peak.comment.text
+    assert nominal[built.cell("nominal", "classes.name", 0).coordinate].value == want["class"]
+    with zipfile.ZipFile(path) as z:
+        charts = b"".join(z.read(n) for n in z.namelist() if n.startswith("xl/charts/"))
+    assert f"p95 latency vs arrival rate ({want['scenario']})".encode() in charts
 
 
 @needs_soffice

@@ -17,7 +17,7 @@ from openpyxl.utils import get_column_letter
 from capplan.rendering.workbook.layout import SheetLayout, TablePos
 from capplan.rendering.workbook.manifest import CellInfo
 from capplan.rendering.workbook.styles import number_format
-from capplan.rendering.workbook.text import set_text
+from capplan.rendering.workbook.text import one_line, set_text
 
 if TYPE_CHECKING:
     from capplan.rendering.workbook.builder import Book
@@ -86,7 +86,7 @@ def sweep_extras(book: Book, sheet: SheetLayout, pos: TablePos, r: int) -> None:
         return s
 
     ttft = ScatterChart()
-    ttft.title = f"Load sweep: p95 latency vs arrival rate ({ev.scenario.name})"
+    ttft.title = one_line(f"Load sweep: p95 latency vs arrival rate ({ev.scenario.name})")
     ttft.style = look["style"]
     ttft.x_axis.title = "arrival rate (req/s)"
     ttft.y_axis.title = "p95 TTFT (ms)"

@@ -272,6 +272,8 @@ def _write_table(book: Book, sheet: SheetLayout, tname: str, nominal: SheetLayou
         c_index = pos.col_index[col]
         node = nodes[col]
         values = sheet.display(col)
+        if q.kind == "text":         # as the cells hold them: without control characters
+            values = [clean_text(v) for v in values]
         fmt = book.number_format(col)
         for i in range(pos.n_rows):
             cell = ws.cell(pos.first_row + i, c_index)

@@ -22,7 +22,7 @@ from capplan.rendering.workbook.manifest import CellInfo
 from capplan.rendering.workbook.sheets import page_setup, pass_fail
 from capplan.rendering.workbook.styles import number_format
 from capplan.rendering.workbook.template import TAG_KEYS
-from capplan.rendering.workbook.text import quote_sheet, set_text
+from capplan.rendering.workbook.text import one_line, quote_sheet, set_text
 
 if TYPE_CHECKING:
     from capplan.rendering.workbook.builder import Book
@@ -106,7 +106,7 @@ def write_summary(book: Book, ws) -> None:
     set_text(ws.cell(row, 1), "Quantity")
     set_text(ws.cell(row, 2), "Unit")
     for i, s in enumerate(sheets):
-        set_text(ws.cell(row, 3 + i), s.ev.scenario.name)
+        set_text(ws.cell(row, 3 + i), one_line(s.ev.scenario.name))     # a name, like its sheet's
     for i in range(1, ncols + 1):
         ws.cell(row, i).font = styles.bold
         ws.cell(row, i).border = styles.thin_bottom
