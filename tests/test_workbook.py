@@ -468,9 +468,9 @@ def test_one_palette_colours_the_workbook_and_the_record(reference):
 
 
 def test_a_bad_palette_colour_is_located(tmp_path, monkeypatch):
-    (tmp_path / "palette.yaml").write_text(
-        "background: 'FFFFFF'\ntags:\n" + "".join(f"  {t}: {{fill: null, text: '000000', stroke: '000000'}}\n"
-                                                for t in palette_module.TAGS).replace("fact: {fill: null", "fact: {fill: blue"))
+    tags = {t: {"fill": None, "text": "000000", "stroke": "000000"} for t in palette_module.TAGS}
+    tags["fact"]["fill"] = "blue"
+    (tmp_path / "palette.yaml").write_text(yaml.safe_dump({"background": "FFFFFF", "tags": tags}))
     monkeypatch.setattr(palette_module, "templates_dir", lambda: tmp_path)
     palette.cache_clear()
     try:

@@ -45,11 +45,11 @@ def sweep_extras(book: Book, sheet: SheetLayout, pos: TablePos, r: int) -> None:
     grey = book.styles.unit
     label = ws.cell(r, 1)
     set_text(label, "Chart: SLO lines")
-    label.font = grey
+    book.styles.dress(label, grey)
     for j, h in enumerate(("arrival_rate", "ttft_p95_slo", "tpot_p95_slo"), start=2):
         c = ws.cell(r, j)
         set_text(c, h)
-        c.font = grey
+        book.styles.dress(c, grey)
     xs = sheet.display("load_sweep.arrival_rate")
     x_name = book.names["load_sweep.arrival_rate"]
     for k, (formula, expected) in enumerate(((f"=MIN({x_name})", min(xs)), (f"=MAX({x_name})", max(xs)))):
@@ -59,11 +59,11 @@ def sweep_extras(book: Book, sheet: SheetLayout, pos: TablePos, r: int) -> None:
                                    "chart", expected))
         for j, q in ((3, "ttft_p95_slo"), (4, "tpot_p95_slo")):
             ws.cell(rr, j).value = f"={book.names[q]}"
-            ws.cell(rr, j).number_format = number_format(book.model.quantities[q].unit, "number", [])
+            book.styles.dress(ws.cell(rr, j), number_format=number_format(book.model.quantities[q].unit, "number", []))
             book.cells.append(CellInfo(ws.title, f"{get_column_letter(j)}{rr}", q, ev.scenario.name, None,
                                        "chart", sheet.display(q)))
         for j in (2, 3, 4):
-            ws.cell(rr, j).font = book.styles.note
+            book.styles.dress(ws.cell(rr, j), book.styles.note)
     # the chart: p95 TTFT (left axis) and p95 TPOT (right axis) against the arrival rate
     look = book.cfg["chart"]
     ttft_rgb, tpot_rgb = book.styles.chart_colors

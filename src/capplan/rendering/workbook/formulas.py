@@ -53,6 +53,7 @@ class Formulas:
                 self.names[n] = excel_name(n, taken)
         self.name_set = {v.lower() for v in self.names.values()}
         self._folded: dict[tuple, sympy.Basic] = {}
+        self._compiled: dict[tuple, str] = {}
 
     def factor_of(self, name: str) -> sympy.Rational:
         q = self.model.quantities[name]
@@ -67,11 +68,18 @@ class Formulas:
         return self._folded[key]
 
     def compile(self, name: str, formula, refs: Refs) -> str:
-        text = ExcelPrinter(refs).doprint(self.folded(name, formula))
-        problems = lint_formula(text, self.name_set)
-        if problems:
-            raise CapplanError(f"internal error compiling {name} = {formula.text} to Excel: {'; '.join(problems)}")
-        return text
+        """The formula text of one cell, printed and linted once for every cell whose references read alike.
+
+        Scenario sheets share one layout as a rule, so without this a plan of many
+        scenarios would print and lint the same text once per sheet."""
+        key = (name, formula.text, refs.key)
+        if key not in self._compiled:
+            text = ExcelPrinter(refs).doprint(self.folded(name, formula))
+            problems = lint_formula(text, self.name_set)
+            if problems:
+                raise CapplanError(f"internal error compiling {name} = {formula.text} to Excel: {'; '.join(problems)}")
+            self._compiled[key] = text
+        return self._compiled[key]
 
 
 class Refs:
@@ -85,6 +93,13 @@ class Refs:
         self.nominal_sheet = nominal
         self.table = table
         self.row = row
+
+    @property
+    def key(self) -> tuple:
+        """All that the references printed through this object depend on: names are
+        workbook-wide, so only row cells (this sheet's tables) and nominal() (the
+        nominal sheet, or nothing on the nominal sheet itself) vary."""
+        return self.sheet is self.nominal_sheet, self.sheet.table_layout(), self.table, self.row
 
     def scalar(self, name: str) -> str:
         return self.formulas.names[name]

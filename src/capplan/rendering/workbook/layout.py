@@ -37,12 +37,21 @@ class SheetLayout:
     scalar_row: dict[str, int] = field(default_factory=dict)
     tables: dict[str, TablePos] = field(default_factory=dict)
     _shown: dict[str, object] = field(default_factory=dict, repr=False)
+    _table_layout: tuple | None = field(default=None, repr=False)
 
     def display(self, name: str):
         """The scenario's value in display units, converted once (a column is read once per row)."""
         if name not in self._shown:
             self._shown[name] = self.ev.display(name)
         return self._shown[name]
+
+    def table_layout(self) -> tuple:
+        """Where this sheet's tables are: sheets with the same layout print the same row formulas.
+        Read once the sheet is planned (tables do not move after)."""
+        if self._table_layout is None:
+            self._table_layout = tuple((t, p.first_row, p.n_rows, tuple(p.columns))
+                                       for t, p in sorted(self.tables.items()))
+        return self._table_layout
 
     def scalar_cell(self, name: str, absolute=False) -> str:
         r = self.scalar_row[name]

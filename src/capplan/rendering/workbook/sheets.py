@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 
 from openpyxl.comments import Comment
 from openpyxl.formatting.rule import CellIsRule
-from openpyxl.styles import Alignment
 from openpyxl.utils import get_column_letter
 from openpyxl.workbook.defined_name import DefinedName
 
@@ -95,7 +94,7 @@ def _legend_row(book: Book, ws, row: int) -> None:
     """One-line legend on a scenario sheet: a swatch per style (the summary explains each)."""
     c = ws.cell(row, 1)
     set_text(c, "Legend (cell styles):")
-    c.font = book.styles.legend_label
+    book.styles.dress(c, book.styles.legend_label)
     for i, key in enumerate(TAG_KEYS + ("linked", "override"), start=2):
         c = ws.cell(row, i)
         set_text(c, key)
@@ -105,7 +104,7 @@ def _legend_row(book: Book, ws, row: int) -> None:
             book.styles.apply(c, "assumption", override=True)
         else:
             book.styles.apply(c, key)
-        c.alignment = Alignment(horizontal="center")
+        book.styles.dress(c, book.styles.center)
 
 
 def write_sheet(book: Book, sheet: SheetLayout) -> None:
@@ -126,7 +125,7 @@ def write_sheet(book: Book, sheet: SheetLayout) -> None:
 
     title = ws.cell(1, 1)
     set_text(title, book.plan.title)
-    title.font = styles.title
+    styles.dress(title, styles.title)
     sub = ws.cell(2, 1)
     scen = ev.scenario
     if is_nominal:
@@ -134,13 +133,12 @@ def write_sheet(book: Book, sheet: SheetLayout) -> None:
     else:
         set_text(sub, f"Scenario: {scen.name} ({scen.title}); changes: {'; '.join(scen.changes)}. "
                       f"Green inputs follow the nominal sheet.")
-    sub.font = styles.italic
+    styles.dress(sub, styles.italic)
     _legend_row(book, ws, book.cfg["sheets"]["legend_row"])
     for i, key in enumerate(COLUMNS, start=1):
         c = ws.cell(book.cfg["sheets"]["header_row"], i)
         set_text(c, cols[key]["title"])
-        c.font = styles.bold
-        c.border = styles.thin_bottom
+        styles.dress(c, styles.bold, styles.thin_bottom)
     ws.freeze_panes = book.cfg["sheets"]["freeze_panes"]
 
     bool_cells: list[str] = []
@@ -150,10 +148,10 @@ def write_sheet(book: Book, sheet: SheetLayout) -> None:
             fill, font = (styles.section_fill, styles.section_font) if kind == "section" else \
                 (styles.part_fill, styles.part_font)
             for i in range(1, len(COLUMNS) + 1):
-                ws.cell(row, i).fill = fill
+                styles.dress(ws.cell(row, i), fill)
             c = ws.cell(row, 1)
             set_text(c, item[1])
-            c.font = font
+            styles.dress(c, font)
         elif kind == "quantity":
             _write_scalar(book, sheet, item[1], row, nominal, is_nominal, bool_cells)
         elif kind == "table":
@@ -186,19 +184,19 @@ def _write_scalar(book: Book, sheet: SheetLayout, name: str, row: int, nominal: 
     tag_cell = ws.cell(row, 4)
     note = ws.cell(row, 5)
     expected = sheet.display(name)
-    value_cell.number_format = book.number_format(name)
+    styles.dress(value_cell, number_format=book.number_format(name))
     if node.formula is not None:
         value_cell.value = book.formulas.compile(name, node.formula, book.refs(sheet))
         styles.apply(value_cell, "derived")
         pending = ev.pending_inputs(name)
         if pending:          # pending measurements are flagged wherever they flow
             set_text(tag_cell, "derived (pending)")
-            tag_cell.font = styles.pending_derived
+            styles.dress(tag_cell, styles.pending_derived)
             tag_cell.comment = make_comment("Rests on pending measurement(s): " + ", ".join(pending))
         else:
             set_text(tag_cell, "derived")
         set_text(note, node.formula.text)
-        note.font = styles.formula_font
+        styles.dress(note, styles.formula_font)
         book.cells.append(CellInfo(ws.title, value_cell.coordinate, name, scen, None, "derived", expected))
     else:
         given = ev.inputs[name]
@@ -223,10 +221,10 @@ def _write_scalar(book: Book, sheet: SheetLayout, name: str, row: int, nominal: 
         styles.apply(tag_cell, key)
         if given.pinned and q.formulas:
             set_text(note, f"pinned; replaces {q.formula_for(book.plan.switches).text}")
-            note.font = styles.formula_font
+            styles.dress(note, styles.formula_font)
         else:
             set_text(note, q.description)
-            note.font = styles.note
+            styles.dress(note, styles.note)
         book.cells.append(CellInfo(ws.title, value_cell.coordinate, name, scen, None, role, expected))
     if q.kind == "bool":
         bool_cells.append(value_cell.coordinate)
@@ -249,15 +247,13 @@ def _write_table(book: Book, sheet: SheetLayout, tname: str, nominal: SheetLayou
         q = book.model.quantities[col]
         h = ws.cell(pos.header_row, c)
         set_text(h, q.column)
-        h.font = styles.bold
-        h.alignment = styles.header_alignment
-        h.border = styles.thin_bottom
+        styles.dress(h, styles.bold, styles.header_alignment, styles.thin_bottom)
         u = ws.cell(pos.header_row + 1, c)
         set_text(u, formatting.unit_label(q.unit) if q.kind not in ("money", "bool", "text") else
                  (q.unit if q.kind == "money" else ""))
-        u.font = styles.unit
+        styles.dress(u, styles.unit)
         if nodes[col].formula is not None:
-            h.fill = styles.part_fill
+            styles.dress(h, styles.part_fill)
     meta = [f"Table {tname}: {table.title}. {table.description}"]
     if data.source:
         meta.append(f"Source: {data.source}")
@@ -277,7 +273,7 @@ def _write_table(book: Book, sheet: SheetLayout, tname: str, nominal: SheetLayou
         fmt = book.number_format(col)
         for i in range(pos.n_rows):
             cell = ws.cell(pos.first_row + i, c_index)
-            cell.number_format = fmt
+            styles.dress(cell, number_format=fmt)
             expected = values[i]
             if node.formula is not None:
                 cell.value = book.formulas.compile(col, node.formula, book.refs(sheet, tname, i))
@@ -315,7 +311,7 @@ def _write_table(book: Book, sheet: SheetLayout, tname: str, nominal: SheetLayou
         if nodes[col].formula is not None:
             c = ws.cell(r, 1)
             set_text(c, f"{book.model.quantities[col].column} = {nodes[col].formula.text}")
-            c.font = styles.formula_font
+            styles.dress(c, styles.formula_font)
             r += 1
     if tname == "load_sweep":
         sweep_extras(book, sheet, pos, r)

@@ -59,6 +59,9 @@ def number_format(unit: str, kind: str, values) -> str:
     return body + (f'" {label}"' if label else "")
 
 
+_ATTRIBUTE = {Font: "font", PatternFill: "fill", Border: "border", Alignment: "alignment"}
+
+
 class Styles:
     """The style objects of one workbook: tag colours from ``templates/palette.yaml``,
     everything else from ``templates/workbook.yaml``."""
@@ -109,6 +112,11 @@ class Styles:
         self.knee_font = Font(bold=True)
         self.knee_border = Border(top=Side(style="medium"), bottom=Side(style="medium"))
         self.header_alignment = Alignment(wrap_text=True, vertical="bottom")
+        self.center = Alignment(horizontal="center")
+        self.left = Alignment(horizontal="left")
+        self.top = Alignment(vertical="top")
+        self.top_center_wrapped = Alignment(wrap_text=True, vertical="top", horizontal="center")
+        self.top_wrapped = Alignment(wrap_text=True, vertical="top")
         self._cache: dict[tuple, object] = {}
 
     @staticmethod
@@ -116,6 +124,21 @@ class Styles:
         if tag is None:
             return "derived"
         return "pending" if pending else tag
+
+    def dress(self, cell, *objects, number_format: str | None = None) -> None:
+        """Give a cell some of this object's fonts, fills, borders and alignments (and a
+        number format), through the same cache as :meth:`apply`. Only this object's own
+        style objects: the cache knows them by identity, and they live as long as it."""
+        cache_key = (tuple(cell._style or ()), tuple(id(o) for o in objects), number_format)
+        cached = self._cache.get(cache_key)
+        if cached is not None:
+            cell._style = copy.copy(cached)
+            return
+        for o in objects:
+            setattr(cell, _ATTRIBUTE[type(o)], o)
+        if number_format is not None:
+            cell.number_format = number_format
+        self._cache[cache_key] = copy.copy(cell._style)
 
     def apply(self, cell, key: str, *, linked=False, override=False) -> None:
         cache_key = (tuple(cell._style or ()), key, linked, override)

@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from openpyxl.styles import Alignment
 from openpyxl.utils import get_column_letter
 
 from capplan import formatting
@@ -91,43 +90,40 @@ def write_summary(book: Book, ws) -> None:
         ws.column_dimensions[get_column_letter(3 + i)].width = look["widths"]["scenario"]
     c = ws.cell(1, 1)
     set_text(c, content.title)
-    c.font = styles.title
+    styles.dress(c, styles.title)
     set_text(ws.cell(2, 1), content.subtitle)
     set_text(ws.cell(3, 1), "Every number below is a live formula over the scenario sheets. Edit inputs on the "
                             "'nominal' sheet (coloured cells); scenarios follow unless they override.")
-    ws.cell(2, 1).font = ws.cell(3, 1).font = styles.muted
+    styles.dress(ws.cell(2, 1), styles.muted)
+    styles.dress(ws.cell(3, 1), styles.muted)
     row = look["first_row"]
     head = ws.cell(row, 1)
     set_text(head, "Decisions by scenario")
-    head.font = styles.section_font
+    styles.dress(head, styles.section_font)
     for i in range(1, ncols + 1):
-        ws.cell(row, i).fill = styles.section_fill
+        styles.dress(ws.cell(row, i), styles.section_fill)
     row += 1
     set_text(ws.cell(row, 1), "Quantity")
     set_text(ws.cell(row, 2), "Unit")
     for i, s in enumerate(sheets):
         set_text(ws.cell(row, 3 + i), one_line(s.ev.scenario.name))     # a name, like its sheet's
     for i in range(1, ncols + 1):
-        ws.cell(row, i).font = styles.bold
-        ws.cell(row, i).border = styles.thin_bottom
-        ws.cell(row, i).alignment = Alignment(horizontal="center" if i > 2 else "left")
+        styles.dress(ws.cell(row, i), styles.bold, styles.thin_bottom, styles.center if i > 2 else styles.left)
     row += 1
     set_text(ws.cell(row, 1), "scenario")
-    ws.cell(row, 1).alignment = Alignment(vertical="top")
+    styles.dress(ws.cell(row, 1), styles.top)
     for i, s in enumerate(sheets):
         c = ws.cell(row, 3 + i)
         set_text(c, s.ev.scenario.title)
-        c.alignment = Alignment(wrap_text=True, vertical="top", horizontal="center")
-        c.font = styles.small
+        styles.dress(c, styles.top_center_wrapped, styles.small)
     ws.row_dimensions[row].height = look["heights"]["scenario"]
     row += 1
     set_text(ws.cell(row, 1), "changes")
-    ws.cell(row, 1).alignment = Alignment(vertical="top")
+    styles.dress(ws.cell(row, 1), styles.top)
     for i, s in enumerate(sheets):
         c = ws.cell(row, 3 + i)
         set_text(c, "; ".join(s.ev.scenario.changes) or "(as written)")
-        c.alignment = Alignment(wrap_text=True, vertical="top")
-        c.font = styles.changes
+        styles.dress(c, styles.top_wrapped, styles.changes)
     ws.row_dimensions[row].height = look["heights"]["changes"]
     row += 1
     bool_cells: list[str] = []
@@ -135,9 +131,9 @@ def write_summary(book: Book, ws) -> None:
         if item.quantity is None:
             c = ws.cell(row, 1)
             set_text(c, item.label)
-            c.font = styles.part_font
+            styles.dress(c, styles.part_font)
             for j in range(1, ncols + 1):
-                ws.cell(row, j).fill = styles.part_fill
+                styles.dress(ws.cell(row, j), styles.part_fill)
             row += 1
         else:
             row = _decision_row(book, ws, row, item, bool_cells)
@@ -147,20 +143,20 @@ def write_summary(book: Book, ws) -> None:
     if content.pending:
         def pending_style(key, text):
             styles.apply(key, "pending")
-            text.font = styles.small
-        row = _listing(ws, row, styles.bold, "Pending measurements (results resting on them are provisional)", content.pending,
-                       pending_style)
+            styles.dress(text, styles.small)
+        row = _listing(styles, ws, row, "Pending measurements (results resting on them are provisional)",
+                       content.pending, pending_style)
     if content.dated:
-        row = _listing(ws, row + 1, styles.bold, "Prices and tables as of", content.dated)
+        row = _listing(styles, ws, row + 1, "Prices and tables as of", content.dated)
     ws.freeze_panes = look["freeze_panes"]
     page_setup(ws)
 
 
-def _listing(ws, row: int, bold, heading: str, entries, style=None) -> int:
+def _listing(styles, ws, row: int, heading: str, entries, style=None) -> int:
     """A bold heading over (key, text) rows; ``style(key_cell, text_cell)`` dresses each row."""
     c = ws.cell(row, 1)
     set_text(c, heading)
-    c.font = bold
+    styles.dress(c, styles.bold)
     for key, text in entries:
         row += 1
         set_text(ws.cell(row, 1), key)
@@ -175,7 +171,7 @@ def _decision_row(book: Book, ws, row: int, item: Row, bool_cells) -> int:
     q = book.model.quantities[name]
     set_text(ws.cell(row, 1), item.label)
     set_text(ws.cell(row, 2), formatting.unit_label(q.unit) if q.kind != "money" else q.unit)
-    ws.cell(row, 2).font = book.styles.note
+    book.styles.dress(ws.cell(row, 2), book.styles.note)
     values = [s.display(name) if index is None else s.display(name)[index]
               for s in book.sheets if name in s.ev.values]
     fmt = number_format(q.unit, q.kind, values)
@@ -190,7 +186,7 @@ def _decision_row(book: Book, ws, row: int, item: Row, bool_cells) -> int:
         else:
             c.value = f"={qs}!{s.table_cell(name, index, absolute=True)}"
             expected = s.display(name)[index]
-        c.number_format = fmt
+        book.styles.dress(c, number_format=fmt)
         book.styles.apply(c, "derived")
         book.cells.append(CellInfo(ws.title, c.coordinate, name, s.ev.scenario.name, index, "summary", expected))
         if q.kind == "bool":
@@ -201,7 +197,7 @@ def _decision_row(book: Book, ws, row: int, item: Row, bool_cells) -> int:
 def _legend(book: Book, ws, row: int, col: int) -> int:
     head = ws.cell(row, col)
     set_text(head, "Legend")
-    head.font = book.styles.bold
+    book.styles.dress(head, book.styles.bold)
     r = row + 1
     for key in TAG_KEYS:
         c = ws.cell(r, col)
@@ -209,13 +205,13 @@ def _legend(book: Book, ws, row: int, col: int) -> int:
         book.styles.apply(c, key)
         d = ws.cell(r, col + 1)
         set_text(d, book.cfg["tags"][key]["label"])
-        d.font = book.styles.small
+        book.styles.dress(d, book.styles.small)
         r += 1
     for key, kwargs in (("linked", {"linked": True}), ("override", {"override": True})):
         c = ws.cell(r, col)
         set_text(c, key)
         book.styles.apply(c, "assumption", **kwargs)
         set_text(ws.cell(r, col + 1), book.cfg[key]["label"])
-        ws.cell(r, col + 1).font = book.styles.small
+        book.styles.dress(ws.cell(r, col + 1), book.styles.small)
         r += 1
     return r
