@@ -18,22 +18,29 @@ import os
 import re
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 import zipfile
 from pathlib import Path
 
 import pytest
 import recalc
+import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from openpyxl import load_workbook
+from openpyxl.writer.excel import ExcelWriter
 
 from capplan.engine import units
 from capplan.engine.evaluate import evaluate_all
 from capplan.engine.model import standard_model
 from capplan.errors import CapplanError
 from capplan.loading.plan import load
+from capplan.rendering import palette as palette_module
 from capplan.rendering.excel import lint_formula, looks_like_cell
+from capplan.rendering.palette import palette
+from capplan.rendering.record import dependency_graph
 from capplan.rendering.workbook import build_workbook, config, render_workbook, to_bytes
+from capplan.rendering.workbook.packaging import canonical_xml
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAT = ROOT / "plans" / "llama3-8b-a100-chat-mix.yaml"
@@ -152,6 +159,36 @@ def injection_plan(model):
     return plan
 
 
+# Control characters a YAML plan can spell ("\a", "\0", "\e", "\N", "\ud800" ...) in every
+# text that reaches the workbook: the plan title, sources, notes, a class name,
+# a scenario's title and its name (a sheet title and a chart title).
+CONTROL_TEXT = {
+    "title": ("Chat\x07 mix\x00\x1b[31m\x85 \ud800\ufffe end", "Chat mix[31m  end"),
+    "source": ("forecast\x0b\x0c\x01 line1\nline2\ttab", "forecast line1\nline2\ttab"),
+    "class": ("short\x02chat\x7f", "shortchat"),
+    "scenario": ("surge\x07\t50", "surge 50"),
+    "scenario_title": ("Surge\x07\n+50 %\x1f", "Surge\n+50 %"),
+}
+
+
+def control_plan(model, folder: Path):
+    """The main plan, written as YAML with control characters in its texts, and loaded."""
+    data = yaml.safe_load(CHAT.read_text(encoding="utf-8"))
+    data["title"] = CONTROL_TEXT["title"][0]
+    data["inputs"]["peak_arrival_rate"]["source"] = CONTROL_TEXT["source"][0]
+    data["inputs"]["peak_arrival_rate"]["note"] = CONTROL_TEXT["source"][0]
+    data["tables"]["classes"]["source"] = CONTROL_TEXT["source"][0]
+    data["tables"]["classes"]["rows"][0]["name"] = CONTROL_TEXT["class"][0]
+    data["tables"]["deployments"]["rows"][0]["source"] = CONTROL_TEXT["source"][0]
+    surge = data["scenarios"].pop("surge_50")
+    surge["title"] = CONTROL_TEXT["scenario_title"][0]
+    data["scenarios"][CONTROL_TEXT["scenario"][0]] = surge
+    path = folder / "control.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    assert "\\a mix\\0\\e[31m\\N" in path.read_text(encoding="utf-8")      # YAML escapes, not raw bytes
+    return load(path, model)
+
+
 @pytest.fixture(scope="module")
 def recalculated(reference, model, tmp_path_factory):
     """One soffice call for: every plan's workbook, the edited reference workbooks,
@@ -188,12 +225,17 @@ def recalculated(reference, model, tmp_path_factory):
     inj_built = build_workbook(inj, inj_evs, model)
     inj_path = src / "injection.xlsx"
     inj_path.write_bytes(render_workbook(inj, inj_evs, model))
-    out = recalc.recalc([*sources.values(), *(e[0] for e in edits.values()), inj_path], work)
+    ctl = control_plan(model, work)
+    ctl_evs = evaluate_all(ctl, model)
+    ctl_path = src / "control.xlsx"
+    ctl_path.write_bytes(render_workbook(ctl, ctl_evs, model))
+    out = recalc.recalc([*sources.values(), *(e[0] for e in edits.values()), inj_path, ctl_path], work)
     return {
         "plans": {name: (reference[name][2], recalc.values(out[p])) for name, p in sources.items()},
         "edits": {name: (expected, recalc.values(out[edited]), changed_evs, built)
                   for name, (edited, expected, changed_evs, built) in edits.items()},
         "injection": (inj_built, load_workbook(out[inj_path]), inj_path),
+        "control": (build_workbook(ctl, ctl_evs, model), ctl_path, recalc.values(out[ctl_path])),
     }
 
 
@@ -315,6 +357,50 @@ def test_rebuild_is_byte_identical(reference, model):
     assert proc.stdout.strip() == hashlib.sha256(first).hexdigest()
 
 
+VML_AS_ELEMENTTREE_WRITES_IT = (
+    b'<xml xmlns:ns0="urn:schemas-microsoft-com:office:office" xmlns:ns1="urn:schemas-microsoft-com:vml">'
+    b'<ns1:shape id="_x0000_s1026" ns0:insetmode="auto" style="a:b"><ns1:fill color2="#ffffe1" />'
+    b'<ns1:textbox><div>Source: a &amp; b</div></ns1:textbox></ns1:shape></xml>')
+VML_AS_LXML_WRITES_IT = (      # other prefixes (one rebound below), attribute order, quotes, indentation
+    b"<?xml version='1.0' encoding='UTF-8'?>\n<xml>\n  <ns0:shape xmlns:ns0='urn:schemas-microsoft-com:vml' "
+    b"xmlns:ns1='urn:schemas-microsoft-com:office:office' style='a:b' ns1:insetmode='auto' id='_x0000_s1026'>"
+    b"\n    <ns0:fill color2='#ffffe1'></ns0:fill>\n    <ns1:textbox xmlns:ns1='urn:schemas-microsoft-com:vml'>"
+    b"<div>Source: a &#38; b</div></ns1:textbox>\n  </ns0:shape>\n</xml>")
+
+
+def content(e) -> tuple:
+    """An element as namespaced names, attributes and text, whitespace between elements ignored."""
+    text = None if e.text is None or (len(e) and e.text.isspace()) else e.text
+    tails = [c.tail for c in e if c.tail and not c.tail.isspace()]
+    return e.tag, sorted(e.attrib.items()), text, tails, [content(c) for c in e]
+
+
+def test_xml_parts_do_not_depend_on_the_writer(reference, model):
+    """The same content written by ElementTree or lxml (which openpyxl uses when it
+    is installed) gives the same bytes; canonical parts keep their content."""
+    want = (b'<xml xmlns:o="urn:schemas-microsoft-com:office:office" xmlns:v="urn:schemas-microsoft-com:vml">'
+            b'<v:shape id="_x0000_s1026" o:insetmode="auto" style="a:b"><v:fill color2="#ffffe1"/>'
+            b'<v:textbox><div>Source: a &amp; b</div></v:textbox></v:shape></xml>')
+    assert canonical_xml(VML_AS_ELEMENTTREE_WRITES_IT, declaration=False) == want
+    assert canonical_xml(VML_AS_LXML_WRITES_IT, declaration=False) == want
+    plan, evs, _ = reference[CHAT.stem]
+    with zipfile.ZipFile(io.BytesIO(render_workbook(plan, evs, model))) as z:
+        parts = {n: z.read(n) for n in z.namelist()}
+    written = io.BytesIO()            # what openpyxl writes (a fresh workbook: writing changes it)
+    with zipfile.ZipFile(written, "w") as archive:
+        ExcelWriter(build_workbook(plan, evs, model).workbook, archive).write_data()
+    with zipfile.ZipFile(written) as z:
+        assert sorted(z.namelist()) == sorted(parts)
+        originals = {n: z.read(n) for n in z.namelist()}
+    assert b"penpyxl" not in parts["docProps/app.xml"]           # no library version in the bytes
+    for name, part in parts.items():
+        declared = not name.endswith(".vml")
+        assert part.startswith(b"<?xml ") == declared, name
+        assert canonical_xml(part, declared) == part, name       # already canonical: a fixed point
+        if not name.startswith("docProps/"):                     # same elements, attributes and text
+            assert content(ET.fromstring(part)) == content(ET.fromstring(originals[name])), name
+
+
 def test_plan_text_is_never_a_formula(model):
     plan = injection_plan(model)
     built = build_workbook(plan, evaluate_all(plan, model), model)
@@ -368,6 +454,36 @@ def test_layout_follows_the_record(reference, model):
         assert len(wb[name].conditional_formatting) >= 2
 
 
+def test_one_palette_colours_the_workbook_and_the_record(reference):
+    """A tag has the same fill and text colour in the workbook's legend and in
+    the record's dependency graph: both read templates/palette.yaml."""
+    plan, evs, built = reference[CHAT.stem]
+    colours = palette()
+    legend = {c.value: c for c in built.workbook[config()["summary_sheet"]]["A"] if c.value in colours["tags"]}
+    graph = dependency_graph(evs[0])
+    for tag, c in colours["tags"].items():
+        cell = legend[tag]
+        assert cell.fill.fgColor.rgb[-6:] == c["fill"] if c["fill"] else cell.fill.fill_type is None
+        assert cell.font.color.rgb[-6:] == c["text"]
+        fill = (c["fill"] or colours["background"]).lower()
+        assert f"classDef {tag} fill:#{fill},stroke:#{c['stroke'].lower()},color:#{c['text'].lower()}" in graph
+
+
+def test_a_bad_palette_colour_is_located(tmp_path, monkeypatch):
+    tags = {t: {"fill": None, "text": "000000", "stroke": "000000"} for t in palette_module.TAGS}
+    tags["fact"]["fill"] = "blue"
+    (tmp_path / "palette.yaml").write_text(yaml.safe_dump({"background": "FFFFFF", "tags": tags}))
+    monkeypatch.setattr(palette_module, "templates_dir", lambda: tmp_path)
+    palette.cache_clear()
+    try:
+        with pytest.raises(CapplanError) as err:
+            palette()
+    finally:
+        palette.cache_clear()
+    assert err.value.key == "tags.fact.fill" and err.value.file.endswith("palette.yaml")
+    assert "6-digit hex" in str(err.value) and "'blue'" in str(err.value)
+
+
 def test_bad_evaluations_are_a_user_error(reference, model):
     plan, evs, _ = reference[CHAT.stem]
     with pytest.raises(CapplanError):
@@ -400,6 +516,30 @@ def test_edited_inputs_flow_through(recalculated, path):
     changed = {(c.sheet, c.coordinate) for c, o in zip(expected.cells, original.cells)
                if not recalc.same(c.expected, o.expected)}
     assert len(changed) > 10
+
+
+@needs_soffice
+def test_control_characters_never_break_the_file(recalculated):
+    """The xlsx of a plan full of control characters is well-formed: openpyxl reads
+    it back, LibreOffice opens and recalculates it, and the texts arrive cleaned."""
+    built, path, recalculated_wb = recalculated["control"]
+    assert not recalc.error_cells(recalculated_wb)
+    assert not recalc.mismatches(built.cells, recalculated_wb, limit=0)
+    wb = load_workbook(path)
+    summary = wb[config()["summary_sheet"]]
+    want = {k: v for k, (_, v) in CONTROL_TEXT.items()}
+    surge = built.sheets[CONTROL_TEXT["scenario"][0]]
+    assert surge == want["scenario"] and surge in wb.sheetnames
+    assert summary["A1"].value == wb[surge]["A1"].value == want["title"]
+    texts = {c.value for row in summary.iter_rows() for c in row if isinstance(c.value, str)}
+    assert {want["scenario"], want["scenario_title"]} <= texts
+    nominal = wb["nominal"]
+    peak = nominal[built.cell("nominal", "peak_arrival_rate").coordinate]
+    assert f"Source: {want['source']}" in peak.comment.text and f"Note: {want['source']}" in peak.comment.text
+    assert nominal[built.cell("nominal", "classes.name", 0).coordinate].value == want["class"]
+    with zipfile.ZipFile(path) as z:
+        charts = b"".join(z.read(n) for n in z.namelist() if n.startswith("xl/charts/"))
+    assert f"p95 latency vs arrival rate ({want['scenario']})".encode() in charts
 
 
 @needs_soffice

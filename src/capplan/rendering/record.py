@@ -15,6 +15,7 @@ import jinja2
 
 from capplan.engine.evaluate import Evaluation
 from capplan.rendering import markdown
+from capplan.rendering.palette import palette
 from capplan.rendering.view import PlanView
 from capplan.resources import templates_dir
 
@@ -63,10 +64,14 @@ def latency_chart(sweep: dict) -> str:
                       "    line [" + ", ".join("1" for _ in sweep["rates"]) + "]"])
 
 
-TAG_STYLES = {   # fill, stroke: the same colours as the workbook's input styles
-    "fact": ("#dbe9f6", "#5b9bd5"), "policy": ("#e2f0d9", "#70ad47"), "measurement": ("#fff2cc", "#bf9000"),
-    "pending": ("#f8cbad", "#c55a11"), "assumption": ("#e4dfec", "#7030a0"), "derived": ("#ffffff", "#7f7f7f"),
-}
+def tag_styles() -> dict[str, str]:
+    """Mermaid class definitions per tag, in the workbook's colours (templates/palette.yaml)."""
+    colours = palette()
+    out = {}
+    for tag, c in colours["tags"].items():
+        fill = c["fill"] or colours["background"]
+        out[tag] = f"fill:#{fill.lower()},stroke:#{c['stroke'].lower()},color:#{c['text'].lower()}"
+    return out
 
 
 def dependency_graph(e: Evaluation) -> str:
@@ -109,5 +114,5 @@ def dependency_graph(e: Evaluation) -> str:
             lines.append(f'    {nid}["{label}"]:::{classes[nid]}')
         lines.append("  end")
     lines += [f"  {a} --> {b}" for a, b in sorted(edges)]
-    lines += [f"  classDef {t} fill:{fill},stroke:{stroke},color:#000" for t, (fill, stroke) in TAG_STYLES.items()]
+    lines += [f"  classDef {t} {style}" for t, style in tag_styles().items()]
     return "\n".join(lines)

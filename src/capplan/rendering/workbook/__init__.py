@@ -1,0 +1,53 @@
+"""The Excel workbook: every derived quantity a live formula over named cells.
+
+Sections come from ``templates/layout.yaml`` (shared with the record), tag
+colours from ``templates/palette.yaml`` (shared with the record's dependency
+graph), every other look (widths, row positions, freeze panes, fonts, the
+chart) from ``templates/workbook.yaml`` (:mod:`.template`, :mod:`.styles`):
+
+* **Summary** (:mod:`.summary`) – the decisions per scenario, one column per
+  scenario, each cell a link into that scenario's sheet; the tag legend;
+  pending measurements; price dates.
+* **one sheet per scenario** (:mod:`.sheets`, nominal first), all with the same
+  layout (:mod:`.layout`) and the load-sweep chart (:mod:`.chart`). Every cell
+  carries a *sheet-scoped* defined name equal to the canonical quantity name,
+  so the same formula text works on every sheet (:mod:`.formulas`):
+  ``=CEILING(peak_arrival_rate/safe_rate_per_replica,1)``. Table columns are
+  named ranges (``deployments_nodes``).
+
+:func:`build_workbook` also returns a manifest (:mod:`.manifest`: which cell
+holds which quantity of which scenario, and the engine's value for it) that
+the tests use to compare a recalculated workbook with the engine.
+:func:`render_workbook` serialises byte-for-byte deterministically
+(:mod:`.packaging`).
+"""
+
+from __future__ import annotations
+
+from capplan.engine.evaluate import Evaluation
+from capplan.engine.model import Model
+from capplan.errors import CapplanError
+from capplan.loading.plan import Plan
+from capplan.rendering.workbook.builder import Book
+from capplan.rendering.workbook.manifest import BuiltWorkbook, CellInfo
+from capplan.rendering.workbook.packaging import to_bytes
+from capplan.rendering.workbook.template import config
+
+__all__ = ["BuiltWorkbook", "CellInfo", "build_workbook", "config", "render_workbook", "to_bytes"]
+
+
+def render_workbook(plan: Plan, evaluations: list[Evaluation], model: Model) -> bytes:
+    """The .xlsx bytes for a plan; identical input gives identical bytes."""
+    return to_bytes(build_workbook(plan, evaluations, model).workbook)
+
+
+def build_workbook(plan: Plan, evaluations: list[Evaluation], model: Model) -> BuiltWorkbook:
+    if not evaluations:
+        raise CapplanError("no scenario was evaluated, so there is no workbook to write", file=plan.file)
+    if len(evaluations) != len(plan.scenarios) or any(
+            e.scenario.name != s.name for e, s in zip(evaluations, plan.scenarios)):
+        raise CapplanError("the workbook needs one evaluation per scenario, in the plan's order", file=plan.file)
+    try:
+        return Book(plan, evaluations, model).build()
+    except CapplanError as err:
+        raise err.located(file=plan.file) from None

@@ -1,0 +1,75 @@
+"""One workbook's build: sheets created, positions planned, then every sheet written.
+
+:class:`Book` is the state the writers share (the plan, its evaluations, the
+names, the styles, the sheet positions and the manifest they append to).
+"""
+
+from __future__ import annotations
+
+from openpyxl import Workbook
+
+from capplan.engine.evaluate import Evaluation
+from capplan.engine.model import Model
+from capplan.loading.plan import Plan
+from capplan.rendering.layout import layout
+from capplan.rendering.workbook import sheets, summary
+from capplan.rendering.workbook.formulas import Formulas, Refs
+from capplan.rendering.workbook.layout import SheetLayout, plan_sheet
+from capplan.rendering.workbook.manifest import BuiltWorkbook, CellInfo
+from capplan.rendering.workbook.styles import Styles, number_format
+from capplan.rendering.workbook.template import config
+from capplan.rendering.workbook.text import sheet_title
+
+
+class Book:
+    def __init__(self, plan: Plan, evaluations: list[Evaluation], model: Model):
+        self.plan = plan
+        self.evs = evaluations
+        self.model = model
+        self.cfg = config()
+        self.layout = layout()
+        self.cells: list[CellInfo] = []
+        self.nominal = evaluations[0]
+        self.formulas = Formulas(model, evaluations)
+        self.names = self.formulas.names
+        self.styles = Styles(self.cfg)
+        self.sheets: list[SheetLayout] = []
+        self._formats: dict[str, str] = {}
+
+    def number_format(self, name: str) -> str:
+        """One format per quantity, wide enough for its values in every scenario (computed once)."""
+        if name not in self._formats:
+            q = self.model.quantities[name]
+            values = []
+            for s in self.sheets:
+                if name in s.ev.values:
+                    if q.table is None:
+                        values.append(s.display(name))
+                    else:
+                        values.extend(s.display(name))
+            self._formats[name] = number_format(q.unit, q.kind, values)
+        return self._formats[name]
+
+    def refs(self, sheet: SheetLayout, table: str | None = None, row: int | None = None) -> Refs:
+        return Refs(self.formulas, sheet, self.sheets[0], table, row)
+
+    def build(self) -> BuiltWorkbook:
+        wb = Workbook()
+        summary_ws = wb.active
+        summary_ws.title = self.cfg.get("summary_sheet", "Summary")
+        taken = {summary_ws.title.lower()}
+        for ev in self.evs:
+            ws = wb.create_sheet(sheet_title(ev.scenario.name, taken))
+            self.sheets.append(SheetLayout(ev, ws))
+        for sheet in self.sheets:
+            plan_sheet(sheet, self.model, self.layout.get("sections", []), self.cfg)
+        for sheet in self.sheets:
+            sheets.write_sheet(self, sheet)
+        summary.write_summary(self, summary_ws)
+        wb.calculation.fullCalcOnLoad = True
+        positions = {s.ws.title: {**{n: s.scalar_cell(n) for n in s.scalar_row},
+                                  **{(n, i): s.table_cell(n, i) for t in s.tables.values()
+                                     for n in t.columns for i in range(t.n_rows)}}
+                     for s in self.sheets}
+        return BuiltWorkbook(wb, self.cells, {s.ev.scenario.name: s.ws.title for s in self.sheets},
+                             dict(self.names), positions)

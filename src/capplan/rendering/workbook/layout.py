@@ -1,0 +1,131 @@
+"""Where everything goes on a scenario sheet: the rows of sections, parts,
+quantities and tables, decided before any cell is written.
+
+Positions come first because formulas reference cells of other rows and of
+the nominal sheet (``nominal(...)``, inherited inputs), which must be known
+before the sheet that holds them is written.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from openpyxl.utils import get_column_letter
+
+from capplan.engine.evaluate import Evaluation
+from capplan.engine.model import Model
+
+
+@dataclass
+class TablePos:
+    name: str
+    header_row: int
+    first_row: int
+    n_rows: int
+    columns: list[str]                 # qualified names
+    col_index: dict[str, int]          # qualified name -> column number
+
+
+@dataclass
+class SheetLayout:
+    """Where one scenario's cells go."""
+
+    ev: Evaluation
+    ws: object
+    rows: list[tuple] = field(default_factory=list)          # (layout item, row)
+    scalar_row: dict[str, int] = field(default_factory=dict)
+    tables: dict[str, TablePos] = field(default_factory=dict)
+    _shown: dict[str, object] = field(default_factory=dict, repr=False)
+    _table_layout: tuple | None = field(default=None, repr=False)
+
+    def display(self, name: str):
+        """The scenario's value in display units, converted once (a column is read once per row)."""
+        if name not in self._shown:
+            self._shown[name] = self.ev.display(name)
+        return self._shown[name]
+
+    def table_layout(self) -> tuple:
+        """Where this sheet's tables are: sheets with the same layout print the same row formulas.
+        Read once the sheet is planned (tables do not move after)."""
+        if self._table_layout is None:
+            self._table_layout = tuple((t, p.first_row, p.n_rows, tuple(p.columns))
+                                       for t, p in sorted(self.tables.items()))
+        return self._table_layout
+
+    def scalar_cell(self, name: str, absolute=False) -> str:
+        r = self.scalar_row[name]
+        return f"$B${r}" if absolute else f"B{r}"
+
+    def table_cell(self, name: str, row: int, absolute=False) -> str:
+        pos = self.tables[name.split(".", 1)[0]]
+        letter = get_column_letter(pos.col_index[name])
+        r = pos.first_row + row
+        return f"${letter}${r}" if absolute else f"{letter}{r}"
+
+    def column_range(self, name: str) -> str:
+        pos = self.tables[name.split(".", 1)[0]]
+        letter = get_column_letter(pos.col_index[name])
+        return f"${letter}${pos.first_row}:${letter}${pos.first_row + pos.n_rows - 1}"
+
+
+def chart_rows(cfg: dict) -> int:
+    """Rows the chart covers (default row height 15 pt = 0.529 cm), plus one."""
+    return math.ceil(cfg["chart"]["height_cm"] / 0.529) + 1
+
+
+def plan_sheet(sheet: SheetLayout, model: Model, sections: list, cfg: dict) -> None:
+    """Assign rows: sections and parts of layout.yaml, then whatever it does not place."""
+    ev = sheet.ev
+    nodes = ev.graph.nodes
+    placed: set[str] = set()
+    tables_placed: set[str] = set()
+    items: list[tuple] = []
+    for section in sections:
+        body = []
+        for part in section.get("parts", []) or []:
+            named = list(part.get("tables", []) or [])
+            if isinstance(part.get("sweep"), str):       # the record's sweep part names its table so
+                named.append(part["sweep"])
+            tables = [t for t in dict.fromkeys(named) if t in ev.scenario.tables and t not in tables_placed]
+            quantities = [q for q in part.get("quantities", []) or []
+                          if q in nodes and model.quantities[q].table is None and q not in placed]
+            if not tables and not quantities:
+                continue
+            body.append(("part", part.get("title", "")))
+            for t in tables:
+                body.append(("table", t))
+                tables_placed.add(t)
+            for q in quantities:
+                body.append(("quantity", q))
+                placed.add(q)
+            body.append(("blank",))
+        if body:
+            items.append(("section", section.get("title", section.get("id", ""))))
+            items.extend(body)
+    rest_tables = [t for t in model.tables if t in ev.scenario.tables and t not in tables_placed]
+    rest = [n for n in ev.graph.order if model.quantities[n].table is None and n not in placed]
+    if rest or rest_tables:
+        items.append(("section", "Other quantities"))
+        items.append(("part", "Not placed by templates/layout.yaml"))
+        items.extend(("table", t) for t in rest_tables)
+        items.extend(("quantity", q) for q in rest)
+        items.append(("blank",))
+    row = cfg["sheets"]["header_row"] + 1
+    for item in items:
+        kind = item[0]
+        if kind == "table":
+            t = item[1]
+            cols = [c for c in model.tables[t].columns if c in nodes]
+            n = len(ev.scenario.tables[t].rows)
+            sheet.tables[t] = TablePos(t, row, row + 2, n, cols, {c: i + 1 for i, c in enumerate(cols)})
+            computed = [c for c in cols if nodes[c].formula is not None]
+            # the load sweep also holds the chart's SLO lines and, below them, the chart
+            height = 2 + n + len(computed) + (4 + chart_rows(cfg) if t == "load_sweep" else 0) + 1
+            sheet.rows.append((item, row))
+            row += height
+        else:
+            sheet.rows.append((item, row))
+            if kind == "quantity":
+                sheet.scalar_row[item[1]] = row
+            row += 1

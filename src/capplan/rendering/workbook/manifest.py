@@ -1,0 +1,57 @@
+"""What a built workbook holds, for the tests: which cell carries which
+quantity of which scenario, and the engine's value for it.
+
+The LibreOffice tests recalculate the workbook and compare every listed cell
+with ``expected``; a cell missing here is a cell nobody checks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from openpyxl import Workbook
+
+
+@dataclass(frozen=True)
+class CellInfo:
+    """One value-bearing cell: what it holds and what the engine says it is."""
+
+    sheet: str
+    coordinate: str
+    quantity: str          # canonical name ('kv_pool', 'deployments.nodes')
+    scenario: str
+    row: int | None        # table row index, None for a scalar
+    role: str              # input | override | pinned | link | derived | summary | chart
+    expected: object       # the engine's value in display units (float, bool or str)
+
+    @property
+    def ref(self) -> str:
+        return f"{self.sheet}!{self.coordinate}"
+
+
+@dataclass
+class BuiltWorkbook:
+    workbook: Workbook
+    cells: list[CellInfo]
+    sheets: dict[str, str]                 # scenario name -> sheet title
+    names: dict[str, str]                  # canonical name -> Excel defined name
+    positions: dict[str, dict] = field(default_factory=dict)   # sheet -> quantity/(column, row) -> cell
+
+    def cell(self, scenario: str, quantity: str, row: int | None = None) -> CellInfo:
+        """The scenario sheet's cell of a quantity (or of a table column's row)."""
+        sheet = self.sheets[scenario]
+        for info in self.cells:
+            if info.sheet == sheet and info.quantity == quantity and info.row == row and \
+                    info.role not in ("summary", "chart"):
+                return info
+        raise KeyError((scenario, quantity, row))
+
+    def formulas(self) -> list[tuple[str, str]]:
+        """(sheet!cell, formula) for every formula in the workbook."""
+        out = []
+        for ws in self.workbook.worksheets:
+            for row in ws.iter_rows():
+                for c in row:
+                    if c.data_type == "f":
+                        out.append((f"{ws.title}!{c.coordinate}", c.value))
+        return out

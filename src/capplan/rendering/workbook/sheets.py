@@ -1,0 +1,317 @@
+"""The scenario sheets: ``Quantity | Value | Unit | Tag | Formula``, sections and
+parts in the record's order, tables as ranges (one record per row).
+
+Inputs are the only constants. On the nominal sheet they are values styled by
+tag, with their source and date as a cell comment. On a scenario sheet an
+inherited input is a link (``='nominal'!$B$7``), so a change on the nominal
+sheet flows into every scenario that does not override it; an overridden
+input, or a derived quantity the scenario pins, is a value.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from openpyxl.comments import Comment
+from openpyxl.formatting.rule import CellIsRule
+from openpyxl.utils import get_column_letter
+from openpyxl.workbook.defined_name import DefinedName
+
+from capplan import formatting
+from capplan.rendering.validation import validate_input
+from capplan.rendering.workbook.chart import sweep_extras
+from capplan.rendering.workbook.layout import SheetLayout
+from capplan.rendering.workbook.manifest import CellInfo
+from capplan.rendering.workbook.template import COLUMNS, TAG_KEYS, config
+from capplan.rendering.workbook.text import clean_text, quote_sheet, set_text
+
+if TYPE_CHECKING:
+    from capplan.rendering.workbook.builder import Book
+
+
+def cell_number(value: float):
+    """A display value as written to a cell: 15 significant digits, whole numbers as int."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    value = float(f"{float(value):.15g}")
+    if value.is_integer() and abs(value) < 1e15:
+        return int(value)
+    return value
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        return a == b or (math.isnan(a) and math.isnan(b))
+    return a == b
+
+
+def page_setup(ws) -> None:
+    ws.page_setup.orientation = "landscape"
+    ws.page_setup.fitToWidth = 1
+    ws.page_setup.fitToHeight = 0
+    ws.sheet_properties.pageSetUpPr.fitToPage = True
+
+
+def pass_fail(book: Book, ws, bool_cells: list[str]) -> None:
+    """Green TRUE, red FALSE: gates and SLO checks read at a glance."""
+    if bool_cells:
+        ranges = " ".join(bool_cells)
+        ws.conditional_formatting.add(ranges, CellIsRule(operator="equal", formula=["TRUE"],
+                                                         fill=book.styles.pass_fill))
+        ws.conditional_formatting.add(ranges, CellIsRule(operator="equal", formula=["FALSE"],
+                                                         fill=book.styles.fail_fill))
+
+
+def make_comment(text: str) -> Comment:
+    """A cell comment sized to show its text (lines wrap at ``chars_per_line``)."""
+    look = config()["comments"]
+    text = clean_text(text)
+    comment = Comment(text, "capplan")
+    lines = sum(max(1, math.ceil(len(line) / look["chars_per_line"])) for line in text.split("\n"))
+    comment.width = look["width_px"]
+    comment.height = max(look["min_height_px"], look["line_height_px"] * lines + 10)
+    return comment
+
+
+def _input_comment(given) -> Comment:
+    lines = []
+    if given.source:
+        lines.append(f"Source: {given.source}")
+    if given.date:
+        lines.append(f"Date: {given.date}")
+    if given.pending:
+        lines.append("Status: PENDING measurement (placeholder value)")
+    if given.pinned:
+        lines.append("Pinned: this value replaces the quantity's formula in this scenario")
+    lines.append(f"Tag: {given.tag}; from: {given.origin}")
+    if given.note:
+        lines.append(f"Note: {given.note}")
+    return make_comment("\n".join(lines))
+
+
+def _legend_row(book: Book, ws, row: int) -> None:
+    """One-line legend on a scenario sheet: a swatch per style (the summary explains each)."""
+    c = ws.cell(row, 1)
+    set_text(c, "Legend (cell styles):")
+    book.styles.dress(c, book.styles.legend_label)
+    for i, key in enumerate(TAG_KEYS + ("linked", "override"), start=2):
+        c = ws.cell(row, i)
+        set_text(c, key)
+        if key == "linked":
+            book.styles.apply(c, "assumption", linked=True)
+        elif key == "override":
+            book.styles.apply(c, "assumption", override=True)
+        else:
+            book.styles.apply(c, key)
+        book.styles.dress(c, book.styles.center)
+
+
+def write_sheet(book: Book, sheet: SheetLayout) -> None:
+    ws, ev = sheet.ws, sheet.ev
+    styles = book.styles
+    nominal = book.sheets[0]
+    is_nominal = sheet is nominal
+    cols = book.cfg["columns"]
+    max_cols = max([len(t.columns) for t in sheet.tables.values()] + [len(COLUMNS)])
+    widths = {i: cols[key]["width"] for i, key in enumerate(COLUMNS, start=1)}
+    for i in range(len(COLUMNS) + 1, max_cols + book.cfg["spare_columns"]):
+        widths[i] = book.cfg["table_column_width"]
+    for t in sheet.tables.values():       # a table header fits its column
+        for c, col in enumerate(t.columns, start=1):
+            widths[c] = max(widths[c], min(len(book.model.quantities[col].column) + 2, book.cfg["table_column_max"]))
+    for i, w in sorted(widths.items()):
+        ws.column_dimensions[get_column_letter(i)].width = w
+
+    title = ws.cell(1, 1)
+    set_text(title, book.plan.title)
+    styles.dress(title, styles.title)
+    sub = ws.cell(2, 1)
+    scen = ev.scenario
+    if is_nominal:
+        set_text(sub, f"Scenario: nominal (the plan as written, {book.plan.file}). Inputs are edited on this sheet.")
+    else:
+        set_text(sub, f"Scenario: {scen.name} ({scen.title}); changes: {'; '.join(scen.changes)}. "
+                      f"Green inputs follow the nominal sheet.")
+    styles.dress(sub, styles.italic)
+    _legend_row(book, ws, book.cfg["sheets"]["legend_row"])
+    for i, key in enumerate(COLUMNS, start=1):
+        c = ws.cell(book.cfg["sheets"]["header_row"], i)
+        set_text(c, cols[key]["title"])
+        styles.dress(c, styles.bold, styles.thin_bottom)
+    ws.freeze_panes = book.cfg["sheets"]["freeze_panes"]
+
+    bool_cells: list[str] = []
+    for item, row in sheet.rows:
+        kind = item[0]
+        if kind in ("section", "part"):
+            fill, font = (styles.section_fill, styles.section_font) if kind == "section" else \
+                (styles.part_fill, styles.part_font)
+            for i in range(1, len(COLUMNS) + 1):
+                styles.dress(ws.cell(row, i), fill)
+            c = ws.cell(row, 1)
+            set_text(c, item[1])
+            styles.dress(c, font)
+        elif kind == "quantity":
+            _write_scalar(book, sheet, item[1], row, nominal, is_nominal, bool_cells)
+        elif kind == "table":
+            _write_table(book, sheet, item[1], nominal, is_nominal, bool_cells)
+    pass_fail(book, ws, bool_cells)
+    # defined names, scoped to this sheet: the same formula text works on every sheet
+    qs = quote_sheet(ws.title)
+    for n, r in sheet.scalar_row.items():
+        _define(ws, book.names[n], f"{qs}!$B${r}")
+    for t in sheet.tables.values():
+        for c in t.columns:
+            _define(ws, book.names[c], f"{qs}!{sheet.column_range(c)}")
+    page_setup(ws)
+
+
+def _define(ws, name: str, target: str) -> None:
+    ws.defined_names[name] = DefinedName(name, attr_text=target)
+
+
+def _write_scalar(book: Book, sheet: SheetLayout, name: str, row: int, nominal: SheetLayout, is_nominal: bool,
+                  bool_cells) -> None:
+    ws, ev = sheet.ws, sheet.ev
+    styles = book.styles
+    q = book.model.quantities[name]
+    node = ev.graph.nodes[name]
+    scen = ev.scenario.name
+    set_text(ws.cell(row, 1), name)
+    set_text(ws.cell(row, 3), formatting.unit_label(q.unit) if q.kind != "money" else q.unit)
+    value_cell = ws.cell(row, 2)
+    tag_cell = ws.cell(row, 4)
+    note = ws.cell(row, 5)
+    expected = sheet.display(name)
+    styles.dress(value_cell, number_format=book.number_format(name))
+    if node.formula is not None:
+        value_cell.value = book.formulas.compile(name, node.formula, book.refs(sheet))
+        styles.apply(value_cell, "derived")
+        pending = ev.pending_inputs(name)
+        if pending:          # pending measurements are flagged wherever they flow
+            set_text(tag_cell, "derived (pending)")
+            styles.dress(tag_cell, styles.pending_derived)
+            tag_cell.comment = make_comment("Rests on pending measurement(s): " + ", ".join(pending))
+        else:
+            set_text(tag_cell, "derived")
+        set_text(note, node.formula.text)
+        styles.dress(note, styles.formula_font)
+        book.cells.append(CellInfo(ws.title, value_cell.coordinate, name, scen, None, "derived", expected))
+    else:
+        given = ev.inputs[name]
+        nominal_input = nominal.ev.inputs.get(name)
+        inherited = (not is_nominal and nominal_input == given and name in nominal.scalar_row
+                     and nominal.ev.graph.nodes[name].formula is None)
+        key = styles.key(given.tag, given.pending)
+        if inherited:
+            # a cell reference, not 'nominal'!name: LibreOffice misreads a sheet-qualified
+            # name that starts like a cell address ('nominal'!bf16_peak_flops)
+            value_cell.value = f"={quote_sheet(nominal.ws.title)}!{nominal.scalar_cell(name, absolute=True)}"
+            styles.apply(value_cell, key, linked=True)
+            role = "link"
+        else:
+            value_cell.value = cell_number(expected)
+            styles.apply(value_cell, key, override=not is_nominal or given.pinned)
+            role = "pinned" if given.pinned else ("input" if is_nominal else "override")
+            value_cell.comment = _input_comment(given)
+        validate_input(ws, value_cell, q)
+        set_text(tag_cell, ("pending measurement" if given.pending else given.tag)
+                 + (" (pinned)" if given.pinned else ""))
+        styles.apply(tag_cell, key)
+        if given.pinned and q.formulas:
+            set_text(note, f"pinned; replaces {q.formula_for(book.plan.switches).text}")
+            styles.dress(note, styles.formula_font)
+        else:
+            set_text(note, q.description)
+            styles.dress(note, styles.note)
+        book.cells.append(CellInfo(ws.title, value_cell.coordinate, name, scen, None, role, expected))
+    if q.kind == "bool":
+        bool_cells.append(value_cell.coordinate)
+
+
+def _write_table(book: Book, sheet: SheetLayout, tname: str, nominal: SheetLayout, is_nominal: bool,
+                 bool_cells) -> None:
+    ws, ev = sheet.ws, sheet.ev
+    styles = book.styles
+    pos = sheet.tables[tname]
+    table = book.model.tables[tname]
+    data = ev.scenario.tables[tname]
+    nodes = ev.graph.nodes
+    nominal_data = nominal.ev.scenario.tables.get(tname)
+    nominal_pos = nominal.tables.get(tname)
+    same_shape = (not is_nominal and nominal_data is not None and nominal_pos is not None
+                  and len(nominal_data.rows) == len(data.rows) and nominal_pos.columns == pos.columns)
+    # header and unit rows
+    for c, col in enumerate(pos.columns, start=1):
+        q = book.model.quantities[col]
+        h = ws.cell(pos.header_row, c)
+        set_text(h, q.column)
+        styles.dress(h, styles.bold, styles.header_alignment, styles.thin_bottom)
+        u = ws.cell(pos.header_row + 1, c)
+        set_text(u, formatting.unit_label(q.unit) if q.kind not in ("money", "bool", "text") else
+                 (q.unit if q.kind == "money" else ""))
+        styles.dress(u, styles.unit)
+        if nodes[col].formula is not None:
+            styles.dress(h, styles.part_fill)
+    meta = [f"Table {tname}: {table.title}. {table.description}"]
+    if data.source:
+        meta.append(f"Source: {data.source}")
+    if data.as_of:
+        meta.append(f"As of: {data.as_of}")
+    if data.note:
+        meta.append(f"Note: {data.note}")
+    meta.append(f"Tag: {table.tag}")
+    ws.cell(pos.header_row, 1).comment = make_comment("\n".join(meta))
+    for col in pos.columns:
+        q = book.model.quantities[col]
+        c_index = pos.col_index[col]
+        node = nodes[col]
+        values = sheet.display(col)
+        if q.kind == "text":         # as the cells hold them: without control characters
+            values = [clean_text(v) for v in values]
+        fmt = book.number_format(col)
+        for i in range(pos.n_rows):
+            cell = ws.cell(pos.first_row + i, c_index)
+            styles.dress(cell, number_format=fmt)
+            expected = values[i]
+            if node.formula is not None:
+                cell.value = book.formulas.compile(col, node.formula, book.refs(sheet, tname, i))
+                styles.apply(cell, "derived")
+                role = "derived"
+            else:
+                raw = data.rows[i].get(q.column)
+                inherited = same_shape and _same(raw, nominal_data.rows[i].get(q.column))
+                if inherited:
+                    cell.value = f"={quote_sheet(nominal.ws.title)}!{nominal.table_cell(col, i, absolute=True)}"
+                    styles.apply(cell, table.tag, linked=True)
+                    role = "link"
+                else:
+                    if q.kind == "text":
+                        set_text(cell, raw)
+                    else:
+                        cell.value = cell_number(expected)
+                    styles.apply(cell, table.tag, override=not is_nominal)
+                    role = "input" if is_nominal else "override"
+                validate_input(ws, cell, q)
+                if expected is None or (isinstance(expected, float) and math.isnan(expected)):
+                    continue      # an optional column the row leaves out: an empty cell
+            book.cells.append(CellInfo(ws.title, cell.coordinate, col, ev.scenario.name, i, role, expected))
+        if q.kind == "bool":
+            bool_cells.append(f"{get_column_letter(c_index)}{pos.first_row}:"
+                              f"{get_column_letter(c_index)}{pos.first_row + pos.n_rows - 1}")
+    # row sources as comments on the key cells
+    for i, row_meta in enumerate(data.meta):
+        lines = [f"{k.replace('_', ' ').capitalize()}: {v}" for k, v in row_meta.items() if v]
+        if lines and i < pos.n_rows:
+            ws.cell(pos.first_row + i, 1).comment = make_comment("\n".join(lines))
+    # formulas of the computed columns, readable under the table
+    r = pos.first_row + pos.n_rows
+    for col in pos.columns:
+        if nodes[col].formula is not None:
+            c = ws.cell(r, 1)
+            set_text(c, f"{book.model.quantities[col].column} = {nodes[col].formula.text}")
+            styles.dress(c, styles.formula_font)
+            r += 1
+    if tname == "load_sweep":
+        sweep_extras(book, sheet, pos, r)

@@ -1,0 +1,157 @@
+"""Cell styles: tag fills and fonts, borders, section bands, and number formats that show the unit.
+
+openpyxl hashes every style object on assignment, which dominates the cost of
+a large workbook; :meth:`Styles.apply` therefore caches the resulting style
+array per (starting style, key) and copies it onto cells that start alike.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+
+from openpyxl.styles import Alignment, Border, Font, PatternFill, Side
+
+from capplan import formatting
+from capplan.rendering.palette import color, palette
+from capplan.resources import templates_dir
+
+
+def fill(hex_rgb: str | None) -> PatternFill:
+    return PatternFill("solid", start_color=hex_rgb, end_color=hex_rgb) if hex_rgb else PatternFill()
+
+
+def _decimals(values) -> int:
+    """Decimals that show every value to about 4 significant digits (at least 2 if not whole).
+
+    Values are first rounded to 12 significant digits: the engine's last bits
+    differ between pint/numpy versions (7.999999999999999 for 8), and the
+    format must not."""
+    best = 0
+    for v in values:
+        if v is None or isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v == 0:
+            continue
+        v = float(f"{v:.12g}")
+        if float(v).is_integer():
+            continue
+        exp = math.floor(math.log10(abs(v)))
+        places = max(2, 3 - exp)
+        text = f"{v:.{min(places + 3, 9)}f}".rstrip("0")
+        exact = len(text.split(".")[1]) if "." in text else 0
+        best = max(best, min(places, max(exact, 2)), 0)
+    return min(best, 6)
+
+
+def number_format(unit: str, kind: str, values) -> str:
+    """A number format that shows the unit: ``#,##0.00" GiB"``, ``"$"#,##0.00"/h"``."""
+    if kind == "bool":
+        return "General"
+    if kind == "text":
+        return "@"
+    if kind == "money":
+        suffix = formatting.MONEY_SUFFIX.get(unit, " " + unit).replace('"', "")
+        if unit == "USD/Mtoken":
+            suffix = " /1M tok"
+        return '"$"#,##0.00' + (f'"{suffix}"' if suffix else "")
+    d = _decimals(values)
+    body = "#,##0" + ("." + "0" * d if d else "")
+    label = formatting.unit_label(unit).replace('"', "")
+    return body + (f'" {label}"' if label else "")
+
+
+_ATTRIBUTE = {Font: "font", PatternFill: "fill", Border: "border", Alignment: "alignment"}
+
+
+class Styles:
+    """The style objects of one workbook: tag colours from ``templates/palette.yaml``,
+    everything else from ``templates/workbook.yaml``."""
+
+    def __init__(self, cfg: dict):
+        file = str(templates_dir() / "workbook.yaml")
+
+        def rgb(*keys: str) -> str:
+            value = cfg
+            for k in keys:
+                value = value[k]
+            return color(value, file, ".".join(keys))
+
+        tags = palette()["tags"]
+        self.tag_style = {}
+        for tag, spec in cfg["tags"].items():
+            self.tag_style[tag] = (fill(tags[tag]["fill"]), Font(color=tags[tag]["text"], bold=bool(spec.get("bold")),
+                                                                 italic=bool(spec.get("italic"))))
+        self.link_font_color = rgb("linked", "font")
+        side = Side(style="thick", color=rgb("override", "border"))
+        self.override_border = Border(left=side, right=side, top=side, bottom=side)
+        thin = Side(style="thin", color=rgb("lines", "box"))
+        self.thin_bottom = Border(bottom=Side(style="thin", color=rgb("lines", "rule")))
+        self.box = Border(left=thin, right=thin, top=thin, bottom=thin)
+        self.section_fill = fill(rgb("section", "fill"))
+        self.section_font = Font(bold=True, color=rgb("section", "font"), size=cfg["section"]["size"])
+        self.part_fill = fill(rgb("part", "fill"))
+        self.part_font = Font(bold=True, color=rgb("part", "font"))
+        formula = cfg["formula_font"]
+        self.formula_font = Font(color=rgb("formula_font", "color"), italic=True, name=formula["name"],
+                                 size=formula["size"])
+        self.pass_fill = fill(rgb("pass_fill"))
+        self.fail_fill = fill(rgb("fail_fill"))
+        text = cfg["text"]
+        muted, small = rgb("text", "muted"), text["note_size"]
+        self.title = Font(bold=True, size=text["title_size"])
+        self.bold = Font(bold=True)
+        self.italic = Font(italic=True)
+        self.small = Font(size=small)                                # legend texts, scenario titles
+        self.legend_label = Font(italic=True, size=small)
+        self.note = Font(color=muted, size=small)                    # descriptions, units, helper values
+        self.unit = Font(italic=True, color=muted, size=small)       # unit rows, helper labels
+        self.muted = Font(italic=True, color=muted)                  # the Summary's subtitles
+        self.changes = Font(size=text["changes_size"], color=muted)
+        self.pending_derived = Font(color=tags["pending"]["text"], italic=True)
+        self.failing_row_fill = fill(rgb("chart", "failing_row_fill"))
+        self.chart_colors = rgb("chart", "ttft"), rgb("chart", "tpot")
+        self.knee_font = Font(bold=True)
+        self.knee_border = Border(top=Side(style="medium"), bottom=Side(style="medium"))
+        self.header_alignment = Alignment(wrap_text=True, vertical="bottom")
+        self.center = Alignment(horizontal="center")
+        self.left = Alignment(horizontal="left")
+        self.top = Alignment(vertical="top")
+        self.top_center_wrapped = Alignment(wrap_text=True, vertical="top", horizontal="center")
+        self.top_wrapped = Alignment(wrap_text=True, vertical="top")
+        self._cache: dict[tuple, object] = {}
+
+    @staticmethod
+    def key(tag: str | None, pending: bool) -> str:
+        if tag is None:
+            return "derived"
+        return "pending" if pending else tag
+
+    def dress(self, cell, *objects, number_format: str | None = None) -> None:
+        """Give a cell some of this object's fonts, fills, borders and alignments (and a
+        number format), through the same cache as :meth:`apply`. Only this object's own
+        style objects: the cache knows them by identity, and they live as long as it."""
+        cache_key = (tuple(cell._style or ()), tuple(id(o) for o in objects), number_format)
+        cached = self._cache.get(cache_key)
+        if cached is not None:
+            cell._style = copy.copy(cached)
+            return
+        for o in objects:
+            setattr(cell, _ATTRIBUTE[type(o)], o)
+        if number_format is not None:
+            cell.number_format = number_format
+        self._cache[cache_key] = copy.copy(cell._style)
+
+    def apply(self, cell, key: str, *, linked=False, override=False) -> None:
+        cache_key = (tuple(cell._style or ()), key, linked, override)
+        cached = self._cache.get(cache_key)
+        if cached is not None:
+            cell._style = copy.copy(cached)
+            return
+        fill_, font = self.tag_style[key]
+        cell.fill = fill_
+        if linked:
+            font = Font(color=self.link_font_color, bold=font.bold, italic=font.italic)
+        elif override:
+            font = Font(color=font.color, bold=True, italic=font.italic)
+        cell.font = font
+        cell.border = self.override_border if override else self.box
+        self._cache[cache_key] = copy.copy(cell._style)

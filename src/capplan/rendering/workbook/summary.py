@@ -1,0 +1,217 @@
+"""The Summary sheet: the decisions per scenario, one column per scenario, each
+cell a link into that scenario's sheet; the tag legend; pending measurements;
+price dates.
+
+:func:`gather` decides WHAT the sheet shows and :func:`write_summary` only lays
+it out, so the content can come from another source (the shared view of the
+results) without touching the sheet's layout.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from openpyxl.utils import get_column_letter
+
+from capplan import formatting
+from capplan.rendering import present
+from capplan.rendering.view import declared
+from capplan.rendering.workbook.manifest import CellInfo
+from capplan.rendering.workbook.sheets import page_setup, pass_fail
+from capplan.rendering.workbook.styles import number_format
+from capplan.rendering.workbook.template import TAG_KEYS
+from capplan.rendering.workbook.text import one_line, quote_sheet, set_text
+
+if TYPE_CHECKING:
+    from capplan.rendering.workbook.builder import Book
+
+
+@dataclass(frozen=True)
+class Row:
+    """A decision row (``quantity`` set; ``index`` for a table row) or a table row's heading."""
+
+    label: str
+    quantity: str | None = None
+    index: int | None = None
+
+
+@dataclass
+class Content:
+    title: str
+    subtitle: str
+    rows: list[Row]
+    pending: list[tuple[str, str]]      # (input, "value - source")
+    dated: list[tuple[str, str]]        # (table, as of)
+
+
+def gather(book: Book) -> Content:
+    """What the Summary shows: the decisions of layout.yaml, then pending inputs and price dates."""
+    plan, model, nominal = book.plan, book.model, book.nominal
+    sizing = plan.switches.get("sizing", "")
+    rows: list[Row] = []
+    tables: dict[str, list[str]] = {}
+    for item in declared():             # the key results, as every summary shows them
+        name = item["quantity"]
+        if item["table"] is not None:
+            tables.setdefault(item["table"], []).append(model.quantities[name].column)
+        elif name in nominal.graph.nodes:
+            rows.append(Row(name, name))
+    for t, cols in tables.items():
+        if t not in nominal.scenario.tables or t not in model.tables:
+            continue
+        table = model.tables[t]
+        cols = [c for c in cols if f"{t}.{c}" in nominal.graph.nodes]
+        keys = nominal.display(f"{t}.{table.key}")
+        for i, k in enumerate(keys):
+            if any(len(e.scenario.tables[t].rows) <= i for e in book.evs):
+                continue
+            rows.append(Row(f"{table.title}: {k}"))
+            rows.extend(Row(f"  {col}", f"{t}.{col}", i) for col in cols)
+    pending = []
+    for n in sorted({n for e in book.evs for n, i in e.inputs.items() if i.pending}):
+        given = nominal.inputs.get(n) or next(e.inputs[n] for e in book.evs if n in e.inputs)
+        shown = present.shown(nominal, n).text if n in nominal.values else ""
+        pending.append((n, f"{shown} - {given.source or 'no source'}"))
+    dated = [(t, d.as_of) for t, d in nominal.scenario.tables.items() if d.as_of]
+    return Content(plan.title, f"Plan {plan.file}; GPU {plan.gpu.id}; model {plan.model_entry.id}; sizing: {sizing}.",
+                   rows, pending, dated)
+
+
+def write_summary(book: Book, ws) -> None:
+    content = gather(book)
+    styles = book.styles
+    sheets = book.sheets
+    ncols = 2 + len(sheets)
+    look = book.cfg["summary"]
+    ws.column_dimensions["A"].width = look["widths"]["quantity"]
+    ws.column_dimensions["B"].width = look["widths"]["unit"]
+    for i in range(len(sheets)):
+        ws.column_dimensions[get_column_letter(3 + i)].width = look["widths"]["scenario"]
+    c = ws.cell(1, 1)
+    set_text(c, content.title)
+    styles.dress(c, styles.title)
+    set_text(ws.cell(2, 1), content.subtitle)
+    set_text(ws.cell(3, 1), "Every number below is a live formula over the scenario sheets. Edit inputs on the "
+                            "'nominal' sheet (coloured cells); scenarios follow unless they override.")
+    styles.dress(ws.cell(2, 1), styles.muted)
+    styles.dress(ws.cell(3, 1), styles.muted)
+    row = look["first_row"]
+    head = ws.cell(row, 1)
+    set_text(head, "Decisions by scenario")
+    styles.dress(head, styles.section_font)
+    for i in range(1, ncols + 1):
+        styles.dress(ws.cell(row, i), styles.section_fill)
+    row += 1
+    set_text(ws.cell(row, 1), "Quantity")
+    set_text(ws.cell(row, 2), "Unit")
+    for i, s in enumerate(sheets):
+        set_text(ws.cell(row, 3 + i), one_line(s.ev.scenario.name))     # a name, like its sheet's
+    for i in range(1, ncols + 1):
+        styles.dress(ws.cell(row, i), styles.bold, styles.thin_bottom, styles.center if i > 2 else styles.left)
+    row += 1
+    set_text(ws.cell(row, 1), "scenario")
+    styles.dress(ws.cell(row, 1), styles.top)
+    for i, s in enumerate(sheets):
+        c = ws.cell(row, 3 + i)
+        set_text(c, s.ev.scenario.title)
+        styles.dress(c, styles.top_center_wrapped, styles.small)
+    ws.row_dimensions[row].height = look["heights"]["scenario"]
+    row += 1
+    set_text(ws.cell(row, 1), "changes")
+    styles.dress(ws.cell(row, 1), styles.top)
+    for i, s in enumerate(sheets):
+        c = ws.cell(row, 3 + i)
+        set_text(c, "; ".join(s.ev.scenario.changes) or "(as written)")
+        styles.dress(c, styles.top_wrapped, styles.changes)
+    ws.row_dimensions[row].height = look["heights"]["changes"]
+    row += 1
+    bool_cells: list[str] = []
+    for item in content.rows:
+        if item.quantity is None:
+            c = ws.cell(row, 1)
+            set_text(c, item.label)
+            styles.dress(c, styles.part_font)
+            for j in range(1, ncols + 1):
+                styles.dress(ws.cell(row, j), styles.part_fill)
+            row += 1
+        else:
+            row = _decision_row(book, ws, row, item, bool_cells)
+    pass_fail(book, ws, bool_cells)
+    row += 1
+    row = _legend(book, ws, row, 1) + 1
+    if content.pending:
+        def pending_style(key, text):
+            styles.apply(key, "pending")
+            styles.dress(text, styles.small)
+        row = _listing(styles, ws, row, "Pending measurements (results resting on them are provisional)",
+                       content.pending, pending_style)
+    if content.dated:
+        row = _listing(styles, ws, row + 1, "Prices and tables as of", content.dated)
+    ws.freeze_panes = look["freeze_panes"]
+    page_setup(ws)
+
+
+def _listing(styles, ws, row: int, heading: str, entries, style=None) -> int:
+    """A bold heading over (key, text) rows; ``style(key_cell, text_cell)`` dresses each row."""
+    c = ws.cell(row, 1)
+    set_text(c, heading)
+    styles.dress(c, styles.bold)
+    for key, text in entries:
+        row += 1
+        set_text(ws.cell(row, 1), key)
+        set_text(ws.cell(row, 2), text)
+        if style:
+            style(ws.cell(row, 1), ws.cell(row, 2))
+    return row + 1
+
+
+def _decision_row(book: Book, ws, row: int, item: Row, bool_cells) -> int:
+    name, index = item.quantity, item.index
+    q = book.model.quantities[name]
+    set_text(ws.cell(row, 1), item.label)
+    set_text(ws.cell(row, 2), formatting.unit_label(q.unit) if q.kind != "money" else q.unit)
+    book.styles.dress(ws.cell(row, 2), book.styles.note)
+    values = [s.display(name) if index is None else s.display(name)[index]
+              for s in book.sheets if name in s.ev.values]
+    fmt = number_format(q.unit, q.kind, values)
+    for i, s in enumerate(book.sheets):
+        if name not in s.ev.values:
+            continue
+        c = ws.cell(row, 3 + i)
+        qs = quote_sheet(s.ws.title)
+        if index is None:
+            c.value = f"={qs}!{s.scalar_cell(name, absolute=True)}"
+            expected = s.display(name)
+        else:
+            c.value = f"={qs}!{s.table_cell(name, index, absolute=True)}"
+            expected = s.display(name)[index]
+        book.styles.dress(c, number_format=fmt)
+        book.styles.apply(c, "derived")
+        book.cells.append(CellInfo(ws.title, c.coordinate, name, s.ev.scenario.name, index, "summary", expected))
+        if q.kind == "bool":
+            bool_cells.append(c.coordinate)
+    return row + 1
+
+
+def _legend(book: Book, ws, row: int, col: int) -> int:
+    head = ws.cell(row, col)
+    set_text(head, "Legend")
+    book.styles.dress(head, book.styles.bold)
+    r = row + 1
+    for key in TAG_KEYS:
+        c = ws.cell(r, col)
+        set_text(c, key)
+        book.styles.apply(c, key)
+        d = ws.cell(r, col + 1)
+        set_text(d, book.cfg["tags"][key]["label"])
+        book.styles.dress(d, book.styles.small)
+        r += 1
+    for key, kwargs in (("linked", {"linked": True}), ("override", {"override": True})):
+        c = ws.cell(r, col)
+        set_text(c, key)
+        book.styles.apply(c, "assumption", **kwargs)
+        set_text(ws.cell(r, col + 1), book.cfg[key]["label"])
+        book.styles.dress(ws.cell(r, col + 1), book.styles.small)
+        r += 1
+    return r
