@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING
 from openpyxl.utils import get_column_letter
 
 from capplan import formatting
-from capplan.rendering import present
-from capplan.rendering.view import declared
+from capplan.rendering import present, view
 from capplan.rendering.workbook.manifest import CellInfo
 from capplan.rendering.workbook.sheets import page_setup, pass_fail
 from capplan.rendering.workbook.styles import number_format
@@ -49,25 +48,15 @@ def gather(book: Book) -> Content:
     """What the Summary shows: the decisions of layout.yaml, then pending inputs and price dates."""
     plan, model, nominal = book.plan, book.model, book.nominal
     sizing = plan.switches.get("sizing", "")
-    rows: list[Row] = []
-    tables: dict[str, list[str]] = {}
-    for item in declared():             # the key results, as every summary shows them
-        name = item["quantity"]
-        if item["table"] is not None:
-            tables.setdefault(item["table"], []).append(model.quantities[name].column)
-        elif name in nominal.graph.nodes:
-            rows.append(Row(name, name))
-    for t, cols in tables.items():
-        if t not in nominal.scenario.tables or t not in model.tables:
+    key = view.build(plan, book.evs).scenarios[0]      # the key results, as every summary shows them
+    rows = [Row(k.label, k.quantity) for k in key.scalars()]
+    for row_key, results in key.rows().items():
+        table = model.tables[model.quantities[results[0].quantity].table]
+        index = results[0].index
+        if any(len(e.scenario.tables[table.name].rows) <= index for e in book.evs):
             continue
-        table = model.tables[t]
-        cols = [c for c in cols if f"{t}.{c}" in nominal.graph.nodes]
-        keys = nominal.display(f"{t}.{table.key}")
-        for i, k in enumerate(keys):
-            if any(len(e.scenario.tables[t].rows) <= i for e in book.evs):
-                continue
-            rows.append(Row(f"{table.title}: {k}"))
-            rows.extend(Row(f"  {col}", f"{t}.{col}", i) for col in cols)
+        rows.append(Row(f"{table.title}: {row_key}"))
+        rows.extend(Row(f"  {k.label}", k.quantity, k.index) for k in results)
     pending = []
     for n in sorted({n for e in book.evs for n, i in e.inputs.items() if i.pending}):
         given = nominal.inputs.get(n) or next(e.inputs[n] for e in book.evs if n in e.inputs)
