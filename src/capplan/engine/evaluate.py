@@ -87,15 +87,17 @@ def evaluate(plan: Plan, scenario: Scenario, model: Model, nominal: Evaluation |
                 values[name] = column if q.kind == "text" else np.array(column, dtype=float)
                 provenance[name] = frozenset([q.table])
             else:
-                result = _compute(name, node, values, nominal_values, plan, scenario, model)
+                result = _compute(name, node, values, nominal_values, plan, scenario, model, graph)
                 values[name] = np.broadcast_to(np.asarray(result, dtype=float), (len(rows),)).copy()
+                _check_plausible(name, node, values, nominal_values, plan, scenario, model, graph)
         elif node.formula is None:
             item = scenario.inputs[name]
             used[name] = item
             values[name] = item.value
             provenance[name] = frozenset([name])
         else:
-            values[name] = float(_compute(name, node, values, nominal_values, plan, scenario, model))
+            values[name] = float(_compute(name, node, values, nominal_values, plan, scenario, model, graph))
+            _check_plausible(name, node, values, nominal_values, plan, scenario, model, graph)
         if node.formula is not None:
             provenance[name] = frozenset().union(*(provenance[d] for d in node.deps)) if node.deps else frozenset()
         pending_checks = _run_checks(pending_checks, values, nominal_values, model, plan, scenario)
@@ -112,16 +114,129 @@ def _where(plan: Plan, scenario: Scenario) -> str:
     return "" if scenario.name == "nominal" else f"scenario {scenario.name}: "
 
 
-def _compute(name, node, values, nominal_values, plan, scenario, model):
+def _compute(name, node, values, nominal_values, plan, scenario, model, graph):
+    numeric = _numeric(values, nominal_values, model)
     try:
         with np.errstate(all="ignore"):
-            return _numeric(values, nominal_values, model).visit(node.formula.expr)
+            return numeric.visit(node.formula.expr)
+    except DivisionByZero as err:
+        # Follow the zero down through derived quantities to the input that is 0,
+        # and point at the line where the plan (or the scenario) wrote it.
+        chain = _zero_chain(err.symbol, err.row, numeric, graph)
+        because = f", because {' is 0, because '.join(chain[1:])} is 0" if len(chain) > 1 else ""
+        key, line = _locate(chain[-1], err.row, plan, scenario)
+        raise CapplanError(f"{_where(plan, scenario)}{name} = {node.formula.text}: division by zero: "
+                           f"{chain[0]} is 0{because}{_origin(chain[-1], scenario)}",
+                           file=plan.file, key=key or name, line=line or plan.line(name)) from None
     except CapplanError as err:
-        # Point at the plan line of the culprit (the input that is 0) when the plan wrote it.
-        culprit = err.key if err.key and plan.line(err.key) else None
-        key = f"inputs.{culprit}" if culprit else name
         raise CapplanError(f"{_where(plan, scenario)}{name} = {node.formula.text}: {err.message}",
-                           file=plan.file, key=key, line=plan.line(culprit or name)) from None
+                           file=plan.file, key=name, line=plan.line(name)) from None
+
+
+def _zero_chain(symbol: str | None, row, numeric: Numeric, graph: Graph) -> list[str]:
+    """The quantities a zero divisor flows through, from the divisor to the input that is 0.
+
+    ``hbm_efficiency: 0`` makes the divisor ``hbm_bandwidth * gpus_per_replica
+    * hbm_efficiency`` zero; the chain is ``[hbm_efficiency]``. A derived
+    quantity that is 0 is followed into its formula while one factor of it is 0.
+    """
+    chain = [symbol] if symbol else []
+    while chain and (node := graph.nodes.get(chain[-1])) is not None and node.formula is not None:
+        factor = numeric.zero_factor(node.formula.expr, row)
+        if factor is None:
+            break
+        chain.append(factor)
+    return chain
+
+
+def _locate(name: str, row, plan: Plan, scenario: Scenario) -> tuple[str | None, int | None]:
+    """The key and line where the plan wrote an input (a scalar, or a table cell in ``row``)."""
+    if "." in name:
+        table, column = name.split(".", 1)
+        data = scenario.tables.get(table)
+        if data is None or row is None or row >= len(data.lines):
+            return None, None
+        return f"tables.{table}.rows[{row}].{column}", data.lines[row]
+    given = scenario.inputs.get(name)
+    if given is None or given.line is None:
+        return None, None
+    section = "inputs" if given.origin == "plan" else f"scenarios.{given.origin}.set"
+    return f"{section}.{name}", given.line
+
+
+def _origin(name: str, scenario: Scenario) -> str:
+    """Where an input not written in the plan came from (the catalog, the model's default)."""
+    given = scenario.inputs.get(name)
+    if given is None or given.origin not in ("catalog", "default"):
+        return ""
+    return f" ({given.source})" if given.source else ""
+
+
+def _check_plausible(name, node, values, nominal_values, plan, scenario, model, graph) -> None:
+    """Refuse a result no number can hold: one that overflowed to infinity (or NaN)
+    from finite inputs, or whose magnitude in its display unit passes 2**53, where a
+    float no longer holds every whole number (a GPU count, cents). The message names
+    the input chain that caused it, following at each step the most extreme input."""
+    q = node.quantity
+    if q.kind in ("bool", "text"):
+        return
+    shown = np.atleast_1d(np.asarray(values[name], dtype=float)) / units.factor(q.unit)
+    finite_deps = all(np.all(np.isfinite(np.asarray(values.get(d, nominal_values.get(d, 0.0)), dtype=float)))
+                      for d in node.deps if model.quantities[d].kind not in ("text",))
+    overflow = ~np.isfinite(shown) if finite_deps else np.zeros(shown.shape, bool)
+    huge = np.isfinite(shown) & (np.abs(shown) > units.LIMIT)
+    bad = np.flatnonzero(overflow | huge)
+    if not bad.size:
+        return
+    row = int(bad[0]) if q.table else None
+    value = shown[bad[0]]
+    what = ("overflows (no number holds it)" if not np.isfinite(value) else
+            f"is {value:.4g} {formatting.unit_label(q.unit)}".rstrip() + f", beyond ±2^53 ({units.LIMIT:,})")
+    chain = _extreme_chain(name, row, values, nominal_values, model, graph)
+    key, line = _locate(chain[-1], row, plan, scenario)
+    steps = [f"{n} = {_brief(n, row, values, nominal_values, model)}" for n in chain[1:]]
+    origin = (f"; it comes from {steps[-1]}{_origin(chain[-1], scenario)}"
+              + (f" through {', '.join(reversed(steps[:-1]))}" if len(steps) > 1 else "")) if steps else ""
+    where = f" (row {scenario.tables[q.table].rows[row].get(model.tables[q.table].key)})" if q.table else ""
+    raise CapplanError(f"{_where(plan, scenario)}{name}{where} = {node.formula.text} {what}: no count or "
+                       f"amount can be held exactly{origin}", file=plan.file, key=key or name,
+                       line=line or plan.line(name))
+
+
+def _extreme_chain(name, row, values, nominal_values, model, graph) -> list[str]:
+    """From ``name`` down to an input, each step to the dependency furthest from 1 in
+    order of magnitude (a rate of 1e-300 req/s, a price of 1e15 USD/h)."""
+    chain = [name]
+    while (node := graph.nodes.get(chain[-1])) is not None and node.deps:
+        scored = [(_extremeness(d, row, values, nominal_values, model), d) for d in node.deps
+                  if model.quantities[d].kind not in ("bool", "text") and d not in chain]
+        if not scored:
+            break
+        chain.append(max(scored)[1])
+    return chain
+
+
+def _value_at(name, row, values, nominal_values, model) -> float:
+    value = np.asarray(values.get(name, nominal_values.get(name, math.nan)), dtype=float)
+    if value.ndim and row is not None and row < value.size:
+        value = value[row]
+    elif value.ndim:
+        value = value.flat[0] if value.size else math.nan
+    return float(value) / units.factor(model.quantities[name].unit)
+
+
+def _extremeness(name, row, values, nominal_values, model) -> float:
+    value = abs(_value_at(name, row, values, nominal_values, model))
+    if math.isnan(value):
+        return -1.0
+    if math.isinf(value):
+        return math.inf
+    return abs(math.log10(value)) if value else -1.0
+
+
+def _brief(name, row, values, nominal_values, model) -> str:
+    q = model.quantities[name]
+    return f"{_value_at(name, row, values, nominal_values, model):.4g} {formatting.unit_label(q.unit)}".rstrip()
 
 
 def _run_checks(pending, values, nominal_values, model, plan, scenario):
@@ -142,8 +257,17 @@ def _show(name, value, model) -> str:
     return formatting.quantity(units.to_display(float(value), q.unit), q.unit, q.kind)
 
 
-def _numeric(values, nominal_values, model) -> "Numeric":
+def _numeric(values, nominal_values, model) -> Numeric:
     return Numeric(values, nominal_values, lambda name, value: _show(name, value, model))
+
+
+class DivisionByZero(CapplanError):
+    """A formula divides by a value that is 0 (``symbol``, in table row ``row``)."""
+
+    def __init__(self, symbol: str | None, row: int | None, expr):
+        super().__init__(f"division by zero: {symbol or expr} is 0", key=symbol)
+        self.symbol = symbol
+        self.row = row
 
 
 class Numeric(Walker):
@@ -176,9 +300,35 @@ class Numeric(Walker):
     def Pow(self, expr):
         base, exponent = (self.visit(a) for a in expr.args)
         if not self.guarded and np.any(np.asarray(base) == 0) and np.any(np.asarray(exponent) < 0):
-            culprit = expr.args[0].name if isinstance(expr.args[0], sympy.Symbol) else None
-            raise CapplanError(f"division by zero: {expr.args[0]} is 0", key=culprit)
+            zeros = np.flatnonzero(np.atleast_1d(np.asarray(base)) == 0)
+            row = int(zeros[0]) if np.ndim(base) else None
+            raise DivisionByZero(self.zero_factor(expr.args[0], row), row, expr.args[0])
         return np.power(base, exponent)
+
+    def zero_factor(self, expr, row) -> str | None:
+        """The name whose 0 makes ``expr`` 0: ``expr`` itself, one factor of a
+        product, or the base of a positive power (in table row ``row``)."""
+        while True:
+            if isinstance(expr, sympy.Symbol):
+                return expr.name if self._is_zero(expr, row) else None
+            if isinstance(expr, sympy.Pow) and expr.args[1].is_positive:
+                expr = expr.args[0]
+            elif isinstance(expr, sympy.Mul):
+                expr = next((f for f in expr.args if self._is_zero(f, row)), None)
+                if expr is None:
+                    return None
+            else:
+                return None
+
+    def _is_zero(self, expr, row) -> bool:
+        try:
+            with np.errstate(all="ignore"):
+                value = np.asarray(self.visit(expr), dtype=float)
+        except (CapplanError, KeyError):
+            return False
+        if value.ndim and row is not None:
+            return bool(value[row] == 0)
+        return bool(np.all(value == 0))
 
     def ceiling(self, expr):
         x = self.visit(expr.args[0])

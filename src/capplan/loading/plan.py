@@ -159,7 +159,7 @@ class _PlanReader:
         switches = self.model.default_switches()
         for key in PLAN_SWITCHES:
             chosen = self.data.get(key, switches[key])
-            if chosen not in self.model.switches[key]["cases"]:
+            if not isinstance(chosen, str) or chosen not in self.model.switches[key]["cases"]:
                 raise self.err(f"{key} must be one of {', '.join(self.model.switches[key]['cases'])}, got '{chosen}'", key)
             switches[key] = chosen
         switches["attention"] = model_entry.attention or switches["attention"]
@@ -177,10 +177,19 @@ class _PlanReader:
                            self._expect(self.data.get("expect") or {}, ("expect",)), [])
         scenarios = [nominal] + self._scenarios(nominal)
         return Plan(path=self.path, file=self.doc.file, name=self.path.stem,
-                    title=str(self.data.get("title", self.path.stem)), owner=str(self.data.get("owner", "")),
-                    description=str(self.data.get("description", "") or "").strip(), gpu=gpu,
+                    title=self._text(self.data.get("title"), "title") or self.path.stem,
+                    owner=self._text(self.data.get("owner"), "owner") or "",
+                    description=(self._text(self.data.get("description"), "description") or "").strip(), gpu=gpu,
                     model_entry=model_entry, switches=switches, scenarios=scenarios, doc=self.doc,
-                    notes=str(self.data.get("notes", "") or "").strip())
+                    notes=(self._text(self.data.get("notes"), "notes") or "").strip())
+
+    def _text(self, value, *path) -> str | None:
+        """A text field (title, source, note, a date, a row name): a scalar, never a mapping or list."""
+        if value is None:
+            return None
+        if isinstance(value, (dict, list)):
+            raise self.err(f"expected text, got {_kind(value)}", *path)
+        return value.isoformat() if isinstance(value, dt.date) else str(value)
 
     # -- catalog and defaults ---------------------------------------------
     def _entry(self, kind) -> catalog.Entry:
@@ -271,9 +280,9 @@ class _PlanReader:
         except CapplanError as err:
             raise self.err(f"{err.message}", *path) from None
         date = fields.get("date")
-        return Input(name, value, tag, origin, source=_text(fields.get("source")), status=status if status == "pending" else None,
-                     date=date.isoformat() if isinstance(date, dt.date) else _text(date),
-                     note=_text(fields.get("note")), pinned=not q.is_input, line=self.doc.line(path))
+        return Input(name, value, tag, origin, source=self._text(fields.get("source"), *path, "source"),
+                     status=status if status == "pending" else None, date=self._text(date, *path, "date"),
+                     note=self._text(fields.get("note"), *path, "note"), pinned=not q.is_input, line=self.doc.line(path))
 
     def _switch_text(self, q) -> str:
         return ", ".join(f"{sw}: {self.switches[sw]}" for sw, _ in self.model.when(q.name)) or "these settings"
@@ -314,6 +323,8 @@ class _PlanReader:
             if key not in TABLE_KEYS:
                 raise self.err(f"unknown key '{key}'{nearest(str(key), TABLE_KEYS)}", *path, key)
         given_units = spec.get("units") or {}
+        if not isinstance(given_units, dict):
+            raise self.err("expected a mapping of column: unit (units: {e2e_p99: s})", *path, "units")
         inputs = {self.model.quantities[c].column: self.model.quantities[c] for c in table.columns
                   if self.model.quantities[c].is_input}
         for col, unit_text in given_units.items():
@@ -344,7 +355,7 @@ class _PlanReader:
             values, extra = {}, {}
             for col, raw in row.items():
                 if col in ROW_META:
-                    extra[col] = raw.isoformat() if isinstance(raw, dt.date) else _text(raw)
+                    extra[col] = self._text(raw, *rpath, col)
                     continue
                 q = inputs.get(col)
                 if q is None:
@@ -352,7 +363,7 @@ class _PlanReader:
                     why = " is computed, not given" if computed else f" is unknown{nearest(str(col), inputs)}"
                     raise self.err(f"column '{col}'{why}", *rpath, col)
                 if q.kind == "text":
-                    values[col] = str(raw)
+                    values[col] = str(self._text(raw, *rpath, col))
                     continue
                 try:
                     values[col] = units.parse_value(raw, str(given_units.get(col, q.unit)))
@@ -367,8 +378,9 @@ class _PlanReader:
             rows.append(values)
             meta.append(extra)
             lines.append(self.doc.line(rpath))
-        data = TableData(name, rows, meta, source=_text(spec.get("source")),
-                         as_of=_date(spec.get("as_of")), note=_text(spec.get("note")), lines=lines,
+        data = TableData(name, rows, meta, source=self._text(spec.get("source"), *path, "source"),
+                         as_of=self._text(spec.get("as_of"), *path, "as_of"),
+                         note=self._text(spec.get("note"), *path, "note"), lines=lines,
                          imported=imported)
         self._check_keys(table, data, path)
         return data
@@ -426,6 +438,9 @@ class _PlanReader:
             if name == NOMINAL:
                 raise self.err("'nominal' is the plan itself; name the scenario otherwise", *path)
             spec = spec or {}
+            if not isinstance(spec, dict):
+                raise self.err("a scenario is a mapping (title:, set:, expect:), got "
+                               f"{_kind(spec)}", *path)
             for key in spec:
                 if key not in SCENARIO_KEYS:
                     raise self.err(f"unknown key '{key}'{nearest(str(key), SCENARIO_KEYS)}", *path, key)
@@ -433,7 +448,10 @@ class _PlanReader:
             tables = {k: TableData(v.name, [dict(r) for r in v.rows], v.meta, v.source, v.as_of, v.note, v.lines)
                       for k, v in nominal.tables.items()}
             changes = []
-            for target, value in (spec.get("set") or {}).items():
+            changed = spec.get("set") or {}
+            if not isinstance(changed, dict):
+                raise self.err(f"'set:' is a mapping of quantity: value, got {_kind(changed)}", *path, "set")
+            for target, value in changed.items():
                 tpath = path + ("set", target)
                 cell = names.cell(target)
                 if cell:
@@ -443,7 +461,8 @@ class _PlanReader:
                 changes.append(f"{target} = {value['value'] if isinstance(value, dict) else value}")
             if not changes:
                 raise self.err("a scenario needs 'set:' with at least one change", *path)
-            out.append(Scenario(str(name), str(spec.get("title", name)), str(spec.get("description", "") or "").strip(),
+            out.append(Scenario(str(name), self._text(spec.get("title"), *path, "title") or str(name),
+                                (self._text(spec.get("description"), *path, "description") or "").strip(),
                                 inputs, tables, self._expect(spec.get("expect") or {}, path + ("expect",)), changes))
         return out
 
@@ -480,31 +499,21 @@ class _PlanReader:
                     raise self.err("expected true or false", *tpath)
                 out.append(Expectation(str(target), value, value, "", 0.0, self.doc.line(tpath)))
                 continue
-            text = str(value).strip()
-            number = re.match(r"^[-+]?[\d,_]*\.?\d*(?:[eE][-+]?\d+)?", text).group(0)
-            unit_text = text[len(number):].strip() or q.unit
             try:
                 base = units.parse_value(value, q.unit)
+                written = units.written(value if isinstance(value, str) else repr(value), q.unit)
                 domains.require(q, base, value)      # an expectation outside it can never hold
             except CapplanError as err:
                 raise self.err(err.message, *tpath) from None
-            mantissa = number.replace(",", "").replace("_", "").lower().split("e")[0]
-            decimals = len(mantissa.split(".")[1]) if "." in mantissa else 0
-            exponent = int(number.lower().split("e")[1]) if "e" in number.lower() else 0
-            tolerance = 0.5 * 10.0 ** (exponent - decimals)
+            unit_text = written.unit or q.unit
+            tolerance = written.resolution / 2
             out.append(Expectation(str(target), value, units.to_display(base, unit_text), unit_text,
                                    tolerance, self.doc.line(tpath)))
         return out
 
 
-def _text(value) -> str | None:
-    if value is None:
-        return None
-    return value.isoformat() if isinstance(value, dt.date) else str(value)
-
-
-def _date(value) -> str | None:
-    return _text(value)
+def _kind(value) -> str:
+    return {dict: "a mapping", list: "a list"}.get(type(value), f"'{value}'")
 
 
 def _show(value) -> str:

@@ -3,6 +3,16 @@
 Error messages name the line of the offending key, so the loader keeps a map
 from a key path (``("inputs", "peak_arrival_rate")``) to its line. Duplicate
 keys, which PyYAML silently lets the last one win, are an error here.
+
+A plan may come from an untrusted pull request, so the loader builds the data
+itself from PyYAML's event stream (libyaml's C parser when PyYAML has it, the
+pure-Python one otherwise) instead of composing and constructing a node
+graph: the events carry the line numbers, and building from them with an
+explicit stack lets the loader bound what a few bytes can cost. It refuses a
+file larger than :data:`MAX_BYTES`, nesting deeper than :data:`MAX_DEPTH`,
+more than :data:`MAX_VALUES` values once aliases are expanded (the "billion
+laughs" alias bomb), tags other than YAML's plain types (``!!python/...``,
+``!!binary``, merge keys) and numbers too long to be a plan value.
 """
 
 from __future__ import annotations
@@ -10,10 +20,30 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
+from yaml.events import (
+    AliasEvent,
+    DocumentStartEvent,
+    MappingEndEvent,
+    MappingStartEvent,
+    ScalarEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+)
 
 from capplan.errors import CapplanError
 
 Path_ = tuple  # a key path: ('tables', 'classes', 'rows', 2, 'weight')
+
+MAX_BYTES = 4 * 1024 * 1024      # a plan of a thousand sweep rows is ~100 KB
+MAX_DEPTH = 64                   # plans nest six levels deep
+MAX_VALUES = 100_000             # values after alias expansion; a large plan holds ~10,000
+MAX_NUMBER_CHARS = 100           # a float needs 25; anything longer is not a measured value
+
+_LOADER = yaml.CSafeLoader if yaml.__with_libyaml__ else yaml.SafeLoader
+_TAG = "tag:yaml.org,2002:"
+_SCALAR_TAGS = {_TAG + t for t in ("str", "int", "float", "bool", "null", "timestamp")}
+_NUMBER_TAGS = {_TAG + "int", _TAG + "float"}
+_MAP, _SEQ = _TAG + "map", _TAG + "seq"
 
 
 class Document:
@@ -45,40 +75,193 @@ def dotted(path: Path_) -> str:
 def read(path: Path, display: str | None = None) -> Document:
     file = display or str(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_BYTES + 1)
+        if len(raw) > MAX_BYTES:
+            raise CapplanError(f"the file is larger than {MAX_BYTES // 1024 // 1024} MiB; a plan needs far less",
+                               file=file)
+        text = raw.decode("utf-8")
     except (OSError, UnicodeDecodeError) as err:
         raise CapplanError(f"cannot read file: {err.strerror if isinstance(err, OSError) else err}", file=file) from None
     return parse(text, file)
 
 
 def parse(text: str, file: str) -> Document:
+    if len(text) > MAX_BYTES:
+        raise CapplanError(f"the file is larger than {MAX_BYTES // 1024 // 1024} MiB; a plan needs far less", file=file)
+    builder = _Builder(file)
+    loader = _LOADER(text)
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        builder.run(loader)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         problem = getattr(err, "problem", None) or str(err)
         raise CapplanError(f"malformed YAML: {problem}", file=file,
                            line=mark.line + 1 if mark else None) from None
-    lines: dict[Path_, int] = {}
-    constructor = yaml.SafeLoader("")
-    data = _build(root, (), lines, constructor, file) if root is not None else None
-    return Document(data, lines, file)
+    finally:
+        loader.dispose()
+    return Document(builder.root, builder.lines, file)
 
 
-def _build(node, path, lines, constructor, file):
-    lines.setdefault(path, node.start_mark.line + 1)
-    if isinstance(node, yaml.MappingNode):
-        out = {}
-        for key_node, value_node in node.value:
-            key = constructor.construct_object(key_node, deep=True)
-            if not isinstance(key, (str, int, float)):
-                raise CapplanError("a key must be text", file=file, line=key_node.start_mark.line + 1)
-            if key in out:
-                raise CapplanError(f"duplicate key '{key}'", file=file, key=dotted(path) or None,
-                                   line=key_node.start_mark.line + 1)
-            lines[path + (key,)] = key_node.start_mark.line + 1
-            out[key] = _build(value_node, path + (key,), lines, constructor, file)
-        return out
-    if isinstance(node, yaml.SequenceNode):
-        return [_build(item, path + (i,), lines, constructor, file) for i, item in enumerate(node.value)]
-    return constructor.construct_object(node, deep=True)
+class _Frame:
+    """A mapping or sequence being filled, and the key waiting for its value."""
+
+    __slots__ = ("anchor", "first", "key", "key_set", "path", "value")
+
+    def __init__(self, value, path, anchor, first):
+        self.value = value
+        self.path = path
+        self.key = None
+        self.key_set = False
+        self.anchor = anchor        # the anchor (&name) of this collection, registered when it is complete
+        self.first = first          # index of its start event
+
+
+class _Builder:
+    """Python data from a YAML event stream, with lines, limits and expanded aliases.
+
+    Every event is kept (indexed) so that an alias can replay the events of
+    its anchor: each expansion yields fresh objects and fresh line entries
+    for the new key path, and counts towards :data:`MAX_VALUES`.
+    """
+
+    def __init__(self, file: str):
+        self.file = file
+        self.root = None
+        self.lines: dict[Path_, int] = {}
+        self.events: list = []
+        self.anchors: dict[str, tuple[int, int]] = {}    # name -> first, last event index
+        self.targets: dict[int, tuple[int, int]] = {}    # alias event index -> the events it stands for
+        self.stack: list[_Frame] = []
+        self.count = 0
+        self.documents = 0
+
+    def run(self, loader) -> None:
+        while loader.check_event():
+            event = loader.get_event()
+            self.events.append(event)
+            index = len(self.events) - 1
+            if isinstance(event, DocumentStartEvent):
+                self.documents += 1
+                if self.documents > 1:
+                    raise self._error("a plan file holds one YAML document; found a second one (---)", event)
+            elif isinstance(event, AliasEvent):
+                self._alias(index, event)
+            elif isinstance(event, (ScalarEvent, SequenceStartEvent, MappingStartEvent,
+                                    SequenceEndEvent, MappingEndEvent)):
+                self._node(index, event, replay=False)
+
+    # -- one event -------------------------------------------------------------
+    def _node(self, index: int, event, replay: bool) -> None:
+        if isinstance(event, (SequenceEndEvent, MappingEndEvent)):
+            frame = self.stack.pop()
+            if frame.anchor and not replay:
+                self.anchors[frame.anchor] = (frame.first, index)
+            self._attach(frame.value, event)
+            return
+        self._count(event)
+        path = self._path(event)
+        self.lines.setdefault(path, event.start_mark.line + 1)
+        if isinstance(event, ScalarEvent):
+            value = self._scalar(event, path)
+            if event.anchor and not replay:
+                self.anchors[event.anchor] = (index, index)
+            self._attach(value, event)
+            return
+        if self.stack and isinstance(self.stack[-1].value, dict) and not self.stack[-1].key_set:
+            raise self._error("a key must be text", event, self.stack[-1].path)
+        tag = event.tag if event.tag not in (None, "!") else (_MAP if isinstance(event, MappingStartEvent) else _SEQ)
+        if tag != (_MAP if isinstance(event, MappingStartEvent) else _SEQ):
+            raise self._error(_unsupported(tag), event, path)
+        if len(self.stack) >= MAX_DEPTH:
+            raise self._error(f"the YAML nests deeper than {MAX_DEPTH} levels; a plan needs a handful", event, path)
+        self.stack.append(_Frame({} if isinstance(event, MappingStartEvent) else [], path,
+                                 None if replay else event.anchor, index))
+
+    def _alias(self, index: int, event) -> None:
+        target = self.anchors.get(event.anchor)
+        if target is None:
+            opening = any(frame.anchor == event.anchor for frame in self.stack)
+            why = "refers to a collection that contains it" if opening else "has no anchor &" + event.anchor + " before it"
+            raise self._error(f"alias *{event.anchor} {why}", event, self._path(event))
+        self.targets[index] = target
+        self._replay(*target)
+
+    def _replay(self, first: int, last: int) -> None:
+        """Build the events first..last again (an alias's expansion)."""
+        for index in range(first, last + 1):
+            event = self.events[index]
+            if isinstance(event, AliasEvent):
+                self._replay(*self.targets[index])
+            else:
+                self._node(index, event, replay=True)
+
+    # -- values ------------------------------------------------------------------
+    def _scalar(self, event, path):
+        tag = event.tag
+        if tag in (None, "!"):
+            tag = self._resolve(event)
+        if tag not in _SCALAR_TAGS:
+            raise self._error(_unsupported(tag), event, path)
+        if tag in _NUMBER_TAGS and len(event.value) > MAX_NUMBER_CHARS:
+            raise self._error(f"a number of {len(event.value):,} characters is not a plan value "
+                              f"(at most {MAX_NUMBER_CHARS})", event, path)
+        node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
+        try:
+            return _CONSTRUCTOR.yaml_constructors[tag](_CONSTRUCTOR, node)
+        except (ValueError, OverflowError, yaml.YAMLError) as err:
+            raise self._error(f"'{_short(event.value)}' is not a valid {tag[len(_TAG):]}: {err}", event, path) from None
+
+    @staticmethod
+    def _resolve(event) -> str:
+        return _CONSTRUCTOR.resolve(yaml.ScalarNode, event.value, event.implicit)
+
+    def _attach(self, value, event) -> None:
+        if not self.stack:
+            self.root = value
+            return
+        frame = self.stack[-1]
+        if isinstance(frame.value, list):
+            frame.value.append(value)
+            return
+        if not frame.key_set:
+            if not isinstance(value, (str, int, float)):
+                raise self._error("a key must be text", event, frame.path)
+            if value in frame.value:
+                raise self._error(f"duplicate key '{value}'", event, frame.path)
+            frame.key, frame.key_set = value, True
+            self.lines[frame.path + (value,)] = event.start_mark.line + 1
+            return
+        frame.value[frame.key] = value
+        frame.key_set = False
+
+    def _path(self, event) -> Path_:
+        if not self.stack:
+            return ()
+        frame = self.stack[-1]
+        if isinstance(frame.value, list):
+            return frame.path + (len(frame.value),)
+        return frame.path + (frame.key,) if frame.key_set else frame.path
+
+    def _count(self, event) -> None:
+        self.count += 1
+        if self.count > MAX_VALUES:
+            raise self._error(f"the YAML holds more than {MAX_VALUES:,} values once its aliases (*name) are "
+                              "expanded; a plan needs far fewer", event, self._path(event))
+
+    def _error(self, message: str, event, path: Path_ = ()) -> CapplanError:
+        return CapplanError(message, file=self.file, key=dotted(path) or None, line=event.start_mark.line + 1)
+
+
+def _unsupported(tag: str) -> str:
+    if tag == _TAG + "merge":
+        return "merge keys (<<) are not supported; write the keys out (an alias *name repeats a whole value)"
+    shown = "!!" + tag[len(_TAG):] if tag.startswith(_TAG) else tag
+    return f"unsupported YAML tag '{shown}' (a plan holds text, numbers, dates, true/false, lists and mappings)"
+
+
+def _short(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+_CONSTRUCTOR = yaml.SafeLoader("")   # resolves plain scalars and constructs them (YAML 1.1 types)
