@@ -1,13 +1,25 @@
-"""Every bad plan gets one clear message (file, key, line), never a traceback.
+"""Every bad plan gets one clear message, never a traceback (README "Exit codes").
 
-Each case breaks one thing in a valid plan, runs `capplan build` (in-process)
-and asserts the message names the file, the key (and line where YAML has
-it) and what is wrong; and that earlier outputs survive a failed build.
+Each case breaks one thing in a valid plan, runs `capplan build` in-process
+and asserts exit 1 and a message that names the file, the key (and line where
+YAML has it) and what is wrong; and that earlier outputs survive a failed
+build. The later cases are input that once ended in exit 3, "a bug":
+hostile units, numbers no float holds, results that overflow, mis-shaped
+scenarios, and a zero divisor that must be traced to the input that is 0.
 """
 
 from __future__ import annotations
 
 import pytest
+
+
+def _input(name, value):
+    return lambda plan: plan["inputs"].update({name: value})
+
+
+def _expect(name, value):
+    return lambda plan: plan.update({"expect": {name: value}})
+
 
 CASES = {
     "unknown quantity, nearest name suggested": (
@@ -109,15 +121,121 @@ CASES = {
         lambda p: p["inputs"].update({"days_per_month": "800 h"}),
         [("inputs.days_per_month: days_per_month must be in (0, 31] day: a calendar month has at most 31 "
           "days; got 800 h (= 33.3333333333 day)")]),
+    # -- hostile units: pint's parser raised TokenError, AssertionError, ZeroDivisionError or
+    #    RecursionError on these, or never returned; capplan reads units with its own grammar
+    "unit with an unclosed parenthesis (TokenError)": (
+        _input("peak_arrival_rate", "60 (req/s"),
+        [":5: inputs.peak_arrival_rate: unit '(req/s' has a '(' without its ')'"]),
+    "unit in quotes (AssertionError)": (
+        _input("peak_arrival_rate", "60 'req/s'"),
+        [":5: inputs.peak_arrival_rate: unit ''req/s'' has an unexpected '''"]),
+    "unit dividing by zero (ZeroDivisionError)": (
+        _input("peak_arrival_rate", "60 req/(s*0)"),
+        [":5: inputs.peak_arrival_rate: unit 'req/(s*0)' holds the number 0"]),
+    "unit of 1,500 chained factors (RecursionError)": (
+        _input("peak_arrival_rate", "60 req/s" + "*s/s" * 1500),
+        [":5: inputs.peak_arrival_rate: a unit of 6,005 characters is too long"]),
+    "unit of nested exponents (never returned)": (
+        _input("peak_arrival_rate", "60 req/s**10**10**10"),
+        [":5: inputs.peak_arrival_rate: unit 'req/s**10**10**10' has the exponent '10'"]),
+    "unit of chained carets (never returned)": (
+        _input("peak_arrival_rate", "60 s^9^9^9"),
+        ["inputs.peak_arrival_rate: unit 's^9^9^9' gives an exponent an exponent"]),
+    "'= 1' after the unit": (
+        _input("peak_arrival_rate", "60 req/s = 1"), ["inputs.peak_arrival_rate: unit 'req/s = 1' has an unexpected '='"]),
+    "';s/s' after the unit": (
+        _input("peak_arrival_rate", "60 req/s;s/s"), ["inputs.peak_arrival_rate: unit 'req/s;s/s' has an unexpected ';'"]),
+    "NUL after the unit": (
+        _input("peak_arrival_rate", "60 req/s\0"),
+        ["inputs.peak_arrival_rate: unit 'req/s\\x00' has an unexpected character U+0000"]),
+    "Unicode minus": (
+        _input("peak_arrival_rate", "\u221260 req/s"),
+        ["inputs.peak_arrival_rate:", "U+2212 MINUS SIGN (write ASCII '-')"]),
+    "decimal comma": (
+        _input("rho_target", "0,7"), ["inputs.rho_target: '0,7': a comma separates thousands"]),
+    "column units given as a list": (
+        lambda p: p["tables"]["load_sweep"].update({"units": ["s"]}),
+        ["tables.load_sweep.units: expected a mapping of column: unit"]),
+    "exponent bomb in a column unit": (
+        lambda p: p["tables"]["load_sweep"].update({"units": {"e2e_p99": "s**10**10**10"}}),
+        ["tables.load_sweep.units.e2e_p99: unit 's**10**10**10' has the exponent '10'"]),
+    # -- numbers no float holds (decimal.InvalidOperation and OverflowError once came from them)
+    "value beyond 2^53": (
+        _input("peak_arrival_rate", "1e308 req/s"),
+        [":5: inputs.peak_arrival_rate: '1e308 req/s' is 1e+308 req/s, beyond ±2^53"]),
+    "value that overflows to infinity": (
+        _input("peak_arrival_rate", "1e999 req/s"), [":5: inputs.peak_arrival_rate: '1e999 req/s' is out of the range"]),
+    "value that underflows to 0": (
+        _input("workspace_reserve", "1e-330 GiB"), ["inputs.workspace_reserve: '1e-330 GiB' is out of the range"]),
+    "400-digit integer in expect": (
+        _expect("active_gpus", 10 ** 400), ["expect.active_gpus: a number of 401 characters is not a plan value"]),
+    "'1e999' in expect": (
+        _expect("active_gpus", "1e999"), ["expect.active_gpus: '1e999' is out of the range"]),
+    "1e400 in expect": (
+        _expect("active_gpus", "1e400 GPU"), ["expect.active_gpus: '1e400 GPU' is out of the range"]),
+    # -- results no float holds: each names the input chain that caused it
+    "tiny rate makes ceil() explode": (
+        _input("rho_target", 1e-300),
+        [(":10: inputs.rho_target: active_replicas = ceil(peak_arrival_rate / safe_rate_per_replica) is 1.5e+301, "
+         "beyond ±2^53 (9,007,199,254,740,992)"), "it comes from rho_target = 1e-300 through safe_rate_per_replica"]),
+    "count beyond 2^53 from a tiny KV footprint": (
+        _input("kv_bytes_per_element", "1e-300 B/token"),
+        ["inputs.kv_bytes_per_element: kv_token_capacity = floor(kv_pool / kv_bytes_per_token) is 9.059e+305 tokens",
+         "it comes from kv_bytes_per_element = 1e-300 B through kv_bytes_per_token"]),
+    "money amount beyond 2^53": (
+        lambda p: p["tables"]["deployments"]["rows"][0].update({"node_hourly_cost": "1e15 USD/h"}),
+        [(":37: tables.deployments.rows[0].node_hourly_cost: deployments.monthly_cost (row node8) = "
+         "hourly_cost * hours_per_month is 2.196e+18 USD"), "it comes from deployments.node_hourly_cost = 1e+15 USD/h"]),
+    "pinned rate that explodes a count, in a scenario": (
+        lambda p: p.update({"scenarios": {"x": {"set": {"instance_max_rate": "1e-300 req/s"}}}}),
+        ["scenarios.x.set.instance_max_rate: scenario x: active_replicas", "beyond ±2^53",
+         "it comes from instance_max_rate = 1e-300 req/s"]),
+    # -- plan shapes that once crashed
+    "scenario body that is a number": (
+        lambda p: p.update({"scenarios": {"x": 5}}),
+        ["scenarios.x: a scenario is a mapping (title:, set:, expect:), got '5'"]),
+    "set: given as a list": (
+        lambda p: p.update({"scenarios": {"x": {"set": [1, 2]}}}),
+        ["scenarios.x.set: 'set:' is a mapping of quantity: value, got a list"]),
+    "sizing given as a list": (
+        lambda p: p.update({"sizing": ["load_sweep"]}), ["sizing: sizing must be one of load_sweep, littles_law"]),
+    "source: that is a mapping": (
+        _input("peak_arrival_rate", {"value": "60 req/s", "source": {"a": 1}}),
+        [":7: inputs.peak_arrival_rate.source: expected text, got a mapping"]),
+    "row name that is a mapping": (
+        lambda p: p["tables"]["classes"]["rows"][0].update({"name": {"a": 1}}),
+        ["tables.classes.rows[0].name: expected text, got a mapping"]),
+    # -- a zero divisor names the input that is 0, at its line, through derived quantities
+    "zero efficiency inside a product": (
+        _input("hbm_efficiency", 0),
+        [(":10: inputs.hbm_efficiency: decode_step_time_bound = decode_bytes_per_step / "
+         "(hbm_bandwidth * gpus_per_replica * hbm_efficiency): division by zero: hbm_efficiency is 0")]),
+    "zero flowing through a derived quantity": (
+        _input("kv_heads", 0),
+        [(":10: inputs.kv_heads: kv_token_capacity = floor(kv_pool / kv_bytes_per_token): division by zero: "
+         "kv_bytes_per_token is 0, because kv_heads is 0")]),
+    "zero flowing through two derived quantities": (
+        _input("days_per_month", 0),
+        [":10: inputs.days_per_month:", ("division by zero: monthly_output_tokens is 0, because monthly_requests is 0, "
+         "because days_per_month is 0")]),
+    "zero table cell": (
+        lambda p: p["tables"]["deployments"]["rows"][0].update({"gpus_per_node": 0}),
+        [(":37: tables.deployments.rows[0].gpus_per_node: deployments.nodes = ceil(resilient_gpus / gpus_per_node): "
+         "division by zero: deployments.gpus_per_node is 0")]),
+    "zero set by a scenario": (
+        lambda p: p.update({"scenarios": {"s": {"set": {"tensor_efficiency": 0}}}}),
+        [":43: scenarios.s.set.tensor_efficiency: scenario s: prefill_time_bound",
+         "division by zero: tensor_efficiency is 0"]),
 }
 
 
 @pytest.mark.parametrize("case", list(CASES))
-def test_bad_plan_gets_one_clear_message(case, base_plan, write_plan, run_main):
+def test_bad_plan_gets_one_clear_message(case, base_plan, write_plan, run_main, tmp_path, monkeypatch):
     breaker, expected = CASES[case]
     breaker(base_plan)
-    code, out, err = run_main("build", write_plan(base_plan))
-    assert code == 1
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run_main("build", write_plan(base_plan))
+    assert code == 1, err
     assert "Traceback" not in err
     first = err.splitlines()[0]
     assert first.startswith("error: plans/test-plan.yaml")
@@ -128,7 +246,7 @@ def test_bad_plan_gets_one_clear_message(case, base_plan, write_plan, run_main):
 def test_malformed_yaml_names_the_line(write_plan, run_main):
     code, _, err = run_main("build", write_plan("title: x\ninputs:\n  a: [1, 2\n  b: 3\n"))
     assert code == 1 and "Traceback" not in err
-    assert err.startswith("error: plans/test-plan.yaml:4: malformed YAML")
+    assert err.startswith("error: plans/test-plan.yaml:4: inputs.a: malformed YAML")
 
 
 def test_duplicate_key_is_an_error(write_plan, run_main):

@@ -112,8 +112,7 @@ def written(raw: str, unit_text: str) -> Written:
     rest = text[match.end():]
     if rest.startswith(","):
         raise CapplanError(f"'{_short(raw)}': a comma separates thousands (1,000); write decimals with a point (0.5)")
-    return Written(_finite(magnitude, raw, nonzero=any(c in "123456789" for c in match.group(1))),
-                   resolution, rest.strip())
+    return Written(_finite(magnitude, raw), resolution, rest.strip())
 
 
 def parse_value(raw: object, unit_text: str) -> float:
@@ -148,20 +147,24 @@ def parse_value(raw: object, unit_text: str) -> float:
     else:
         raise CapplanError(f"expected a number with a unit such as '{_example(unit_text)}', got {_kind(raw)}")
     shown = to_display(base, unit_text)
-    if not math.isfinite(shown) or abs(shown) > LIMIT:
-        raise CapplanError(f"'{_short(str(raw))}' is {shown:.3g} {unit_text}".rstrip() +
+    if not math.isfinite(shown):
+        raise _overflow(raw)
+    if abs(shown) > LIMIT:
+        raise CapplanError(f"'{_short(str(raw))}' is {shown:.4g} {unit_text}".rstrip() +
                            f", beyond ±2^53 ({LIMIT:,}), the largest a plan value may be in its unit")
     return base
 
 
-def _finite(value: float, raw, nonzero: bool = False) -> float:
+def _finite(value: float, raw) -> float:
     if not math.isfinite(value):
         if isinstance(raw, float):
             raise CapplanError(f"expected a finite number, got {raw!r}")
-        raise CapplanError(f"'{_short(str(raw))}' is too large to hold (it overflows to infinity)")
-    if nonzero and value == 0:
-        raise CapplanError(f"'{_short(str(raw))}' is too small to hold (it rounds to 0)")
+        raise _overflow(raw)
     return value
+
+
+def _overflow(raw) -> CapplanError:
+    return CapplanError(f"'{_short(str(raw))}' is too large to hold (it overflows to infinity)")
 
 
 def _kind(raw) -> str:

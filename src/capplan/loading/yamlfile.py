@@ -17,6 +17,7 @@ laughs" alias bomb), tags other than YAML's plain types (``!!python/...``,
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 
 import yaml
@@ -36,14 +37,15 @@ Path_ = tuple  # a key path: ('tables', 'classes', 'rows', 2, 'weight')
 
 MAX_BYTES = 4 * 1024 * 1024      # a plan of a thousand sweep rows is ~100 KB
 MAX_DEPTH = 64                   # plans nest six levels deep
-MAX_VALUES = 100_000             # values after alias expansion; a large plan holds ~10,000
+MAX_VALUES = 20_000              # values after alias expansion; the standard model holds 1,333, a plan ~400
 MAX_NUMBER_CHARS = 100           # a float needs 25; anything longer is not a measured value
 
 _LOADER = yaml.CSafeLoader if yaml.__with_libyaml__ else yaml.SafeLoader
 _TAG = "tag:yaml.org,2002:"
 _SCALAR_TAGS = {_TAG + t for t in ("str", "int", "float", "bool", "null", "timestamp")}
 _NUMBER_TAGS = {_TAG + "int", _TAG + "float"}
-_MAP, _SEQ = _TAG + "map", _TAG + "seq"
+_MAP, _SEQ, _STR = _TAG + "map", _TAG + "seq", _TAG + "str"
+_NODE_EVENTS = {ScalarEvent, SequenceStartEvent, MappingStartEvent, SequenceEndEvent, MappingEndEvent}
 
 
 class Document:
@@ -91,15 +93,19 @@ def parse(text: str, file: str) -> Document:
         raise CapplanError(f"the file is larger than {MAX_BYTES // 1024 // 1024} MiB; a plan needs far less", file=file)
     builder = _Builder(file)
     loader = _LOADER(text)
+    collecting = gc.isenabled()
+    gc.disable()        # the events stay alive while the data grows: the cyclic GC would rescan them all
     try:
         builder.run(loader)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         problem = getattr(err, "problem", None) or str(err)
-        raise CapplanError(f"malformed YAML: {problem}", file=file,
+        raise CapplanError(f"malformed YAML: {problem}", file=file, key=_brief(builder.open_path()),
                            line=mark.line + 1 if mark else None) from None
     finally:
         loader.dispose()
+        if collecting:
+            gc.enable()
     return Document(builder.root, builder.lines, file)
 
 
@@ -135,34 +141,40 @@ class _Builder:
         self.stack: list[_Frame] = []
         self.count = 0
         self.documents = 0
+        self.expanding = None       # the alias being expanded: where an error during its expansion points
 
     def run(self, loader) -> None:
+        events = self.events
         while loader.check_event():
             event = loader.get_event()
-            self.events.append(event)
-            index = len(self.events) - 1
-            if isinstance(event, DocumentStartEvent):
+            events.append(event)
+            kind = type(event)
+            if kind in _NODE_EVENTS:
+                self._node(len(events) - 1, event, replay=False)
+            elif kind is AliasEvent:
+                self._alias(len(events) - 1, event)
+            elif kind is DocumentStartEvent:
                 self.documents += 1
                 if self.documents > 1:
                     raise self._error("a plan file holds one YAML document; found a second one (---)", event)
-            elif isinstance(event, AliasEvent):
-                self._alias(index, event)
-            elif isinstance(event, (ScalarEvent, SequenceStartEvent, MappingStartEvent,
-                                    SequenceEndEvent, MappingEndEvent)):
-                self._node(index, event, replay=False)
 
     # -- one event -------------------------------------------------------------
     def _node(self, index: int, event, replay: bool) -> None:
-        if isinstance(event, (SequenceEndEvent, MappingEndEvent)):
+        kind = type(event)
+        if kind is SequenceEndEvent or kind is MappingEndEvent:
             frame = self.stack.pop()
             if frame.anchor and not replay:
                 self.anchors[frame.anchor] = (frame.first, index)
             self._attach(frame.value, event)
             return
-        self._count(event)
+        self.count += 1
+        if self.count > MAX_VALUES:
+            aliases = " once its aliases (*name) are expanded" if self.targets else ""
+            raise self._error(f"the YAML holds more than {MAX_VALUES:,} values{aliases}; a plan needs far fewer",
+                              self.expanding or event, self._path(event))
         path = self._path(event)
         self.lines.setdefault(path, event.start_mark.line + 1)
-        if isinstance(event, ScalarEvent):
+        if kind is ScalarEvent:
             value = self._scalar(event, path)
             if event.anchor and not replay:
                 self.anchors[event.anchor] = (index, index)
@@ -185,7 +197,9 @@ class _Builder:
             why = "refers to a collection that contains it" if opening else "has no anchor &" + event.anchor + " before it"
             raise self._error(f"alias *{event.anchor} {why}", event, self._path(event))
         self.targets[index] = target
+        self.expanding = event
         self._replay(*target)
+        self.expanding = None
 
     def _replay(self, first: int, last: int) -> None:
         """Build the events first..last again (an alias's expansion)."""
@@ -199,8 +213,12 @@ class _Builder:
     # -- values ------------------------------------------------------------------
     def _scalar(self, event, path):
         tag = event.tag
-        if tag in (None, "!"):
-            tag = self._resolve(event)
+        if tag is None or tag == "!":
+            if not event.implicit[0]:       # quoted: text, no resolving
+                return event.value
+            tag = _CONSTRUCTOR.resolve(yaml.ScalarNode, event.value, event.implicit)
+        if tag == _STR:
+            return event.value
         if tag not in _SCALAR_TAGS:
             raise self._error(_unsupported(tag), event, path)
         if tag in _NUMBER_TAGS and len(event.value) > MAX_NUMBER_CHARS:
@@ -211,10 +229,6 @@ class _Builder:
             return _CONSTRUCTOR.yaml_constructors[tag](_CONSTRUCTOR, node)
         except (ValueError, OverflowError, yaml.YAMLError) as err:
             raise self._error(f"'{_short(event.value)}' is not a valid {tag[len(_TAG):]}: {err}", event, path) from None
-
-    @staticmethod
-    def _resolve(event) -> str:
-        return _CONSTRUCTOR.resolve(yaml.ScalarNode, event.value, event.implicit)
 
     def _attach(self, value, event) -> None:
         if not self.stack:
@@ -243,14 +257,19 @@ class _Builder:
             return frame.path + (len(frame.value),)
         return frame.path + (frame.key,) if frame.key_set else frame.path
 
-    def _count(self, event) -> None:
-        self.count += 1
-        if self.count > MAX_VALUES:
-            raise self._error(f"the YAML holds more than {MAX_VALUES:,} values once its aliases (*name) are "
-                              "expanded; a plan needs far fewer", event, self._path(event))
+    def open_path(self) -> Path_:
+        """The key path of the collection being read (for a parser error)."""
+        return self.stack[-1].path if self.stack else ()
 
     def _error(self, message: str, event, path: Path_ = ()) -> CapplanError:
-        return CapplanError(message, file=self.file, key=dotted(path) or None, line=event.start_mark.line + 1)
+        return CapplanError(message, file=self.file, key=_brief(path), line=event.start_mark.line + 1)
+
+
+def _brief(path: Path_) -> str | None:
+    """A key path short enough for a message: a 5,000-deep one shows its first levels."""
+    if len(path) > 8:
+        return f"{dotted(path[:4])}… ({len(path)} levels)"
+    return dotted(path) or None
 
 
 def _unsupported(tag: str) -> str:

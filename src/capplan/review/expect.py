@@ -50,8 +50,14 @@ def _failure(e: Evaluation, x: Expectation) -> str | None:
     shown = units.to_display(float(got), x.unit)
     if abs(shown - x.expected) <= x.tolerance * (1 + 1e-9):
         return None
-    return (f"expected {x.raw}, got {formatting.number(shown, 8)} {formatting.unit_label(x.unit)}".rstrip()
+    return (f"expected {x.raw}, got {_number(shown)} {formatting.unit_label(x.unit)}".rstrip()
             + _formula_hint(e, q.name))
+
+
+def _number(value: float) -> str:
+    """The value to 8 digits; in scientific notation when the expectation's unit makes it
+    too large for the record's rounding (a GiB result expected in nB)."""
+    return formatting.number(value, 8) if abs(value) < units.LIMIT else f"{value:.8g}"
 
 
 def _formula_hint(e: Evaluation, name: str) -> str:
