@@ -11,6 +11,7 @@ scenarios, and a zero divisor that must be traced to the input that is 0.
 from __future__ import annotations
 
 import pytest
+from conftest import ROOT
 
 
 def _input(name, value):
@@ -226,6 +227,59 @@ CASES = {
         lambda p: p.update({"scenarios": {"s": {"set": {"tensor_efficiency": 0}}}}),
         [":43: scenarios.s.set.tensor_efficiency: scenario s: prefill_time_bound",
          "division by zero: tensor_efficiency is 0"]),
+    # -- every other plan mistake the reader names (each a raise site of loading/plan.py)
+    "missing model": (lambda p: p.pop("model"), ["missing 'model:' (a catalog id such as"]),
+    "inputs given as a list": (lambda p: p.update({"inputs": [1]}), ["inputs: expected a mapping of quantity names to values"]),
+    "a pass/fail result set as an input": (
+        _input("memory_gate", True), ["inputs.memory_gate: 'memory_gate' is a pass/fail result and cannot be set"]),
+    "input without value:": (_input("rho_target", {"source": "SRE"}), ["inputs.rho_target: missing 'value:'"]),
+    "tables given as a list": (lambda p: p.update({"tables": [1]}), ["tables: expected a mapping of table names"]),
+    "table of the other sizing method": (
+        lambda p: (p.update({"sizing": "littles_law"}), p["inputs"].update({"decode_throughput": "1000 tok/s"})),
+        ["tables.load_sweep: table 'load_sweep' is not part of a plan with sizing: littles_law"]),
+    "table that is a number": (
+        lambda p: p["tables"].update({"classes": 5}), ["tables.classes: expected 'rows:' (a list of rows)"]),
+    "unit of an unknown column": (
+        lambda p: p["tables"]["load_sweep"].update({"units": {"e2e": "s"}}),
+        ["tables.load_sweep.units.e2e: unknown column 'e2e'; did you mean e2e_p99"]),
+    "column unit of the wrong dimensions": (
+        lambda p: p["tables"]["load_sweep"].update({"units": {"e2e_p99": "GiB"}}),
+        ["tables.load_sweep.units.e2e_p99: unit 'GiB' has dimensions [information], column 'e2e_p99' needs [time]"]),
+    "import of a table that cannot be imported": (
+        lambda p: p["tables"]["classes"].update({"import": "x.csv"}),
+        ["tables.classes.import: table 'classes' cannot be imported (only load_sweep)"]),
+    "rows and import together": (
+        lambda p: p["tables"]["load_sweep"].update({"import": "x.csv"}),
+        ["tables.load_sweep: give either 'rows:' or 'import:', not both"]),
+    "import pattern that is a number": (
+        lambda p: p["tables"].update({"load_sweep": {"import": 5}}),
+        ["tables.load_sweep.import: expected a file pattern or a list of them"]),
+    "import pattern that matches nothing": (
+        lambda p: p["tables"].update({"load_sweep": {"import": "sweeps/*.json"}}), ["tables.load_sweep.import: "]),
+    "row that is a number": (
+        lambda p: p["tables"]["classes"]["rows"].append(5),
+        ["tables.classes.rows[2]: a row must be a mapping of column: value"]),
+    "cell that is not a number": (
+        lambda p: p["tables"]["classes"]["rows"][0].update({"weight": "abc"}),
+        ["tables.classes.rows[0].weight: expected a number with a unit such as '0.5', got 'abc'"]),
+    "two rows with one key": (
+        lambda p: p["tables"]["classes"]["rows"][1].update({"name": "chat"}),
+        ["tables.classes.rows[1]: rows 1 and 2 have the same name 'chat'"]),
+    "scenarios given as a list": (lambda p: p.update({"scenarios": [1]}), ["scenarios: expected a mapping of scenario names"]),
+    "scenario without a change": (
+        lambda p: p.update({"scenarios": {"x": {"title": "t"}}}), ["scenarios.x: a scenario needs 'set:' with at least one change"]),
+    "scenario cell of an unknown table": (
+        lambda p: p.update({"scenarios": {"x": {"set": {"clases[chat].weight": 1}}}}),
+        ["scenarios.x.set.clases[chat].weight: unknown table 'clases'; did you mean classes"]),
+    "scenario cell of a computed column": (
+        lambda p: p.update({"scenarios": {"x": {"set": {"classes[chat].context_tokens": 1}}}}),
+        ["'context_tokens' is not an input column of classes"]),
+    "scenario cell that is not a number": (
+        lambda p: p.update({"scenarios": {"x": {"set": {"classes[chat].weight": "abc"}}}}),
+        ["scenarios.x.set.classes[chat].weight: expected a number with a unit such as '0.5', got 'abc'"]),
+    "expect given as a list": (lambda p: p.update({"expect": [1]}), ["expect: expected a mapping of quantity: value"]),
+    "expect of a pass/fail result that is a number": (
+        _expect("memory_gate", 5), ["expect.memory_gate: expected true or false"]),
 }
 
 
@@ -243,38 +297,71 @@ def test_bad_plan_gets_one_clear_message(case, base_plan, write_plan, run_main, 
         assert fragment in first, f"{fragment!r} not in {first!r}"
 
 
-def test_malformed_yaml_names_the_line(write_plan, run_main):
+@pytest.fixture
+def here(tmp_path, monkeypatch):
+    """Run the CLI from tmp_path, where write_plan puts plans/."""
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_malformed_yaml_names_the_line(write_plan, run_main, here):
     code, _, err = run_main("build", write_plan("title: x\ninputs:\n  a: [1, 2\n  b: 3\n"))
     assert code == 1 and "Traceback" not in err
     assert err.startswith("error: plans/test-plan.yaml:4: inputs.a: malformed YAML")
 
 
-def test_duplicate_key_is_an_error(write_plan, run_main):
+def test_duplicate_key_is_an_error(write_plan, run_main, here):
     code, _, err = run_main("build", write_plan("gpu: a100-sxm4-80gb\nmodel: llama-3-8b\ngpu: l40s\n"))
     assert code == 1
     assert "test-plan.yaml:3" in err and "duplicate key 'gpu'" in err
 
 
-def test_missing_file(run_main):
+def test_missing_file(run_main, here):
     code, _, err = run_main("build", "plans/nope.yaml")
     assert code == 1 and "plans/nope.yaml" in err and "cannot read file" in err
 
 
-def test_failed_build_leaves_previous_outputs_intact(base_plan, write_plan, run_main, tmp_path):
+def test_no_plans_to_build(run_main, here):
+    assert run_main("build")[2].startswith("error: no plans given and no 'plans/' folder here")
+    (here / "plans").mkdir()
+    assert run_main("build")[2].startswith("error: no plans (*.yaml) in 'plans/'")
+
+
+def test_sweep_of_closed_bursts_only(base_plan, write_plan, run_main, here):
+    burst = next((ROOT / "plans" / "sweeps").rglob("qps_inf.json"))
+    (here / "plans").mkdir()
+    (here / "plans" / "burst.json").write_bytes(burst.read_bytes())
+    base_plan["tables"]["load_sweep"] = {"import": "burst.json"}
+    code, _, err = run_main("build", write_plan(base_plan))
+    assert code == 1
+    assert "tables.load_sweep.import: the imported files hold no open-loop run (only closed bursts)" in err
+
+
+def test_failed_build_leaves_previous_outputs_intact(base_plan, write_plan, run_main, here):
     path = write_plan(base_plan)
     assert run_main("build", path)[0] == 0
-    before = {p.name: p.read_bytes() for p in (tmp_path / "out").iterdir()}
+    before = {p.name: p.read_bytes() for p in (here / "out").iterdir()}
     assert "test-plan.md" in before
     base_plan["tables"]["classes"]["rows"][0]["weight"] = 0.1
     write_plan(base_plan)
     code, _, err = run_main("build", path)
     assert code == 1 and "previous outputs are untouched" in err
-    after = {p.name: p.read_bytes() for p in (tmp_path / "out").iterdir()}
+    after = {p.name: p.read_bytes() for p in (here / "out").iterdir()}
     assert after == before
 
 
-def test_text_starting_with_equals_stays_text(base_plan, write_plan, run_main, tmp_path):
+def test_text_starting_with_equals_stays_text(base_plan, write_plan, run_main, here):
     base_plan["tables"]["deployments"]["rows"][0]["name"] = "=HYPERLINK(\"x\")"
-    code, out, err = run_main("build", write_plan(base_plan))
+    code, _, err = run_main("build", write_plan(base_plan))
     assert code == 0, err
-    assert '=HYPERLINK(\\"x\\")' in (tmp_path / "out" / "test-plan.json").read_text()
+    assert '=HYPERLINK(\\"x\\")' in (here / "out" / "test-plan.json").read_text()
+
+
+def test_explain_of_a_cell_of_an_unknown_column(base_plan, write_plan, run_main, here):
+    code, _, err = run_main("explain", write_plan(base_plan), "classes[chat].nope")
+    assert code == 1 and "'classes[chat].nope'" in err
+
+
+def test_diff_of_a_file_and_a_folder_is_a_usage_error(base_plan, write_plan, run_main, here):
+    code, _, err = run_main("diff", write_plan(base_plan), here / "plans")
+    assert code == 2 and "give two plan files or two folders of plans, not one of each" in err

@@ -48,6 +48,8 @@ RAW = {   # YAML text -> fragments of the one-line message
     "a second document": ("gpu: l4\n---\ngpu: l40s\n", [":2: a plan file holds one YAML document"]),
     "a list as a key": ("? [1, 2]\n: x\n", [":1: a key must be text"]),
     "duplicate key through an alias": ("a: &k gpu\n*k : 1\ngpu: 2\n", [":3: duplicate key 'gpu'"]),
+    "a null key": ("gpu: l4\ninputs:\n  ~: 3\n", [":3: inputs: a key must be text"]),
+    "a plan that is a list": ("- gpu: l4\n", [": a plan must be a YAML mapping (title:, gpu:, model:, inputs:, tables:, …)"]),
 }
 
 
@@ -77,12 +79,13 @@ BOMBS = {
 @pytest.mark.parametrize("case", list(BOMBS))
 def test_bombs_are_refused_within_a_second(case, loader, monkeypatch):
     """libyaml refuses each bomb in milliseconds; the pure-Python scanner, a fallback
-    only, costs ~30 µs a token, so it gets three times the budget."""
+    only, costs ~30 µs a token, so it gets three times the budget. CPU time, so that
+    other work on a shared machine does not count."""
     monkeypatch.setattr(yamlfile, "_LOADER", loader)
-    start = time.perf_counter()
+    start = time.process_time()
     with pytest.raises(CapplanError) as refused:
         yamlfile.parse(BOMBS[case], "bomb.yaml")
-    elapsed = time.perf_counter() - start
+    elapsed = time.process_time() - start
     assert str(refused.value).startswith("bomb.yaml:")
     assert elapsed < (1.0 if loader is not yaml.SafeLoader else 3.0), f"{case} took {elapsed:.2f} s"
 
@@ -104,6 +107,8 @@ def test_file_larger_than_the_limit_is_not_read_whole(tmp_path):
     path.write_bytes(b"a: 1\n" * (yamlfile.MAX_BYTES // 5 + 1))
     with pytest.raises(CapplanError, match="the file is larger than 4 MiB"):
         yamlfile.read(path)
+    with pytest.raises(CapplanError, match="the file is larger than 4 MiB"):    # text from git, for diff --base
+        yamlfile.parse("a: 1\n" * (yamlfile.MAX_BYTES // 5 + 1), "huge.yaml")
 
 
 def test_aliases_expand_with_the_lines_of_their_anchor():
@@ -125,7 +130,6 @@ def test_both_loaders_read_the_repository_as_pyyaml_does(path, monkeypatch):
         reads.append(yamlfile.parse(text, path.name))
     assert reads[0].data == yaml.safe_load(text)
     assert all(r.data == reads[0].data and r.lines == reads[0].lines for r in reads)
-    assert reads[0].line(next(iter(reads[0].data))) == 1 or text.lstrip().startswith("#")
 
 
 # -- units -------------------------------------------------------------------------
@@ -162,11 +166,11 @@ REFUSED_UNITS = {
 
 @pytest.mark.parametrize("text", list(REFUSED_UNITS), ids=lambda t: t[:24])
 def test_unit_grammar_refuses_what_is_not_a_unit(text):
-    start = time.perf_counter()
+    start = time.process_time()
     with pytest.raises(CapplanError) as refused:
         units.unit(text)
     assert REFUSED_UNITS[text] in str(refused.value)
-    assert time.perf_counter() - start < 0.1
+    assert time.process_time() - start < 0.1
 
 
 @pytest.mark.parametrize("raw, unit, base", [

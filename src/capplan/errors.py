@@ -35,7 +35,7 @@ class CapplanError(Exception):
             where += f":{self.line}"
         if self.key:
             where += (": " if where else "") + self.key
-        return f"{where}: {self.message}" if where else self.message
+        return _one_line(f"{where}: {self.message}" if where else self.message)
 
 
 class UsageError(CapplanError):
@@ -54,3 +54,11 @@ class InternalError(Exception):
     it. Raise it where an invariant of the code itself fails, so the message
     asks for a bug report instead of blaming the user's input.
     """
+
+
+def _one_line(text: str) -> str:
+    """Control characters a plan smuggled into a message (a key or value holding a
+    newline or a carriage return) are shown escaped, so a message stays one line."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)

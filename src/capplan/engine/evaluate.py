@@ -180,11 +180,19 @@ def _check_plausible(name, node, values, nominal_values, plan, scenario, model, 
     q = node.quantity
     if q.kind in ("bool", "text"):
         return
-    shown = np.atleast_1d(np.asarray(values[name], dtype=float)) / units.factor(q.unit)
+    value = values[name]
+    if isinstance(value, float) and abs(value) <= units.LIMIT * units.factor(q.unit):
+        return      # the common case, without numpy (NaN fails the comparison and is looked at below)
+    shown = np.atleast_1d(np.asarray(value, dtype=float)) / units.factor(q.unit)
+    finite = np.isfinite(shown)
+    if finite.all() and np.abs(shown).max(initial=0) <= units.LIMIT:
+        return
+    # NaN or infinity is this formula's doing only when everything it read was finite
+    # (a missing optional sweep column is NaN, and stays so downstream).
     finite_deps = all(np.all(np.isfinite(np.asarray(values.get(d, nominal_values.get(d, 0.0)), dtype=float)))
-                      for d in node.deps if model.quantities[d].kind not in ("text",))
-    overflow = ~np.isfinite(shown) if finite_deps else np.zeros(shown.shape, bool)
-    huge = np.isfinite(shown) & (np.abs(shown) > units.LIMIT)
+                      for d in node.deps if model.quantities[d].kind != "text")
+    overflow = ~finite if finite_deps else np.zeros(shown.shape, bool)
+    huge = finite & (np.abs(np.where(finite, shown, 0)) > units.LIMIT)
     bad = np.flatnonzero(overflow | huge)
     if not bad.size:
         return

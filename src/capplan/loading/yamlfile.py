@@ -78,19 +78,21 @@ def read(path: Path, display: str | None = None) -> Document:
     file = display or str(path)
     try:
         with path.open("rb") as handle:
-            raw = handle.read(MAX_BYTES + 1)
-        if len(raw) > MAX_BYTES:
-            raise CapplanError(f"the file is larger than {MAX_BYTES // 1024 // 1024} MiB; a plan needs far less",
-                               file=file)
+            raw = handle.read(MAX_BYTES + 1)    # no more: the file may be /dev/zero
+        _check_size(len(raw), file)
         text = raw.decode("utf-8")
     except (OSError, UnicodeDecodeError) as err:
         raise CapplanError(f"cannot read file: {err.strerror if isinstance(err, OSError) else err}", file=file) from None
     return parse(text, file)
 
 
+def _check_size(size: int, file: str) -> None:
+    if size > MAX_BYTES:
+        raise CapplanError(f"the file is larger than {MAX_BYTES // 2 ** 20} MiB; a plan needs far less", file=file)
+
+
 def parse(text: str, file: str) -> Document:
-    if len(text) > MAX_BYTES:
-        raise CapplanError(f"the file is larger than {MAX_BYTES // 1024 // 1024} MiB; a plan needs far less", file=file)
+    _check_size(len(text), file)
     builder = _Builder(file)
     loader = _LOADER(text)
     collecting = gc.isenabled()

@@ -1,0 +1,162 @@
+"""Where capplan raises its user-facing error, and which test reaches each place.
+
+Exit 1 means "your plan is wrong", exit 3 "capplan has a bug". A raise of
+:class:`CapplanError` that no input can reach is a bug check dressed as a
+user error. :func:`sites` lists every ``raise`` in ``src/capplan`` by its
+syntax tree; ``tests/data/raise_sites.yaml`` names, for each, a test whose
+input reaches it (``test_raise_sites.py`` checks the two agree).
+
+This module is also a pytest plugin that proves the table: with it loaded,
+every exception that leaves a raise site during a test is recorded, and the
+map (site -> test ids) is written to ``$CAPPLAN_RAISE_TRACE``::
+
+    CAPPLAN_RAISE_TRACE=reach.json PYTHONPATH=tests python -m pytest -p raise_sites
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import json
+import os
+import sys
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "capplan"
+
+
+@dataclass(frozen=True)
+class Site:
+    key: str            # 'loading/plan.py:_PlanReader._input: unknown quantity'
+    file: Path
+    first: int          # lines of the raise statement
+    last: int
+
+
+def sites(src: Path = SRC) -> list[Site]:
+    """Every ``raise`` of a CapplanError (or a helper that builds one) under ``src``.
+
+    A raise of a builtin exception (``KeyError``, ``FileNotFoundError``) or of an
+    argparse error is left out: those are not the user-facing error type.
+    """
+    out: list[Site] = []
+    for path in sorted(src.rglob("*.py")):
+        module = path.relative_to(src).as_posix()
+        seen: dict[str, int] = {}
+        for scope, node in _raises(ast.parse(path.read_text(encoding="utf-8"))):
+            if _foreign(node.exc):
+                continue
+            label = f"{module}:{scope}: {_label(node.exc)}"
+            seen[label] = seen.get(label, 0) + 1
+            key = label if seen[label] == 1 else f"{label} #{seen[label]}"
+            out.append(Site(key, path, node.lineno, node.end_lineno or node.lineno))
+    return out
+
+
+def _raises(tree, scope=""):
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            yield from _raises(node, f"{scope}.{node.name}" if scope else node.name)
+        elif isinstance(node, ast.Raise) and node.exc is not None:
+            yield scope or "<module>", node
+        else:
+            yield from _raises(node, scope)
+
+
+def _foreign(exc) -> bool:
+    func = exc.func if isinstance(exc, ast.Call) else exc
+    if isinstance(func, ast.Name):
+        kind = getattr(builtins, func.id, None)
+        return isinstance(kind, type) and issubclass(kind, BaseException)
+    return isinstance(func, ast.Attribute) and ast.unparse(func).startswith("argparse.")
+
+
+def _label(exc) -> str:
+    """The first words of the message, else the helper's name: stable while lines move."""
+    for node in ast.walk(exc):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value.strip()) >= 3:
+            return " ".join(node.value.split())[:48]
+    func = exc.func if isinstance(exc, ast.Call) else exc
+    return ast.unparse(func)
+
+
+# -- the plugin -----------------------------------------------------------------------
+
+_BY_FILE: dict[str, list[Site]] = {}
+_REACHED: dict[str, set[str]] = {}
+_CURRENT: list[str] = [""]
+
+
+def _local(frame, event, arg):
+    if event == "exception":
+        for site in _BY_FILE.get(frame.f_code.co_filename, ()):
+            if site.first <= frame.f_lineno <= site.last:
+                _REACHED.setdefault(site.key, set()).add(_CURRENT[0])
+    return _local
+
+
+def _global(frame, event, arg):
+    if frame.f_code.co_filename in _BY_FILE:
+        frame.f_trace_lines = False
+        return _local
+    return None
+
+
+def pytest_configure(config):
+    for site in sites():
+        _BY_FILE.setdefault(str(site.file), []).append(site)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_call(item):
+    _CURRENT[0] = item.nodeid
+    sys.settrace(_global)
+    threading.settrace(_global)
+
+
+def pytest_runtest_teardown(item):
+    sys.settrace(None)
+    threading.settrace(None)
+
+
+def pytest_sessionfinish(session):
+    target = os.environ.get("CAPPLAN_RAISE_TRACE")
+    if target:
+        Path(target).write_text(json.dumps({k: sorted(v) for k, v in sorted(_REACHED.items())}, indent=1))
+
+
+# -- regenerating the table ------------------------------------------------------------
+
+TABLE = Path(__file__).resolve().parent / "data" / "raise_sites.yaml"
+_PREFERRED = ("tests/test_bad_input.py", "tests/test_hostile_input.py")   # one case, one message: fast and explicit
+
+
+def table_from(reach: dict[str, list[str]], unshown: dict[str, str]) -> str:
+    """The YAML of ``tests/data/raise_sites.yaml`` from a traced run: per site the first
+    test that reached it (a bad-input case when one did), else the reason kept from
+    the old table (or 'no test reaches it yet')."""
+    lines = ["# Every CapplanError raise site of src/capplan (tests/raise_sites.py) and a test whose input",
+             "# reaches it. Regenerate after a traced run (see tests/raise_sites.py):",
+             "#   PYTHONPATH=tests python tests/raise_sites.py reach.json > tests/data/raise_sites.yaml",
+             "reached:"]
+    missing = []
+    for site in sites():
+        tests = sorted(reach.get(site.key, []), key=lambda t: (not t.startswith(_PREFERRED), t))
+        if tests:
+            lines.append(f"  {json.dumps(site.key, ensure_ascii=False)}: {json.dumps(tests[0], ensure_ascii=False)}")
+        else:
+            missing.append(site.key)
+    lines.append("unshown:              # no test reaches these yet; each says why")
+    lines += [f"  {json.dumps(k, ensure_ascii=False)}: {json.dumps(unshown.get(k, 'no test reaches it yet'))}"
+              for k in missing]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    import yaml
+    old = yaml.safe_load(TABLE.read_text(encoding="utf-8")) if TABLE.exists() else {}
+    sys.stdout.write(table_from(json.loads(Path(sys.argv[1]).read_text()), (old or {}).get("unshown") or {}))
