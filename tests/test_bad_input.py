@@ -11,7 +11,7 @@ scenarios, and a zero divisor that must be traced to the input that is 0.
 from __future__ import annotations
 
 import pytest
-from conftest import ROOT
+from shared_examples import VLLM_70B, example
 
 
 def _input(name, value):
@@ -207,26 +207,23 @@ CASES = {
         lambda p: p["tables"]["classes"]["rows"][0].update({"name": {"a": 1}}),
         ["tables.classes.rows[0].name: expected text, got a mapping"]),
     # -- a zero divisor names the input that is 0, at its line, through derived quantities
-    "zero efficiency inside a product": (
-        _input("hbm_efficiency", 0),
-        [(":10: inputs.hbm_efficiency: decode_step_time_bound = decode_bytes_per_step / "
-         "(hbm_bandwidth * gpus_per_replica * hbm_efficiency): division by zero: hbm_efficiency is 0")]),
-    "zero flowing through a derived quantity": (
-        _input("kv_heads", 0),
-        [(":10: inputs.kv_heads: kv_token_capacity = floor(kv_pool / kv_bytes_per_token): division by zero: "
-         "kv_bytes_per_token is 0, because kv_heads is 0")]),
+    "zero pin inside a product": (
+        _input("monthly_requests", 0),
+        [(":10: inputs.monthly_requests: deployments.cost_per_million_tokens = monthly_cost / monthly_output_tokens: "
+          "division by zero: monthly_output_tokens is 0, because monthly_requests is 0")]),
     "zero flowing through two derived quantities": (
-        _input("days_per_month", 0),
-        [":10: inputs.days_per_month:", ("division by zero: monthly_output_tokens is 0, because monthly_requests is 0, "
-         "because days_per_month is 0")]),
-    "zero table cell": (
-        lambda p: p["tables"]["deployments"]["rows"][0].update({"gpus_per_node": 0}),
-        [(":37: tables.deployments.rows[0].gpus_per_node: deployments.nodes = ceil(resilient_gpus / gpus_per_node): "
-         "division by zero: deployments.gpus_per_node is 0")]),
+        _input("avg_arrival_rate", "0 req/s"),
+        [":10: inputs.avg_arrival_rate:", ("division by zero: monthly_output_tokens is 0, because monthly_requests "
+                                           "is 0, because avg_arrival_rate is 0")]),
     "zero set by a scenario": (
-        lambda p: p.update({"scenarios": {"s": {"set": {"tensor_efficiency": 0}}}}),
-        [":43: scenarios.s.set.tensor_efficiency: scenario s: prefill_time_bound",
-         "division by zero: tensor_efficiency is 0"]),
+        lambda p: p.update({"scenarios": {"s": {"set": {"avg_arrival_rate": "0 req/s"}}}}),
+        [":43: scenarios.s.set.avg_arrival_rate: scenario s: deployments.cost_per_million_tokens",
+         "division by zero: monthly_output_tokens is 0, because monthly_requests is 0, because avg_arrival_rate is 0"]),
+    "zero that a floor() makes": (
+        lambda p: (p.update({"sizing": "littles_law"}), p["tables"].pop("load_sweep"),
+                   p["inputs"].update({"decode_throughput": "1 tok/s"})),
+        [("active_replicas = ceil(in_flight_requests / slo_batch_limit): division by zero: slo_batch_limit is 0 "
+          "(= floor(decode_throughput / required_token_rate))")]),
     # -- every other plan mistake the reader names (each a raise site of loading/plan.py)
     "missing model": (lambda p: p.pop("model"), ["missing 'model:' (a catalog id such as"]),
     "inputs given as a list": (lambda p: p.update({"inputs": [1]}), ["inputs: expected a mapping of quantity names to values"]),
@@ -328,7 +325,7 @@ def test_no_plans_to_build(run_main, here):
 
 
 def test_sweep_of_closed_bursts_only(base_plan, write_plan, run_main, here):
-    burst = next((ROOT / "plans" / "sweeps").rglob("qps_inf.json"))
+    burst = example(*VLLM_70B, "qps_inf.json")
     (here / "plans").mkdir()
     (here / "plans" / "burst.json").write_bytes(burst.read_bytes())
     base_plan["tables"]["load_sweep"] = {"import": "burst.json"}
@@ -365,3 +362,23 @@ def test_explain_of_a_cell_of_an_unknown_column(base_plan, write_plan, run_main,
 def test_diff_of_a_file_and_a_folder_is_a_usage_error(base_plan, write_plan, run_main, here):
     code, _, err = run_main("diff", write_plan(base_plan), here / "plans")
     assert code == 2 and "give two plan files or two folders of plans, not one of each" in err
+
+
+@pytest.mark.parametrize("name, content, expected", [
+    ("x.json", "{}", "x.json: "),
+    ("x.json", "not json at all", "x.json: "),
+    ("x.tsv", "a\tb\n", "tab-separated files are not supported"),
+    ("x.yaml", "benchmarks: [", "x.yaml: invalid YAML"),
+    ("x.csv", "", "x.csv: "),
+    ("x.csv", "arrival_rate,ttft_p95\n1,\n", "x.csv: "),
+    ("x.jsonl", "\n\n", "x.jsonl: "),
+])
+def test_import_of_a_file_that_is_no_benchmark(name, content, expected, base_plan, write_plan, run_main, here):
+    (here / "plans").mkdir()
+    (here / "plans" / name).write_text(content, encoding="utf-8")
+    base_plan["tables"]["load_sweep"] = {"import": name}
+    code, _, err = run_main("build", write_plan(base_plan))
+    assert code == 1
+    first = err.splitlines()[0]
+    assert first.startswith("error: plans/test-plan.yaml:") and "tables.load_sweep.import: " in first
+    assert expected in first

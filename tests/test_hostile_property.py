@@ -46,9 +46,11 @@ KEYS = ["value", "source", "set", "rows", "units", "import", "expect", "title", 
 
 @pytest.fixture(scope="module")
 def workspace(tmp_path_factory):
-    """A plans/ folder of its own, with the imported sweep files next to the plans."""
+    """A plans/ folder of its own, with whatever folders sit next to the plans (imported sweeps)."""
     root = tmp_path_factory.mktemp("fuzz")
-    shutil.copytree(ROOT / "plans" / "sweeps", root / "plans" / "sweeps")
+    (root / "plans").mkdir()
+    for folder in (p for p in (ROOT / "plans").iterdir() if p.is_dir()):
+        shutil.copytree(folder, root / "plans" / folder.name)
     return root
 
 

@@ -10,6 +10,7 @@ memory) run as soon as the values they read exist.
 from __future__ import annotations
 
 import functools
+import math
 import re
 from dataclasses import dataclass
 
@@ -124,6 +125,9 @@ def _compute(name, node, values, nominal_values, plan, scenario, model, graph):
         # and point at the line where the plan (or the scenario) wrote it.
         chain = _zero_chain(err.symbol, err.row, numeric, graph)
         because = f", because {' is 0, because '.join(chain[1:])} is 0" if len(chain) > 1 else ""
+        last = graph.nodes.get(chain[-1]) if chain else None
+        if last is not None and last.formula is not None:      # a zero no single input makes (a floor, a sum)
+            because += f" (= {last.formula.text})"
         key, line = _locate(chain[-1], err.row, plan, scenario)
         raise CapplanError(f"{_where(plan, scenario)}{name} = {node.formula.text}: division by zero: "
                            f"{chain[0]} is 0{because}{_origin(chain[-1], scenario)}",
@@ -136,9 +140,11 @@ def _compute(name, node, values, nominal_values, plan, scenario, model, graph):
 def _zero_chain(symbol: str | None, row, numeric: Numeric, graph: Graph) -> list[str]:
     """The quantities a zero divisor flows through, from the divisor to the input that is 0.
 
-    ``hbm_efficiency: 0`` makes the divisor ``hbm_bandwidth * gpus_per_replica
-    * hbm_efficiency`` zero; the chain is ``[hbm_efficiency]``. A derived
-    quantity that is 0 is followed into its formula while one factor of it is 0.
+    A zero ``hbm_efficiency`` makes the divisor ``hbm_bandwidth * gpus_per_replica
+    * hbm_efficiency`` zero: the chain is ``[hbm_efficiency]``. A pinned
+    ``avg_arrival_rate: 0`` makes ``monthly_output_tokens`` zero through
+    ``monthly_requests``: a derived quantity that is 0 is followed into its
+    formula while one factor of it is 0.
     """
     chain = [symbol] if symbol else []
     while chain and (node := graph.nodes.get(chain[-1])) is not None and node.formula is not None:

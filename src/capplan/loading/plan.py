@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -520,4 +519,4 @@ def _show(value) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-__all__ = ["Plan", "Scenario", "Input", "TableData", "Expectation", "load", "NOMINAL", "replace"]
+__all__ = ["NOMINAL", "Expectation", "Input", "Plan", "Scenario", "TableData", "load", "replace"]
