@@ -180,7 +180,7 @@ CASES = {
         [(":10: inputs.rho_target: active_replicas = ceil(peak_arrival_rate / safe_rate_per_replica) is 1.5e+301, "
          "beyond ±2^53 (9,007,199,254,740,992)"), "it comes from rho_target = 1e-300 through safe_rate_per_replica"]),
     "count beyond 2^53 from a tiny KV footprint": (
-        _input("kv_bytes_per_element", "1e-300 B/token"),
+        _input("kv_bytes_per_element", "1e-300 B"),
         ["inputs.kv_bytes_per_element: kv_token_capacity = floor(kv_pool / kv_bytes_per_token) is 9.059e+305 tokens",
          "it comes from kv_bytes_per_element = 1e-300 B through kv_bytes_per_token"]),
     "money amount beyond 2^53": (
@@ -277,6 +277,11 @@ CASES = {
     "expect given as a list": (lambda p: p.update({"expect": [1]}), ["expect: expected a mapping of quantity: value"]),
     "expect of a pass/fail result that is a number": (
         _expect("memory_gate", 5), ["expect.memory_gate: expected true or false"]),
+    "model: a mapping other than {config:}": (
+        lambda p: p.update({"model": {"id": "llama-3-8b"}}),
+        ["model: expected a catalog id or {config: path/to/config.json}"]),
+    "model: a config.json that is missing": (
+        lambda p: p.update({"model": {"config": "nope/config.json"}}), ["model.config: "]),
 }
 
 
@@ -382,3 +387,11 @@ def test_import_of_a_file_that_is_no_benchmark(name, content, expected, base_pla
     first = err.splitlines()[0]
     assert first.startswith("error: plans/test-plan.yaml:") and "tables.load_sweep.import: " in first
     assert expected in first
+
+
+def test_model_config_that_is_a_list(base_plan, write_plan, run_main, here):
+    (here / "plans").mkdir()
+    (here / "plans" / "config.json").write_text("[1, 2]", encoding="utf-8")
+    base_plan["model"] = {"config": "config.json"}
+    code, _, err = run_main("build", write_plan(base_plan))
+    assert code == 1 and "model.config: " in err and "a config.json is a JSON object" in err
