@@ -26,6 +26,8 @@ from pathlib import Path
 
 import pytest
 
+from capplan import errors
+
 SRC = Path(__file__).resolve().parents[1] / "src" / "capplan"
 
 
@@ -40,8 +42,9 @@ class Site:
 def sites(src: Path = SRC) -> list[Site]:
     """Every ``raise`` of a CapplanError (or a helper that builds one) under ``src``.
 
-    A raise of a builtin exception (``KeyError``, ``FileNotFoundError``) or of an
-    argparse error is left out: those are not the user-facing error type.
+    A raise of a builtin exception (``KeyError``, ``FileNotFoundError``), of an
+    argparse error or of :class:`~capplan.errors.InternalError` (exit 3, a bug)
+    is left out: those are not the user-facing error type.
     """
     out: list[Site] = []
     for path in sorted(src.rglob("*.py")):
@@ -68,10 +71,11 @@ def _raises(tree, scope=""):
 
 
 def _foreign(exc) -> bool:
+    """Not the user-facing error: a builtin exception, argparse's, or capplan's InternalError."""
     func = exc.func if isinstance(exc, ast.Call) else exc
     if isinstance(func, ast.Name):
-        kind = getattr(builtins, func.id, None)
-        return isinstance(kind, type) and issubclass(kind, BaseException)
+        kind = getattr(builtins, func.id, None) or getattr(errors, func.id, None)
+        return isinstance(kind, type) and issubclass(kind, BaseException) and not issubclass(kind, errors.CapplanError)
     return isinstance(func, ast.Attribute) and ast.unparse(func).startswith("argparse.")
 
 

@@ -49,6 +49,7 @@ RAW = {   # YAML text -> fragments of the one-line message
     "a list as a key": ("? [1, 2]\n: x\n", [":1: a key must be text"]),
     "duplicate key through an alias": ("a: &k gpu\n*k : 1\ngpu: 2\n", [":3: duplicate key 'gpu'"]),
     "a null key": ("gpu: l4\ninputs:\n  ~: 3\n", [":3: inputs: a key must be text"]),
+    "half a surrogate pair": ('title: "x\\uD800y"\n', [":1: title: "]),
     "a plan that is a list": ("- gpu: l4\n", [": a plan must be a YAML mapping (title:, gpu:, model:, inputs:, tables:, …)"]),
 }
 
@@ -198,3 +199,13 @@ def test_numbers_no_plan_may_hold(raw, message):
     with pytest.raises(CapplanError) as refused:
         units.parse_value(raw, "GiB" if "TB" in str(raw) else "")
     assert message in str(refused.value)
+
+
+@pytest.mark.parametrize("loader", LOADERS)
+def test_half_a_surrogate_pair_is_refused_by_both_loaders(loader, monkeypatch):
+    """libyaml refuses the escape "\\uD800"; the pure-Python parser builds the string, which no
+    output could encode, so the loader refuses it there itself."""
+    monkeypatch.setattr(yamlfile, "_LOADER", loader)
+    with pytest.raises(CapplanError) as refused:
+        yamlfile.parse('notes: ok\ntitle: "x\\uD800y"\n', "f.yaml")
+    assert str(refused.value).startswith("f.yaml:2: title: ")

@@ -163,7 +163,7 @@ def injection_plan(model):
 # text that reaches the workbook: the plan title, sources, notes, a class name,
 # a scenario's title and its name (a sheet title and a chart title).
 CONTROL_TEXT = {
-    "title": ("Chat\x07 mix\x00\x1b[31m\x85 \ud800\ufffe end", "Chat mix[31m  end"),
+    "title": ("Chat\x07 mix\x00\x1b[31m\x85 \ufffe end", "Chat mix[31m  end"),   # "\ud800" is refused at load (test_hostile_input)
     "source": ("forecast\x0b\x0c\x01 line1\nline2\ttab", "forecast line1\nline2\ttab"),
     "class": ("short\x02chat\x7f", "shortchat"),
     "scenario": ("surge\x07\t50", "surge 50"),

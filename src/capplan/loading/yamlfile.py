@@ -18,6 +18,7 @@ laughs" alias bomb), tags other than YAML's plain types (``!!python/...``,
 from __future__ import annotations
 
 import gc
+import re
 from pathlib import Path
 
 import yaml
@@ -45,6 +46,7 @@ _TAG = "tag:yaml.org,2002:"
 _SCALAR_TAGS = {_TAG + t for t in ("str", "int", "float", "bool", "null", "timestamp")}
 _NUMBER_TAGS = {_TAG + "int", _TAG + "float"}
 _MAP, _SEQ, _STR = _TAG + "map", _TAG + "seq", _TAG + "str"
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _NODE_EVENTS = {ScalarEvent, SequenceStartEvent, MappingStartEvent, SequenceEndEvent, MappingEndEvent}
 
 
@@ -217,10 +219,10 @@ class _Builder:
         tag = event.tag
         if tag is None or tag == "!":
             if not event.implicit[0]:       # quoted: text, no resolving
-                return event.value
+                return self._text(event, path)
             tag = _CONSTRUCTOR.resolve(yaml.ScalarNode, event.value, event.implicit)
         if tag == _STR:
-            return event.value
+            return self._text(event, path)
         if tag not in _SCALAR_TAGS:
             raise self._error(_unsupported(tag), event, path)
         if tag in _NUMBER_TAGS and len(event.value) > MAX_NUMBER_CHARS:
@@ -231,6 +233,16 @@ class _Builder:
             return _CONSTRUCTOR.yaml_constructors[tag](_CONSTRUCTOR, node)
         except (ValueError, OverflowError, yaml.YAMLError) as err:
             raise self._error(f"'{_short(event.value)}' is not a valid {tag[len(_TAG):]}: {err}", event, path) from None
+
+    def _text(self, event, path) -> str:
+        """A text scalar. An escape such as "\\uD800" gives half of a UTF-16 pair, no
+        character: libyaml refuses it, the pure-Python parser does not, and no output
+        could be written with it; so both refuse it here."""
+        value = event.value
+        if not value.isascii() and (half := _SURROGATE.search(value)):
+            raise self._error(f"the text holds U+{ord(half.group()):04X}, half of a UTF-16 surrogate pair, "
+                              "which is no character", event, path)
+        return value
 
     def _attach(self, value, event) -> None:
         if not self.stack:
@@ -260,8 +272,12 @@ class _Builder:
         return frame.path + (frame.key,) if frame.key_set else frame.path
 
     def open_path(self) -> Path_:
-        """The key path of the collection being read (for a parser error)."""
-        return self.stack[-1].path if self.stack else ()
+        """The key path being read when the parser fails: the key whose value it was
+        reading, or the list it was in."""
+        if not self.stack:
+            return ()
+        frame = self.stack[-1]
+        return frame.path + (frame.key,) if isinstance(frame.value, dict) and frame.key_set else frame.path
 
     def _error(self, message: str, event, path: Path_ = ()) -> CapplanError:
         return CapplanError(message, file=self.file, key=_brief(path), line=event.start_mark.line + 1)
