@@ -3,9 +3,9 @@
     python benchmarks/bench_hostile.py [--runs 3] [--loader libyaml|python] [--baseline SRC]
 
 Each case is a plan file written to a scratch folder and refused by
-``capplan eval`` in a child process, which times only the ``main()`` call (the
-imports are paid before the clock starts) and reports how much its peak
-resident memory grew. The child runs under a 2 GiB address-space limit and a
+``capplan eval`` in a child process, which first evaluates a valid plan (to
+pay the imports and the standard model), then times the hostile one and
+reports how much its peak resident memory grew. The child runs under a 2 GiB address-space limit and a
 timeout, so a case that would hang or swell is reported, not suffered.
 ``--loader python`` forces the pure-Python YAML fallback; ``--baseline SRC``
 adds a column for another checkout's ``src`` (e.g. the main branch before
@@ -74,6 +74,8 @@ if os.environ.get("LOADER") == "python":
     from capplan.loading import yamlfile
     yamlfile._LOADER = yaml.SafeLoader
 from capplan.cli import main
+with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+    main(["eval", sys.argv[2]])     # warm-up on a valid plan: the lazy imports and the standard model
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 err = io.StringIO()
 start = time.perf_counter()
@@ -91,9 +93,11 @@ def _limit() -> None:
 
 def refuse(path: Path, src: Path, loader: str) -> dict:
     env = {"PYTHONPATH": str(src), "LOADER": loader, "PATH": "/usr/bin:/bin"}
+    valid = path.with_name("valid.yaml")
+    valid.write_text(plan(), encoding="utf-8")
     try:
-        proc = subprocess.run([sys.executable, "-c", CHILD, str(path)], capture_output=True, text=True, check=False,
-                              timeout=TIMEOUT, preexec_fn=_limit, env=env, cwd=path.parent.parent)
+        proc = subprocess.run([sys.executable, "-c", CHILD, str(path), str(valid)], capture_output=True, text=True,
+                              check=False, timeout=TIMEOUT, preexec_fn=_limit, env=env, cwd=path.parent.parent)
     except subprocess.TimeoutExpired:
         return {"code": "hang", "seconds": TIMEOUT, "kib": 0, "message": f"no answer within {TIMEOUT:.0f} s"}
     if proc.returncode != 0 or not proc.stdout.strip():
