@@ -373,7 +373,7 @@ def test_diff_of_a_file_and_a_folder_is_a_usage_error(base_plan, write_plan, run
     ("x.json", "{}", "x.json: "),
     ("x.json", "not json at all", "x.json: "),
     ("x.tsv", "a\tb\n", "tab-separated files are not supported"),
-    ("x.yaml", "benchmarks: [", "x.yaml: invalid YAML"),
+    ("x.yaml", "benchmarks: [", "x.yaml: malformed YAML"),
     ("x.csv", "", "x.csv: "),
     ("x.csv", "arrival_rate,ttft_p95\n1,\n", "x.csv: "),
     ("x.jsonl", "\n\n", "x.jsonl: "),

@@ -209,3 +209,15 @@ def test_half_a_surrogate_pair_is_refused_by_both_loaders(loader, monkeypatch):
     with pytest.raises(CapplanError) as refused:
         yamlfile.parse('notes: ok\ntitle: "x\\uD800y"\n', "f.yaml")
     assert str(refused.value).startswith("f.yaml:2: title: ")
+
+
+def test_an_alias_bomb_in_an_imported_benchmark_file_is_refused(base_plan, write_plan, run_main, tmp_path):
+    """Benchmark YAML is read by the same event loader: however large the
+    report, aliases cannot expand it past the number of characters it has."""
+    plan = write_plan(dict(base_plan, tables=dict(base_plan["tables"], load_sweep={"source": "t", "import": ["bomb.yaml"]})))
+    (plan.parent / "bomb.yaml").write_text(ALIAS_BOMB)
+    start = time.process_time()
+    code, _, err = run_main("eval", plan)
+    assert time.process_time() - start < 1.0
+    assert code == 1 and "bomb.yaml" in err
+    assert "once its aliases (*name) are expanded" in err

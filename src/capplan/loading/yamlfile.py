@@ -88,14 +88,24 @@ def read(path: Path, display: str | None = None) -> Document:
     return parse(text, file)
 
 
-def _check_size(size: int, file: str) -> None:
-    if size > MAX_BYTES:
-        raise CapplanError(f"the file is larger than {MAX_BYTES // 2 ** 20} MiB; a plan needs far less", file=file)
+def _check_size(size: int, file: str, limit: int = MAX_BYTES) -> None:
+    if size > limit:
+        raise CapplanError(f"the file is larger than {limit // 2 ** 20} MiB; a plan needs far less", file=file)
 
 
 def parse(text: str, file: str) -> Document:
     _check_size(len(text), file)
-    builder = _Builder(file)
+    return _parse(text, file, MAX_VALUES)
+
+
+def parse_data_file(text: str, file: str) -> object:
+    """A data file (a benchmark report), not a plan: any size, but never more
+    values than it has characters, so aliases cannot expand it past its text."""
+    return _parse(text, file, max(len(text), 1)).data
+
+
+def _parse(text: str, file: str, max_values: int) -> Document:
+    builder = _Builder(file, max_values)
     loader = _LOADER(text)
     collecting = gc.isenabled()
     gc.disable()        # the events stay alive while the data grows: the cyclic GC would rescan them all
@@ -135,8 +145,9 @@ class _Builder:
     for the new key path, and counts towards :data:`MAX_VALUES`.
     """
 
-    def __init__(self, file: str):
+    def __init__(self, file: str, max_values: int):
         self.file = file
+        self.max_values = max_values
         self.root = None
         self.lines: dict[Path_, int] = {}
         self.events: list = []
@@ -172,9 +183,9 @@ class _Builder:
             self._attach(frame.value, event)
             return
         self.count += 1
-        if self.count > MAX_VALUES:
+        if self.count > self.max_values:
             aliases = " once its aliases (*name) are expanded" if self.targets else ""
-            raise self._error(f"the YAML holds more than {MAX_VALUES:,} values{aliases}; a plan needs far fewer",
+            raise self._error(f"the YAML holds more than {self.max_values:,} values{aliases}; a plan needs far fewer",
                               self.expanding or event, self._path(event))
         path = self._path(event)
         self.lines.setdefault(path, event.start_mark.line + 1)

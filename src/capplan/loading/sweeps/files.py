@@ -19,9 +19,8 @@ import json
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-import yaml
-
 from capplan.errors import CapplanError
+from capplan.loading import yamlfile
 from capplan.loading.sweeps import vllm
 from capplan.loading.sweeps.csv_table import parse_csv
 from capplan.loading.sweeps.fields import err
@@ -100,13 +99,7 @@ def _parse_file(data: bytes, rel: str) -> tuple[str, list[SweepPoint]]:
         return "csv", parse_csv(text, rel)
 
     if suffix in (".yaml", ".yml"):
-        try:
-            doc = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            line = mark.line + 1 if mark is not None else None
-            problem = getattr(exc, "problem", None) or str(exc)
-            raise err(f"invalid YAML: {problem}", None, line) from None
+        doc = yamlfile.parse_data_file(text, rel)      # aliases cannot expand past the text
         if isinstance(doc, dict) and "benchmarks" in doc:
             return parse_guidellm(doc, rel)
         raise _unknown(doc)
