@@ -85,3 +85,12 @@ def test_a_pin_reports_the_formula_it_replaces_under_the_plans_switches(tmp_path
     item = doc["scenarios"]["pinned"]["quantities"]["safe_rate_per_replica"]
     assert item["pinned"] is True
     assert item["formula_replaced"] == "slo_batch_limit / e2e_p99_slo"
+
+
+def test_plan_text_in_a_markdown_cell_cannot_break_the_table_or_hide_text():
+    from capplan.rendering.markdown import cell
+    assert cell("a|b\nc") == "a\\|b c"
+    assert cell("<details>") == "&lt;details>"
+    assert cell("pay\u202eUSD 01") == "pay&lt;U+202E&gt;USD 01"          # right-to-left override shown
+    assert cell("x\u200by") == "x&lt;U+200B&gt;y"                        # zero-width space shown
+    assert cell(None, empty="—") == "—"
