@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import lru_cache
 
 import pint
@@ -65,6 +66,15 @@ def dimensions(text: str) -> Dimensions:
 def factor(text: str) -> float:
     """How many base units one display unit holds (GiB -> 1073741824)."""
     return float(ureg.Quantity(1.0, unit(text)).to_base_units().magnitude)
+
+
+def exact_ratio(value: float) -> Fraction:
+    """The rational a float unit factor stands for (0.001 -> 1/1000, 1/3600 -> 1/3600)."""
+    if not math.isfinite(value) or value <= 0:
+        raise CapplanError(f"unit factor {value!r} is not a positive number")
+    candidates = [Fraction(repr(value)), Fraction(value).limit_denominator(10**12)]
+    exact = [c for c in candidates if float(c) == value]
+    return min(exact or candidates[:1], key=lambda f: (f.denominator, f.numerator))
 
 
 def to_display(base_value: float, unit_text: str) -> float:

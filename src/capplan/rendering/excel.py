@@ -42,6 +42,7 @@ from typing import Callable, Protocol
 import sympy
 from sympy.printing.printer import Printer
 
+from capplan.engine import units
 from capplan.engine.walker import RELATIONS, is_negation, is_reciprocal
 from capplan.errors import CapplanError
 
@@ -103,11 +104,7 @@ def excel_name(name: str, taken: set[str] | None = None) -> str:
 
 def exact_factor(value: float) -> sympy.Rational:
     """The rational a float unit factor stands for (0.001 -> 1/1000, 1/3600 -> 1/3600)."""
-    if not math.isfinite(value) or value <= 0:
-        raise CapplanError(f"unit factor {value!r} is not a positive number")
-    candidates = [Fraction(repr(value)), Fraction(value).limit_denominator(10**12)]
-    exact = [c for c in candidates if float(c) == value]
-    best = min(exact or candidates[:1], key=lambda f: (f.denominator, f.numerator))
+    best = units.exact_ratio(value)
     return sympy.Rational(best.numerator, best.denominator)
 
 

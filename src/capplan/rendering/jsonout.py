@@ -2,7 +2,9 @@
 
 Per scenario: the key results (as the record and the diff show them), then
 every quantity's value in its display unit, unit, tag, formula and
-provenance, and every table's columns and rows. Keys follow the model's
+provenance, every table's columns and rows, and how far the decision holds
+(each relevant input's interval and first flip on each side); then the
+breakeven prices between deployments. Keys follow the model's
 order and numbers have 12 significant digits, so the text is stable.
 ``format_version`` changes when a key is renamed or removed (adding keys
 does not change it).
@@ -30,7 +32,9 @@ def document(view: PlanView) -> dict:
         "gpu": plan.gpu.id,
         "model": plan.model_entry.id,
         "switches": dict(sorted(plan.switches.items())),
-        "scenarios": {s.name: _scenario(e, s) for e, s in zip(view.evaluations, view.scenarios)},
+        "scenarios": {s.name: {**_scenario(e, s), "how_far_the_decision_holds": view.holds.as_json(s.name)}
+                      for e, s in zip(view.evaluations, view.scenarios)},
+        "breakeven": view.holds.breakeven,
     }
 
 

@@ -144,6 +144,22 @@ class PlanView:
         return [self._section(spec) for spec in layout()["sections"]]
 
     @cached_property
+    def holds(self):
+        """How far the decision holds: the flip points of every input that
+        matters, per scenario, and the breakevens (:mod:`capplan.rendering.holds`)."""
+        from capplan.rendering.holds import PlanHolds
+        return PlanHolds(self.evaluations)
+
+    @property
+    def chart_name(self) -> str:
+        """The file next to the record that holds the tornado chart."""
+        return f"{self.plan.name}.holds.svg"
+
+    def chart(self) -> str:
+        from capplan.rendering import tornado
+        return tornado.svg(self.holds.nominal, f"How far the decision holds: {self.plan.title}")
+
+    @cached_property
     def pending(self) -> list[dict]:
         """Each pending measurement, with the key results (or else the first
         results) that rest on it."""
@@ -202,7 +218,8 @@ class PlanView:
                 gate = {"title": part["title"], "value": g.value, "substituted": g.substituted}
             parts.append({"title": part["title"], "rows": rows, "tables": tables, "gate": gate, "sweep": sweep})
         return {"title": spec["title"], "parts": parts,
-                "sensitivity": self._sensitivity() if spec.get("sensitivity") else None}
+                "sensitivity": self._sensitivity() if spec.get("sensitivity") else None,
+                "holds": self.holds.section(self.chart_name) if spec.get("holds") else None}
 
     def _sensitivity(self) -> dict:
         """Per scenario: the scalar key results, then one summary per row of the key table."""

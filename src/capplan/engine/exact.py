@@ -1,0 +1,329 @@
+"""The graph in exact arithmetic, with one input left as a symbol.
+
+The evaluator (:mod:`capplan.engine.evaluate`) computes in floats and lets
+``ceil``/``floor`` forgive float noise within 1e-14 of an integer: 10 × 0.7
+is 7.000000000000001 there, and 63 / that is 8.999999999999998, which it
+snaps to 9. A flip point must be *exact* — the peak at which a 10th GPU is
+needed is 63 req/s, and 63 itself still needs 9 — so this walker reads every
+value as the number the plan wrote (0.7 is 7/10, not the nearest float) and
+computes with sympy rationals. Left with one input as a symbol, it gives each
+decision as a closed-form expression of that input (``ceiling(x/7)``), which
+:mod:`capplan.engine.flips` solves; :func:`compile_exact` turns such an
+expression into a fast function over :class:`fractions.Fraction`.
+
+A formula the walker cannot keep symbolic (a λ* over a sweep whose rates
+depend on the symbol, an exponent it cannot handle) raises
+:class:`NotClosedForm`; the flip search then brackets numerically.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import operator
+from fractions import Fraction
+from functools import lru_cache
+from typing import ClassVar
+
+import sympy
+
+from capplan.engine import units
+from capplan.engine.walker import RELATIONS, Walker
+
+
+class NotClosedForm(Exception):
+    """The symbolic walk cannot express this formula in the symbol."""
+
+
+class Undefined(Exception):
+    """The plan does not evaluate at this value (no sweep row passes, a division by zero)."""
+
+
+@lru_cache(maxsize=4096)
+def rational(base_value: float, unit: str) -> Fraction:
+    """The number a plan most likely wrote for a float in base units: the
+    shorter of its own decimal and its display-unit decimal times the unit's
+    factor (25 ms is 1/40 s, 79.65 GiB is 79.65 × 2^30 bytes)."""
+    own = Fraction(repr(float(base_value)))
+    shown = Fraction(repr(units.to_display(float(base_value), unit))) * factor(unit)
+    return min((own, shown), key=lambda q: (q.denominator, abs(q.numerator)))
+
+
+@functools.cache
+def factor(unit: str) -> Fraction:
+    """A unit's factor to base units as an exact fraction (1/3600 for 'USD/h', not 0.000277…)."""
+    f = units.factor(unit)
+    direct, inverse = Fraction(repr(f)), Fraction(repr(1.0 / f))
+    return direct if direct.denominator <= inverse.numerator else 1 / inverse
+
+
+def _lift(f, *values):
+    """Apply ``f`` row by row when any value is a table column (a tuple), else once."""
+    n = next((len(v) for v in values if isinstance(v, tuple)), None)
+    if n is None:
+        return f(*values)
+    return tuple(f(*(v[i] if isinstance(v, tuple) else v for v in values)) for i in range(n))
+
+
+def _fold(f, values):
+    result = values[0]
+    for v in values[1:]:
+        result = _lift(f, result, v)
+    return result
+
+
+class _Numbers:
+    """Exact numbers: Fraction, int and bool (a division by zero is NaN, which
+    only an ``if()`` branch that is not chosen may hold, as in the evaluator)."""
+
+    true, undefined = True, None
+    relations: ClassVar[dict] = {"<=": operator.le, "<": operator.lt, ">=": operator.ge, ">": operator.gt,
+                 "==": operator.eq, "!=": operator.ne}
+    ceiling, floor, absolute, maximum, minimum = math.ceil, math.floor, abs, max, min
+    total = staticmethod(sum)
+
+    @staticmethod
+    def number(value) -> Fraction:
+        return Fraction(repr(float(value))) if isinstance(value, sympy.Float) else Fraction(int(value.p), int(value.q))
+
+    @staticmethod
+    def power(base, exponent):
+        if Fraction(exponent).denominator != 1:
+            raise NotClosedForm("a fractional power")
+        if base == 0 and exponent < 0:
+            return math.nan
+        return base ** int(exponent)
+
+    @staticmethod
+    def both(a, b):
+        return bool(a) and bool(b)
+
+    @staticmethod
+    def either(a, b):
+        return bool(a) or bool(b)
+
+    @staticmethod
+    def negate(a):
+        return not a
+
+    @staticmethod
+    def choose(cond, then, otherwise):
+        return then if cond else otherwise
+
+    @staticmethod
+    def first(pieces, reason):
+        """The value of the first piece whose condition holds (the last piece's always does)."""
+        value = next(value for value, cond in pieces if cond)
+        if value is None:
+            raise Undefined(reason)
+        return value
+
+
+class _Symbols:
+    """Sympy expressions of the symbol, with exact rational constants."""
+
+    true, undefined = sympy.true, sympy.nan
+    relations: ClassVar[dict] = {"<=": sympy.Le, "<": sympy.Lt, ">=": sympy.Ge, ">": sympy.Gt, "==": sympy.Eq, "!=": sympy.Ne}
+    ceiling, floor, absolute, maximum, minimum = sympy.ceiling, sympy.floor, sympy.Abs, sympy.Max, sympy.Min
+    both, either, negate = sympy.And, sympy.Or, sympy.Not
+
+    @staticmethod
+    def total(values):
+        return sympy.Add(*values)
+
+    @staticmethod
+    def number(value) -> sympy.Rational:
+        return sympy.Rational(repr(float(value))) if isinstance(value, sympy.Float) else value
+
+    @staticmethod
+    def power(base, exponent):
+        exponent = sympy.sympify(exponent)
+        if not exponent.is_Integer:
+            raise NotClosedForm("a fractional power")
+        return sympy.sympify(base) ** exponent
+
+    @staticmethod
+    def choose(cond, then, otherwise):
+        return _piecewise([(then, cond), (otherwise, sympy.true)])
+
+    @staticmethod
+    def first(pieces, reason):
+        return _piecewise(pieces)
+
+
+class Exact(Walker):
+    """Formula trees over exact values; a table column is a tuple, one entry
+    per row. With ``symbolic`` the values may be sympy expressions of a
+    symbol (set one input's value to it); without, they are plain fractions."""
+
+    def __init__(self, values: dict, nominal_values: dict, symbolic: bool = False):
+        self.values = values
+        self.nominal_values = nominal_values
+        self.ops = _Symbols if symbolic else _Numbers
+
+    def visit(self, expr):
+        if isinstance(expr, sympy.Rational | sympy.Float):
+            return self.ops.number(expr)
+        return super().visit(expr)
+
+    def number(self, value):              # BooleanTrue, the only other constant a formula holds
+        return self.ops.true
+
+    def Symbol(self, expr):
+        return self.values[expr.name]
+
+    def Add(self, expr):
+        return _fold(operator.add, [self.visit(a) for a in expr.args])
+
+    def Mul(self, expr):
+        return _fold(operator.mul, [self.visit(a) for a in expr.args])
+
+    def Pow(self, expr):
+        base, exponent = (self.visit(a) for a in expr.args)
+        return _lift(self.ops.power, base, exponent)
+
+    def ceiling(self, expr):
+        return _lift(self.ops.ceiling, self.visit(expr.args[0]))
+
+    def floor(self, expr):
+        return _lift(self.ops.floor, self.visit(expr.args[0]))
+
+    def Abs(self, expr):
+        return _lift(self.ops.absolute, self.visit(expr.args[0]))
+
+    def Max(self, expr):
+        return _fold(self.ops.maximum, [self.visit(a) for a in expr.args])
+
+    def Min(self, expr):
+        return _fold(self.ops.minimum, [self.visit(a) for a in expr.args])
+
+    def relation(self, expr, op):
+        a, b = (self.visit(x) for x in expr.args)
+        return _lift(self.ops.relations[op], a, b)
+
+    def And(self, expr):
+        return _fold(self.ops.both, [self.visit(a) for a in expr.args])
+
+    def Or(self, expr):
+        return _fold(self.ops.either, [self.visit(a) for a in expr.args])
+
+    def Not(self, expr):
+        return _lift(self.ops.negate, self.visit(expr.args[0]))
+
+    def Piecewise(self, expr):
+        (then, cond), (otherwise, _) = expr.args
+        return _lift(self.ops.choose, self.visit(cond), self.visit(then), self.visit(otherwise))
+
+    def Nominal(self, expr):
+        return self.nominal_values[expr.args[0].name]
+
+    def TableSum(self, expr):
+        return self.ops.total(self.visit(expr.args[0]))
+
+    def TableMax(self, expr):
+        return functools.reduce(self.ops.maximum, self.visit(expr.args[0]))
+
+    def TableMin(self, expr):
+        return functools.reduce(self.ops.minimum, self.visit(expr.args[0]))
+
+    def MaxBeforeFailure(self, expr):
+        """λ*: the rate before the first failing row; undefined when the first row fails."""
+        xs, oks = self._sorted(expr)
+        ops = self.ops
+        pieces = [(ops.undefined, ops.negate(oks[0]))] + [(x, ops.negate(ok)) for x, ok in zip(xs, oks[1:])]
+        return ops.first(pieces + [(xs[-1], ops.true)], "no sweep row meets every SLO")
+
+    def MinFailure(self, expr):
+        xs, oks = self._sorted(expr)
+        ops = self.ops
+        return ops.first([(x, ops.negate(ok)) for x, ok in zip(xs[:-1], oks[:-1])] + [(xs[-1], ops.true)], "")
+
+    def _sorted(self, expr):
+        xs, oks = self.visit(expr.args[0]), self.visit(expr.args[1])
+        if not all(isinstance(x, Fraction | int | sympy.Rational) for x in xs):
+            raise NotClosedForm("a sweep whose rates depend on the symbol")
+        order = sorted(range(len(xs)), key=lambda i: xs[i])
+        return [xs[i] for i in order], [oks[i] for i in order]
+
+
+def _piecewise(pieces):
+    """The first piece whose condition holds; decided at once when the conditions are numbers."""
+    kept = []
+    for value, cond in pieces:
+        cond = sympy.sympify(cond)
+        if cond is sympy.false:
+            continue
+        kept.append((value, cond))
+        if cond is sympy.true:
+            break
+    return kept[0][0] if kept[0][1] is sympy.true else sympy.Piecewise(*kept)
+
+
+# -- exact functions of one symbol ---------------------------------------------------------
+
+def compile_exact(expr, symbol: sympy.Symbol):
+    """``expr`` as a Python function of the symbol over :class:`Fraction`:
+    exact, and a thousand times faster than ``expr.subs``. Raises
+    :class:`Undefined` where the plan does not evaluate."""
+    return _compile(expr, symbol)
+
+
+def _compile(expr, x):
+    if not isinstance(expr, sympy.Basic):          # a plain number or truth value: no symbol in it
+        return lambda v: expr
+    if expr == x:
+        return lambda v: v
+    if expr is sympy.true or expr is sympy.false:
+        constant = bool(expr)
+        return lambda v: constant
+    if expr is sympy.nan or expr in (sympy.zoo, sympy.oo, -sympy.oo):
+        def undefined(v):
+            raise Undefined("no sweep row meets every SLO" if expr is sympy.nan else "division by zero")
+        return undefined
+    if isinstance(expr, sympy.Rational):
+        constant = Fraction(int(expr.p), int(expr.q))
+        return lambda v: constant
+    if isinstance(expr, sympy.Piecewise):
+        pairs = [(_compile(value, x), _compile(cond, x)) for value, cond in expr.args]
+
+        def choose(v):
+            for value, cond in pairs:
+                if cond(v):
+                    return value(v)
+            raise Undefined("no case of if() holds")
+        return choose
+    parts = [_compile(a, x) for a in expr.args]
+    if isinstance(expr, sympy.Add):
+        return lambda v: sum(p(v) for p in parts)
+    if isinstance(expr, sympy.Mul):
+        return lambda v: math.prod(p(v) for p in parts)
+    if isinstance(expr, sympy.Pow):
+        base, exponent = parts
+        return lambda v: _power(base(v), exponent(v))
+    simple = {sympy.ceiling: math.ceil, sympy.floor: math.floor, sympy.Abs: abs, sympy.Not: operator.not_}
+    for kind, f in simple.items():
+        if isinstance(expr, kind):
+            (inner,) = parts
+            return lambda v: f(inner(v))
+    many = {sympy.Max: max, sympy.Min: min, sympy.And: all, sympy.Or: any}
+    for kind, f in many.items():
+        if isinstance(expr, kind):
+            return lambda v: f(p(v) for p in parts)
+    for kind, text in RELATIONS.items():
+        if isinstance(expr, kind):
+            compare = _COMPARE[text]
+            a, b = parts
+            return lambda v: compare(a(v), b(v))
+    raise NotClosedForm(f"{type(expr).__name__} in {expr}")
+
+
+_COMPARE = {"<=": operator.le, "<": operator.lt, ">=": operator.ge, ">": operator.gt, "==": operator.eq,
+            "!=": operator.ne}
+
+
+def _power(base, exponent):
+    if exponent.denominator != 1:
+        raise NotClosedForm("a fractional power")
+    if base == 0 and exponent < 0:
+        raise Undefined("division by zero")
+    return base ** int(exponent)

@@ -1,0 +1,564 @@
+"""Flip points: the exact values of one input at which a plan's decisions change.
+
+A sizing decision is a step function of each input: GPUs are a ``ceil``,
+gates and the fixed-fleet check are comparisons. So "how wrong can the
+forecast be before the answer changes?" has exact answers: with λ_safe =
+10 × 0.7 = 7 req/s, a 10th GPU is needed *above* 63 req/s, and 63 itself
+still needs 9. This module finds them.
+
+For one scenario and one *variable* (an input, a pinned derived quantity such
+as ``instance_max_rate``, or a table cell), every other value is held at the
+plan's exact value (:mod:`capplan.engine.exact`), the scenario's nominal
+fleet at the size today's nominal plan buys, and each target quantity becomes
+a sympy expression of the variable. Then:
+
+1. **Closed forms.** Where a target can change is where one of its step
+   atoms does: a ``ceil``/``floor`` argument crossing an integer, the two
+   sides of a comparison crossing, a ``max``/``if`` switching branch. Each
+   atom is a rational function of the variable, so the crossings are roots
+   of polynomials, found exactly. A comparison of a ``floor`` with a number
+   is first *peeled* (``floor(u) >= 32`` ⟺ ``u >= 32``) so that the
+   450,379-token floor under the memory gate does not become 450,379
+   candidates.
+2. **Bracketing**, where an atom has no closed form or too many crossings:
+   a grid scan of the exact targets, each change bisected down to two
+   adjacent floats.
+3. **Classification.** Each candidate is kept only if the targets differ
+   just below and just above it (evaluated exactly between candidates); the
+   value at the candidate itself says which side the boundary belongs to.
+
+:func:`evaluate_at` evaluates the same change with the float engine, so
+tests and users can check a flip point against the tool's own evaluation.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, replace
+from fractions import Fraction
+
+import numpy as np
+import sympy
+
+from capplan.engine.evaluate import Evaluation, evaluate
+from capplan.engine.exact import (
+    Exact,
+    NotClosedForm,
+    Undefined,
+    compile_exact,
+    factor,
+    rational,
+)
+from capplan.errors import CapplanError
+from capplan.loading.plan import Input
+
+UNDEFINED = "undefined"      # a target's value where the plan does not evaluate
+MAX_CROSSINGS = 400          # more integer crossings of one atom than this: bracket instead
+GRID = 256                   # bracketing: points of the first scan
+
+
+@dataclass(frozen=True)
+class Target:
+    """A quantity, or one row of a table column."""
+
+    name: str
+    index: int | None = None
+
+
+@dataclass(frozen=True)
+class Flip:
+    """A value of the variable (base units) at which the decisions change."""
+
+    value: Fraction
+    side: str               # 'below': the value itself still gives the decisions below it; 'above'
+    exact: bool             # a closed form (else bracketed to two adjacent floats)
+    below: tuple            # every target's value just below, in target order
+    above: tuple            # … and just above
+
+
+@dataclass(frozen=True)
+class Solution:
+    """Where a target reaches a value: one point, or an interval it stays on."""
+
+    low: Fraction
+    high: Fraction          # == low for a point
+    exact: bool
+
+
+@dataclass(frozen=True)
+class Holds:
+    """The interval around today's value in which no decision changes."""
+
+    today: Fraction
+    low: Flip | None        # the nearest flip below (None: none down to ``lo``)
+    high: Flip | None
+    lo: Fraction            # the range searched
+    hi: Fraction
+
+
+class Search:
+    """Every scenario of one plan in exact values, computed once; then one
+    :class:`Probe` per scenario and variable."""
+
+    def __init__(self, evaluations: list[Evaluation]):
+        self.evaluations = {e.scenario.name: e for e in evaluations}
+        self.nominal = evaluations[0]
+        self.nominal_values = exact_values(self.nominal, None)
+        self.values = {self.nominal.scenario.name: self.nominal_values}
+        for e in evaluations[1:]:
+            self.values[e.scenario.name] = exact_values(e, self.nominal_values)
+
+    def probe(self, scenario: str, variable: Target, targets: list[Target], decisions: int) -> Probe:
+        """The first ``decisions`` targets decide; the others are carried along (costs to report)."""
+        e = self.evaluations[scenario]
+        return Probe(e, self.nominal, self.values[scenario], self.nominal_values, variable, targets, decisions)
+
+
+def exact_values(e: Evaluation, nominal_values: dict | None) -> dict:
+    """Every node of one scenario as exact numbers (a table column as a tuple)."""
+    values: dict = {}
+    walker = Exact(values, values if nominal_values is None else nominal_values)
+    for name in e.graph.order:
+        node = e.graph.nodes[name]
+        q = node.quantity
+        if node.formula is not None:
+            values[name] = _column(walker.visit(node.formula.expr), e, q)
+        elif q.table:
+            rows = e.scenario.tables[q.table].rows
+            values[name] = [r[q.column] for r in rows] if q.kind == "text" else \
+                tuple(rational(r[q.column], q.unit) for r in rows)
+        else:
+            values[name] = rational(e.inputs[name].value, q.unit)
+    return values
+
+
+def _column(value, e: Evaluation, q):
+    """A table's computed column is a tuple even when its formula reads only scalars."""
+    if q.table and not isinstance(value, tuple):
+        return (value,) * len(e.scenario.tables[q.table].rows)
+    return value
+
+
+class Probe:
+    """The targets of one scenario as functions of one variable."""
+
+    def __init__(self, e: Evaluation, nominal: Evaluation, values: dict, nominal_values: dict,
+                 variable: Target, targets: list[Target], decisions: int):
+        self.e, self.nominal, self.variable = e, nominal, variable
+        self.targets, self.decisions = targets, decisions
+        self.quantity = e.model.quantities[variable.name]
+        base = values[variable.name]
+        self.today = base if variable.index is None else base[variable.index]
+        self.symbol = sympy.Symbol("x", real=True)
+        try:
+            self.expressions = self._symbolic(values, nominal_values)
+            self.functions = [compile_exact(ex, self.symbol) for ex in self.expressions]
+        except NotClosedForm:
+            self.expressions = None          # bracket with the float engine
+            self.functions = None
+
+    # -- values ----------------------------------------------------------------------------
+    def at(self, v: Fraction) -> tuple:
+        """Every target's exact value at ``v`` (``UNDEFINED`` where the plan does not evaluate)."""
+        if self.functions is None:
+            return self._engine_at(v)
+        out = []
+        for f in self.functions:
+            try:
+                out.append(f(v))
+            except (Undefined, ZeroDivisionError):
+                out.append(UNDEFINED)
+        return tuple(out)
+
+    def decided(self, v: Fraction) -> tuple:
+        return self.at(v)[:self.decisions]
+
+    def _engine_at(self, v: Fraction) -> tuple:
+        try:
+            e = evaluate_at(self.e, self.variable, float(v), self.nominal)
+        except CapplanError:
+            return (UNDEFINED,) * len(self.targets)
+        out = []
+        for t in self.targets:
+            value = e.values[t.name]
+            value = value if t.index is None else value[t.index]
+            q = e.model.quantities[t.name]
+            out.append(bool(value) if q.kind == "bool" else rational(float(value), ""))
+        return tuple(out)
+
+    def _symbolic(self, values: dict, nominal_values: dict) -> list:
+        graph = self.e.graph
+        start = self.variable.name
+        wanted = {t.name for t in self.targets}
+        below = {start}
+        for name in graph.order:
+            if any(d in below for d in graph.nodes[name].deps):
+                below.add(name)
+        needed = set(wanted)
+        for name in reversed(graph.order):
+            if name in needed:
+                needed.update(graph.nodes[name].deps)
+        local = dict(values)
+        column = values[start]
+        local[start] = self.symbol if self.variable.index is None else tuple(
+            self.symbol if i == self.variable.index else c for i, c in enumerate(column))
+        walker = Exact(local, nominal_values, symbolic=True)
+        for name in graph.order:
+            if name != start and name in below and name in needed:
+                local[name] = _column(walker.visit(graph.nodes[name].formula.expr), self.e,
+                                      graph.nodes[name].quantity)
+        return [sympy.sympify(local[t.name] if t.index is None else local[t.name][t.index]) for t in self.targets]
+
+    # -- flips -----------------------------------------------------------------------------
+    def flips(self, lo: Fraction, hi: Fraction) -> list[Flip]:
+        """Every flip of the decisions strictly inside (lo, hi), in order."""
+        candidates, exact = self._candidates(lo, hi)
+        points = sorted(candidates)
+        edges = [lo, *points, hi]
+        middles = [self.at((a + b) / 2) for a, b in itertools.pairwise(edges)]
+        out = []
+        n = self.decisions
+        for i, p in enumerate(points):
+            below, above = middles[i], middles[i + 1]
+            if below[:n] == above[:n]:
+                continue
+            at = self.decided(p)
+            side = "below" if at == below[:n] else "above"
+            out.append(Flip(p, side, p in exact, below, above))
+        return out
+
+    def holds(self, lo: Fraction, hi: Fraction) -> Holds:
+        """The nearest flip on each side of today's value within [lo, hi]."""
+        today = self.today
+        low = high = None
+        for flip in self.flips(lo, hi):
+            if flip.value < today or (flip.value == today and flip.side == "above"):
+                low = flip
+            elif high is None:
+                high = flip
+        return Holds(today, low, high, lo, hi)
+
+    def _candidates(self, lo, hi) -> tuple[set[Fraction], set[Fraction]]:
+        """Where the decisions may change; and which of those points are exact."""
+        found: set[Fraction] = set()
+        hard = []
+        if self.expressions is None:
+            hard = list(range(self.decisions))
+        else:
+            x = self.symbol
+            for i, expr in enumerate(self.expressions[:self.decisions]):
+                try:
+                    found |= _points(expr, x, lo, hi)
+                except (NotClosedForm, _TooMany):
+                    hard.append(i)
+        exact = set(found)
+        if hard:
+            found |= _bracket(lambda v: tuple(self.at(v)[i] for i in hard), lo, hi)
+        return found, exact
+
+    # -- goal seek ---------------------------------------------------------------------------
+    def solve(self, left: int, right: int | Fraction, lo: Fraction, hi: Fraction) -> list[Solution]:
+        """Where target ``left`` equals target ``right`` (an index) or a number, in [lo, hi]."""
+        def gap(v):
+            values = self.at(v)
+            other = values[right] if isinstance(right, int) else right
+            if UNDEFINED in (values[left], other):
+                return None
+            return values[left] - other
+
+        if self.expressions is not None:
+            other = self.expressions[right] if isinstance(right, int) else sympy.Rational(right.numerator,
+                                                                                         right.denominator)
+            try:
+                return _solve_exact(self.expressions[left] - other, self.symbol, lo, hi, gap)
+            except (NotClosedForm, _TooMany):
+                pass
+        return _solve_bracketed(gap, lo, hi)
+
+
+def evaluate_at(e: Evaluation, variable: Target, value: float, nominal: Evaluation) -> Evaluation:
+    """Scenario ``e`` with ``variable`` set to ``value`` (base units; a derived
+    quantity is pinned), evaluated by the float engine with today's nominal
+    plan fixing the nominal fleet."""
+    scenario = e.scenario
+    q = e.model.quantities[variable.name]
+    if variable.index is None:
+        inputs = dict(scenario.inputs)
+        given = inputs.get(variable.name)
+        inputs[variable.name] = replace(given, value=value) if given else Input(
+            variable.name, value, "assumption", scenario.name, pinned=True)
+        scenario = replace(scenario, inputs=inputs)
+    else:
+        tables = dict(scenario.tables)
+        table = tables[q.table]
+        rows = [dict(r) for r in table.rows]
+        rows[variable.index][q.column] = value
+        tables[q.table] = replace(table, rows=rows)
+        scenario = replace(scenario, tables=tables)
+    return evaluate(e.plan, scenario, e.model, nominal)
+
+
+def base_range(today: Fraction, quantity, spread: Fraction) -> tuple[Fraction, Fraction]:
+    """[today / spread, today × spread] within the quantity's domain (from 0 to
+    ``spread`` display units when today is 0)."""
+    unit = factor(quantity.unit)
+    lo, hi = (today / spread, today * spread) if today > 0 else (Fraction(0), spread * unit)
+    domain = quantity.domain
+    if domain is not None:
+        if math.isfinite(domain.low):
+            lo = max(lo, Fraction(repr(domain.low)) * unit)
+        if math.isfinite(domain.high):
+            hi = min(hi, Fraction(repr(domain.high)) * unit)
+    return lo, hi
+
+
+# -- closed forms ------------------------------------------------------------------------------
+
+class _TooMany(Exception):
+    """An atom crosses more integers in the range than are worth listing one by one."""
+
+
+_STEPS = (sympy.ceiling, sympy.floor)
+_BRANCHES = (sympy.Max, sympy.Min, sympy.Abs, sympy.Piecewise, sympy.core.relational.Relational,
+             sympy.And, sympy.Or, sympy.Not)
+
+
+def _points(expr, x, lo, hi) -> set[Fraction]:
+    """Every point in (lo, hi) where ``expr`` may jump or switch branch."""
+    if not isinstance(expr, sympy.Basic) or x not in expr.free_symbols:
+        return set()
+    if isinstance(expr, sympy.core.relational.Relational):
+        return _relation_points(expr, x, lo, hi)
+    inner = set().union(*(_points(a, x, lo, hi) for a in _parts(expr)))
+    if isinstance(expr, _STEPS):
+        return inner | _crossings(expr.args[0], x, lo, hi, inner, integers=True)
+    if isinstance(expr, sympy.Abs):
+        return inner | _crossings(expr.args[0], x, lo, hi, inner)
+    if isinstance(expr, (sympy.Max, sympy.Min)):
+        args = expr.args
+        for i, a in enumerate(args):
+            for b in args[i + 1:]:
+                inner |= _crossings(a - b, x, lo, hi, inner)
+    return inner
+
+
+def _parts(expr):
+    if isinstance(expr, sympy.Piecewise):
+        return [part for pair in expr.args for part in pair]
+    return expr.args
+
+
+def _relation_points(rel, x, lo, hi) -> set[Fraction]:
+    """Where a comparison may change: its sides cross (after peeling steps off a side)."""
+    lhs, rhs, op = rel.lhs, rel.rhs, rel.rel_op
+    if x in rhs.free_symbols and x not in lhs.free_symbols:
+        lhs, rhs, op = rhs, lhs, _MIRROR[op]
+    if x in rhs.free_symbols:
+        lhs, rhs = lhs - rhs, sympy.Integer(0)
+    lhs, rhs = _peel(lhs, rhs, op, x)
+    inner = _points(lhs, x, lo, hi)
+    return inner | _crossings(lhs - rhs, x, lo, hi, inner)
+
+
+_MIRROR = {"<=": ">=", "<": ">", ">=": "<=", ">": "<", "==": "==", "!=": "!="}
+
+
+def _peel(h, c, op, x):
+    """``h op c`` with c constant, rewritten as ``u op' c'`` where ``h`` is a
+    linear function of a ``floor``/``ceil`` of ``u``: the same truth for every
+    x, so the same boundary, without the step in between."""
+    while True:
+        if isinstance(h, sympy.Add):
+            constant = sympy.Add(*(a for a in h.args if x not in a.free_symbols))
+            if constant == 0:
+                return h, c
+            h, c = h - constant, c - constant
+        elif isinstance(h, sympy.Mul):
+            constant = sympy.Mul(*(a for a in h.args if x not in a.free_symbols))
+            if constant == 1 or not constant.is_nonzero or not constant.is_real:
+                return h, c
+            h, c = h / constant, c / constant
+            op = _MIRROR[op] if constant.is_negative else op
+        elif isinstance(h, _STEPS) and op in _MIRROR and op not in ("==", "!="):
+            # floor(u) >= c <=> u >= ceil(c); floor(u) > c <=> u >= floor(c) + 1; ceil(u) >= c <=> u > ceil(c) - 1 …
+            lower = op in (">=", "<")
+            if isinstance(h, sympy.floor):
+                c = sympy.ceiling(c) if lower else sympy.floor(c) + 1
+            else:
+                c = sympy.ceiling(c) - 1 if lower else sympy.floor(c)
+            h = h.args[0]
+        else:
+            return h, c
+
+
+def _crossings(g, x, lo, hi, inner: set[Fraction], integers: bool = False) -> set[Fraction]:
+    """Points in (lo, hi) where ``g`` crosses 0 (or, with ``integers``, any
+    integer). Between the points where ``g``'s own steps change (``inner``),
+    those steps are constants, so each piece is solved on its own."""
+    if x not in g.free_symbols:
+        return set()
+    if not any(isinstance(n, _STEPS + _BRANCHES) for n in sympy.preorder_traversal(g)):
+        return _smooth_crossings(g, x, lo, hi, integers)
+    if len(inner) > MAX_CROSSINGS:
+        raise _TooMany()
+    edges = [lo, *sorted(inner), hi]
+    out: set[Fraction] = set()
+    for a, b in itertools.pairwise(edges):
+        out |= _smooth_crossings(_freeze(g, x, (a + b) / 2), x, a, b, integers)
+    return out
+
+
+def _freeze(g, x, v: Fraction):
+    """``g`` with each step or branch replaced by its exact value at ``v``."""
+    if not isinstance(g, sympy.Basic) or x not in g.free_symbols or g == x:
+        return g
+    if isinstance(g, _STEPS + _BRANCHES):
+        value = compile_exact(g, x)(v)
+        return sympy.sympify(value) if isinstance(value, bool) else sympy.Rational(value.numerator,
+                                                                                  value.denominator)
+    return g.func(*(_freeze(a, x, v) for a in g.args))
+
+
+def _smooth_crossings(g, x, lo, hi, integers: bool) -> set[Fraction]:
+    """Crossings of a rational function of x: roots of polynomials, exact."""
+    if x not in g.free_symbols:
+        return set()
+    try:
+        num, den = sympy.fraction(sympy.together(g))
+        top, bottom = sympy.Poly(num, x), sympy.Poly(den, x)
+    except sympy.PolynomialError:
+        raise NotClosedForm(f"{g} is not a rational function of the variable") from None
+    poles = _roots(bottom, lo, hi)
+    if not integers:
+        return _roots(top, lo, hi) | poles
+    if poles:
+        raise _TooMany()
+    turns = _roots(top.diff(x) * bottom - top * bottom.diff(x), lo, hi)
+    f = compile_exact(g, x)
+    try:
+        values = [f(v) for v in (lo, hi, *turns)]
+    except (Undefined, ZeroDivisionError):
+        raise _TooMany() from None             # unbounded at an end of the range
+    first, last = math.ceil(min(values)), math.floor(max(values))
+    if last - first + 1 > MAX_CROSSINGS:
+        raise _TooMany()
+    out = set(turns)
+    if top.degree() <= 1 and bottom.degree() <= 1:      # (a x + b) / (c x + d) = k, solved in fractions
+        (a, b), (c, d) = (_coefficients(p) for p in (top, bottom))
+        for k in range(first, last + 1):
+            if a != k * c:
+                root = (k * d - b) / (a - k * c)
+                if lo < root < hi:
+                    out.add(root)
+        return out
+    for k in range(first, last + 1):
+        out |= _roots(top - k * bottom, lo, hi)
+    return out
+
+
+def _coefficients(poly: sympy.Poly) -> tuple[Fraction, Fraction]:
+    """(slope, intercept) of a polynomial of degree at most 1."""
+    coefficients = [_fraction(c) for c in poly.all_coeffs()]
+    return tuple([Fraction(0)] * (2 - len(coefficients)) + coefficients)
+
+
+def _roots(poly: sympy.Poly, lo: Fraction, hi: Fraction) -> set[Fraction]:
+    """The real roots of a polynomial strictly inside (lo, hi): exact when
+    rational, else to 40 significant digits."""
+    if poly.degree() < 1:
+        return set()
+    if poly.degree() == 1:
+        a, b = poly.all_coeffs()
+        roots = [Fraction(int((-b / a).p), int((-b / a).q))]
+    else:
+        roots = [_fraction(r) for r in poly.real_roots()]
+    return {r for r in roots if lo < r < hi}
+
+
+def _fraction(number) -> Fraction:
+    if not number.is_Rational:
+        number = sympy.Rational(number.evalf(40))
+    return Fraction(int(number.p), int(number.q))
+
+
+def _solve_exact(g, x, lo, hi, gap) -> list[Solution]:
+    """Where ``g`` = 0 in [lo, hi]: roots on each smooth piece, whole pieces where it is 0."""
+    inner = _points(g, x, lo, hi)
+    if len(inner) > MAX_CROSSINGS:
+        raise _TooMany()
+    edges = [lo, *sorted(inner), hi]
+    out: list[Solution] = []
+    for a, b in itertools.pairwise(edges):
+        piece = _freeze(g, x, (a + b) / 2)
+        if sympy.expand(sympy.fraction(sympy.together(piece))[0]) == 0:
+            out.append(Solution(a, b, True))
+            continue
+        out += [Solution(r, r, True) for r in sorted(_smooth_crossings(piece, x, a, b, False)) if gap(r) == 0]
+    out += [Solution(p, p, True) for p in edges if gap(p) == 0 and not any(s.low <= p <= s.high for s in out)]
+    return _merge(sorted(out, key=lambda s: s.low))
+
+
+def _merge(solutions: list[Solution]) -> list[Solution]:
+    """Touching intervals (and points on their ends) as one."""
+    out: list[Solution] = []
+    for s in solutions:
+        if out and s.low <= out[-1].high:
+            out[-1] = Solution(out[-1].low, max(out[-1].high, s.high), out[-1].exact and s.exact)
+        else:
+            out.append(s)
+    return out
+
+
+# -- bracketing --------------------------------------------------------------------------------
+
+def _grid(lo: Fraction, hi: Fraction) -> list[Fraction]:
+    return [Fraction(float(v)) for v in np.linspace(float(lo), float(hi), GRID + 1)[1:-1]]
+
+
+def _bracket(decide, lo: Fraction, hi: Fraction) -> set[Fraction]:
+    """Points where ``decide`` changes, each narrowed to two adjacent floats
+    (the lower one is returned): a scan, then bisection in every cell whose
+    ends differ (a change and its undoing inside one cell go unseen)."""
+    grid = _grid(lo, hi)
+    out: set[Fraction] = set()
+    for a, b in itertools.pairwise(grid):
+        left, right = decide(a), decide(b)
+        while left != right:
+            a = _bisect(decide, a, b, left)
+            out.add(a)
+            a = Fraction(math.nextafter(float(a), math.inf))
+            left = decide(a)
+    return out
+
+
+def _bisect(decide, a: Fraction, b: Fraction, left) -> Fraction:
+    """The last float from ``a`` up to ``b`` at which ``decide`` still gives ``left``."""
+    lo, hi = float(a), float(b)
+    while math.nextafter(lo, math.inf) < hi:
+        middle = lo + (hi - lo) / 2
+        if middle in (lo, hi):
+            break
+        if decide(Fraction(middle)) == left:
+            lo = middle
+        else:
+            hi = middle
+    return Fraction(lo)
+
+
+def _solve_bracketed(gap, lo: Fraction, hi: Fraction) -> list[Solution]:
+    """Sign changes of ``gap`` on a grid, each bisected to adjacent floats."""
+    grid = [lo, *_grid(lo, hi), hi]
+    out = []
+    for a, b in itertools.pairwise(grid):
+        ga, gb = gap(a), gap(b)
+        if ga is None or gb is None:
+            continue
+        if ga == 0:
+            out.append(Solution(a, a, False))
+        elif ga * gb < 0:
+            root = _bisect(lambda v: (gap(v) or 0) < 0, a, b, ga < 0)
+            out.append(Solution(root, root, False))
+    if gap(hi) == 0:
+        out.append(Solution(hi, hi, False))
+    return _merge(out)
