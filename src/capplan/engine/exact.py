@@ -40,10 +40,13 @@ class Undefined(Exception):
 
 
 @lru_cache(maxsize=4096)
-def rational(base_value: float, unit: str) -> Fraction:
+def rational(base_value: float, unit: str) -> Fraction | float:
     """The number a plan most likely wrote for a float in base units: the
     shorter of its own decimal and its display-unit decimal times the unit's
-    factor (25 ms is 1/40 s, 79.65 GiB is 79.65 × 2^30 bytes)."""
+    factor (25 ms is 1/40 s, 79.65 GiB is 79.65 × 2^30 bytes). A blank
+    optional cell (NaN) stays NaN: no decision reads one."""
+    if not math.isfinite(base_value):
+        return base_value
     own = Fraction(repr(float(base_value)))
     shown = Fraction(repr(units.to_display(float(base_value), unit))) * factor(unit)
     return min((own, shown), key=lambda q: (q.denominator, abs(q.numerator)))

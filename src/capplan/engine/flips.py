@@ -33,6 +33,7 @@ tests and users can check a flip point against the tool's own evaluation.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from dataclasses import dataclass, replace
@@ -103,11 +104,12 @@ class Search:
 
     def __init__(self, evaluations: list[Evaluation]):
         self.evaluations = {e.scenario.name: e for e in evaluations}
-        self.nominal = evaluations[0]
+        first = evaluations[0]
+        self.nominal = first if first.scenario is first.plan.nominal else \
+            evaluate(first.plan, first.plan.nominal, first.model)        # `eval --scenario S` passes S alone
         self.nominal_values = exact_values(self.nominal, None)
-        self.values = {self.nominal.scenario.name: self.nominal_values}
-        for e in evaluations[1:]:
-            self.values[e.scenario.name] = exact_values(e, self.nominal_values)
+        self.values = {e.scenario.name: self.nominal_values if e.scenario is self.nominal.scenario
+                       else exact_values(e, self.nominal_values) for e in evaluations}
 
     def probe(self, scenario: str, variable: Target, targets: list[Target], decisions: int) -> Probe:
         """The first ``decisions`` targets decide; the others are carried along (costs to report)."""
@@ -159,20 +161,18 @@ class Probe:
             self.functions = None
 
     # -- values ----------------------------------------------------------------------------
-    def at(self, v: Fraction) -> tuple:
-        """Every target's exact value at ``v`` (``UNDEFINED`` where the plan does not evaluate)."""
+    def at(self, v: Fraction, count: int | None = None) -> tuple:
+        """The first ``count`` targets' exact values at ``v`` (all by default;
+        ``UNDEFINED`` where the plan does not evaluate)."""
         if self.functions is None:
-            return self._engine_at(v)
+            return self._engine_at(v)[:count]
         out = []
-        for f in self.functions:
+        for f in self.functions[:count]:
             try:
                 out.append(f(v))
             except (Undefined, ZeroDivisionError):
                 out.append(UNDEFINED)
         return tuple(out)
-
-    def decided(self, v: Fraction) -> tuple:
-        return self.at(v)[:self.decisions]
 
     def _engine_at(self, v: Fraction) -> tuple:
         try:
@@ -215,29 +215,44 @@ class Probe:
         """Every flip of the decisions strictly inside (lo, hi), in order."""
         candidates, exact = self._candidates(lo, hi)
         points = sorted(candidates)
-        edges = [lo, *points, hi]
-        middles = [self.at((a + b) / 2) for a, b in itertools.pairwise(edges)]
-        out = []
-        n = self.decisions
-        for i, p in enumerate(points):
-            below, above = middles[i], middles[i + 1]
-            if below[:n] == above[:n]:
-                continue
-            at = self.decided(p)
-            side = "below" if at == below[:n] else "above"
-            out.append(Flip(p, side, p in exact, below, above))
-        return out
+        return self._scan((lo + points[0]) / 2, points, hi, exact, first=False) if points else []
 
     def holds(self, lo: Fraction, hi: Fraction) -> Holds:
         """The nearest flip on each side of today's value within [lo, hi]."""
+        candidates, exact = self._candidates(lo, hi)
         today = self.today
-        low = high = None
-        for flip in self.flips(lo, hi):
-            if flip.value < today or (flip.value == today and flip.side == "above"):
-                low = flip
-            elif high is None:
-                high = flip
-        return Holds(today, low, high, lo, hi)
+        up = sorted(p for p in candidates if p >= today)
+        down = sorted((p for p in candidates if p <= today), reverse=True)
+        high = self._scan(today, up, hi, exact, first=True)
+        low = self._scan(today, down, lo, exact, first=True)
+        return Holds(today, low[0] if low else None, high[0] if high else None, lo, hi)
+
+    def _scan(self, start: Fraction, points: list[Fraction], end: Fraction, exact: set, first: bool) -> list[Flip]:
+        """The flips among ``points``, ordered from ``start`` towards ``end``.
+
+        The decisions are constant between two candidates, so one exact
+        evaluation between each pair tells whether a candidate is a flip, and
+        one at the candidate which side it belongs to."""
+        up = end > start
+        near_at, near = start, self.decided(start)
+        out = []
+        for i, p in enumerate(points):
+            far_at = (p + (points[i + 1] if i + 1 < len(points) else end)) / 2
+            far = self.decided(far_at)
+            if far != near:
+                at = near if p == start else self.decided(p)
+                belongs_near = at == near
+                below_at, above_at = (near_at, far_at) if up else (far_at, near_at)
+                side = "below" if belongs_near == up else "above"
+                out.append(Flip(p, side, p in exact, self.at(below_at), self.at(above_at)))
+                if first:
+                    break
+            near_at, near = far_at, far
+        return out
+
+    def decided(self, v: Fraction) -> tuple:
+        """The decisions alone at ``v`` (what a flip is a change of)."""
+        return self.at(v, self.decisions)
 
     def _candidates(self, lo, hi) -> tuple[set[Fraction], set[Fraction]]:
         """Where the decisions may change; and which of those points are exact."""
@@ -324,8 +339,14 @@ _BRANCHES = (sympy.Max, sympy.Min, sympy.Abs, sympy.Piecewise, sympy.core.relati
              sympy.And, sympy.Or, sympy.Not)
 
 
-def _points(expr, x, lo, hi) -> set[Fraction]:
-    """Every point in (lo, hi) where ``expr`` may jump or switch branch."""
+@functools.lru_cache(maxsize=2048)
+def _points(expr, x, lo, hi) -> frozenset[Fraction]:
+    """Every point in (lo, hi) where ``expr`` may jump or switch branch (cached:
+    the decisions of a scenario share their atoms, ``ceil(x/7)`` under GPUs and nodes alike)."""
+    return frozenset(_find_points(expr, x, lo, hi))
+
+
+def _find_points(expr, x, lo, hi) -> set[Fraction]:
     if not isinstance(expr, sympy.Basic) or x not in expr.free_symbols:
         return set()
     if isinstance(expr, sympy.core.relational.Relational):
@@ -396,8 +417,8 @@ def _crossings(g, x, lo, hi, inner: set[Fraction], integers: bool = False) -> se
     """Points in (lo, hi) where ``g`` crosses 0 (or, with ``integers``, any
     integer). Between the points where ``g``'s own steps change (``inner``),
     those steps are constants, so each piece is solved on its own."""
-    if x not in g.free_symbols:
-        return set()
+    if not _smooth_in(g, x):
+        return set()            # x only inside g's own steps: g changes only where they do, at ``inner``
     if not any(isinstance(n, _STEPS + _BRANCHES) for n in sympy.preorder_traversal(g)):
         return _smooth_crossings(g, x, lo, hi, integers)
     if len(inner) > MAX_CROSSINGS:
@@ -405,8 +426,21 @@ def _crossings(g, x, lo, hi, inner: set[Fraction], integers: bool = False) -> se
     edges = [lo, *sorted(inner), hi]
     out: set[Fraction] = set()
     for a, b in itertools.pairwise(edges):
-        out |= _smooth_crossings(_freeze(g, x, (a + b) / 2), x, a, b, integers)
+        try:
+            piece = _freeze(g, x, (a + b) / 2)
+        except (Undefined, ZeroDivisionError):
+            continue            # undefined on this piece: its ends are candidates already
+        out |= _smooth_crossings(piece, x, a, b, integers)
     return out
+
+
+def _smooth_in(g, x) -> bool:
+    """Whether x appears in ``g`` outside every step and branch."""
+    if g == x:
+        return True
+    if not isinstance(g, sympy.Basic) or isinstance(g, _STEPS + _BRANCHES) or x not in g.free_symbols:
+        return False
+    return any(_smooth_in(a, x) for a in g.args)
 
 
 def _freeze(g, x, v: Fraction):
