@@ -1,4 +1,4 @@
-"""The ``capplan`` command: build, check, eval, explain, diff, schema.
+"""The ``capplan`` command: build, check, eval, explain, seek, diff, schema.
 
 Exit codes:
 
@@ -125,6 +125,23 @@ def _parser() -> argparse.ArgumentParser:
                    help="markdown (default, for a PR comment) or json")
     p.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of standard output")
     p.set_defaults(run=cmd_diff)
+
+    p = sub.add_parser("seek", help="how far one input can move before a decision flips; goal seek",
+                       description="Without --target: the interval around INPUT's value in which every decision "
+                       "of the scenario holds (GPUs, nodes, gates, the nominal fleet's verdict), then every flip point "
+                       "on each side, with what changes. With --target QUANTITY=VALUE: every INPUT value at which "
+                       "QUANTITY reaches VALUE (a number in QUANTITY's unit, or another quantity, e.g. a breakeven "
+                       "price). INPUT is an input, a derived quantity (pinned while it varies) or an input table "
+                       "cell (deployments[aws-p4de.24xlarge].node_hourly_cost).")
+    p.add_argument("plan", help="plan file")
+    p.add_argument("input", help="the quantity or table cell to vary")
+    p.add_argument("--scenario", default="nominal", help="scenario (default: nominal)")
+    p.add_argument("--range", nargs=2, metavar=("LO", "HI"),
+                   help="values to search, in INPUT's unit (default: today's value ÷ 2 … × 2, within its domain)")
+    p.add_argument("--target", metavar="QUANTITY=VALUE", help="goal seek: where QUANTITY reaches VALUE")
+    p.add_argument("--format", choices=("text", "markdown", "json"), default="text",
+                   help="text (default), markdown or json")
+    p.set_defaults(run=cmd_seek)
 
     p = sub.add_parser("schema", help="write the JSON Schema of plan files (generated from the model)",
                        description="Editors that speak yaml-language-server complete and check plans with it: "
@@ -253,6 +270,19 @@ def cmd_explain(args) -> int:
     plan, evaluations = builder.evaluate_plan(Path(args.plan))
     e = _scenario(plan, evaluations, args.scenario)
     sys.stdout.write(explain.render(e, args.quantity, args.format, nominal=evaluations[0], depth=args.depth))
+    return EXIT_OK
+
+
+def cmd_seek(args) -> int:
+    from capplan.review import seek
+
+    plan, evaluations = builder.evaluate_plan(Path(args.plan))
+    e = _scenario(plan, evaluations, args.scenario)
+    if args.target:
+        text = seek.goal(evaluations, e.scenario.name, args.input, args.range, args.target, args.format)
+    else:
+        text = seek.report(evaluations, e.scenario.name, args.input, args.range, args.format)
+    sys.stdout.write(text)
     return EXIT_OK
 
 

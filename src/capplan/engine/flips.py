@@ -85,6 +85,8 @@ class Solution:
     low: Fraction
     high: Fraction          # == low for a point
     exact: bool
+    low_closed: bool = True
+    high_closed: bool = True
 
 
 @dataclass(frozen=True)
@@ -526,19 +528,21 @@ def _solve_exact(g, x, lo, hi, gap) -> list[Solution]:
     for a, b in itertools.pairwise(edges):
         piece = _freeze(g, x, (a + b) / 2)
         if sympy.expand(sympy.fraction(sympy.together(piece))[0]) == 0:
-            out.append(Solution(a, b, True))
+            out.append(Solution(a, b, True, False, False))
             continue
         out += [Solution(r, r, True) for r in sorted(_smooth_crossings(piece, x, a, b, False)) if gap(r) == 0]
-    out += [Solution(p, p, True) for p in edges if gap(p) == 0 and not any(s.low <= p <= s.high for s in out)]
-    return _merge(sorted(out, key=lambda s: s.low))
+    out += [Solution(p, p, True) for p in edges if gap(p) == 0]
+    return _merge(out)
 
 
 def _merge(solutions: list[Solution]) -> list[Solution]:
-    """Touching intervals (and points on their ends) as one."""
+    """Overlapping or touching intervals and points as one (an open end a point closes)."""
     out: list[Solution] = []
-    for s in solutions:
-        if out and s.low <= out[-1].high:
-            out[-1] = Solution(out[-1].low, max(out[-1].high, s.high), out[-1].exact and s.exact)
+    for s in sorted(solutions, key=lambda s: (s.low, not s.low_closed)):
+        last = out[-1] if out else None
+        if last and (s.low < last.high or (s.low == last.high and (s.low_closed or last.high_closed))):
+            high, closed = max((last.high, last.high_closed), (s.high, s.high_closed))
+            out[-1] = Solution(last.low, high, last.exact and s.exact, last.low_closed, closed)
         else:
             out.append(s)
     return out

@@ -206,6 +206,11 @@ class InputHolds:
             return f"{sign}{amount}"
         return f"{sign}{amount} (domain end)" if side.domain_end else f"beyond {sign}{amount}"
 
+    def side(self, flip: Flip, direction: str) -> Side:
+        """Any flip on one side of today's value (not only the first), worded from the interval before it."""
+        distance = abs(flip.value - self.today)
+        return Side(flip, direction, flip.value, False, distance, float(distance / self.today) if self.today else None)
+
     def where(self, side: Side) -> str:
         """'above 63 req/s', 'from 10.71 req/s', 'below 9.524 req/s', 'at or below 56 req/s'."""
         flip = side.flip

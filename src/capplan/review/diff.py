@@ -4,8 +4,9 @@ Two versions of a plan are evaluated with the same engine and model (this
 capplan), then compared: the key results (λ_safe, active and resilient GPUs,
 and per deployment nodes, monthly cost and $ per 1M output tokens), every
 other result that moved, the inputs that changed — a changed measurement or
-fact is flagged ⚠ apart from a changed policy or assumption — and the
-scenarios whose fixed-fleet check flips.
+fact is flagged ⚠ apart from a changed policy or assumption — the
+scenarios whose fixed-fleet check flips, and the flip points a changed input
+crossed or now lies within 5 % of (:mod:`capplan.review.crossings`).
 
 The comparison is one JSON-ready document (:func:`compare`); the Markdown PR
 comment (:func:`markdown`) is a rendering of it, as ``--format json`` prints
@@ -39,6 +40,7 @@ from capplan.rendering import view
 from capplan.rendering.markdown import cell as markdown_cell
 from capplan.rendering.present import shown
 from capplan.rendering.view import KeyResult, PlanView, ScenarioView
+from capplan.review.crossings import crossings
 
 MARKER = "<!-- capplan-diff -->"
 FORMAT_VERSION = 2          # 2: key results carry `row` and `role` (was `deployment`)
@@ -228,7 +230,7 @@ def compare_plan(old: Side | None, new: Side | None) -> dict:
         "old_file": old.label if old else None, "new_file": new.label if new else None,
         "status": "changed", "headline": "", "base_error": old.error if old and old.error else None,
         "key_results": [], "results": [], "inputs": [], "edits": [], "scenario_changes": [],
-        "fleet_flips": [], "scenarios": [],
+        "fleet_flips": [], "scenarios": [], "flip_points": {"crossed": [], "near": []},
     }
     old_ok = old is not None and old.plan is not None
     o_v = old.view if old_ok else None
@@ -248,6 +250,7 @@ def compare_plan(old: Side | None, new: Side | None) -> dict:
     out["inputs"], out["edits"] = _input_changes(old, new)
     out["scenario_changes"] = _scenario_changes(old.plan, new.plan)
     out["scenarios"], out["fleet_flips"] = _scenarios(old, new)
+    out["flip_points"] = crossings(old.view, new.view)
     moved = (any(r["changed"] for r in out["key_results"]) or out["results"] or out["fleet_flips"]
              or any(c["changed"] for s in out["scenarios"] for c in s["cells"])
              or any(s["status"] != "both" for s in out["scenarios"]))
@@ -659,6 +662,11 @@ def _plan_section(p: dict, doc: dict, details: bool) -> list[str]:
                 lines.append(f"- `{s['scenario']}` ({_cell(s['title'])}) removed (was: {_cell(s['old_text'])})")
             else:
                 lines.append(f"- `{s['scenario']}` ({_cell(s['title'])}): {_cell(s['old_text'])} → {_cell(s['new_text'])}")
+        lines.append("")
+    if p["flip_points"]["crossed"] or p["flip_points"]["near"]:
+        lines += ["**Flip points** (how far the decision holds: each input alone, every other at its value):", ""]
+        lines += [f"- crosses a flip point: {_cell(c['text'])}" for c in p["flip_points"]["crossed"]]
+        lines += [f"- ⚠ close to a flip point: {_cell(c['text'])}" for c in p["flip_points"]["near"]]
         lines.append("")
     if p["fleet_flips"]:
         lines += ["**Fixed-fleet checks that flip** (the nominal fleet, minus the scenario's failed GPUs, "
