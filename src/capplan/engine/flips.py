@@ -52,7 +52,7 @@ from capplan.engine.exact import (
     rational,
 )
 from capplan.errors import CapplanError
-from capplan.loading.plan import Input
+from capplan.loading.plan import NOMINAL, Input
 
 UNDEFINED = "undefined"      # a target's value where the plan does not evaluate
 MAX_CROSSINGS = 400          # more integer crossings of one atom than this: bracket instead
@@ -107,10 +107,10 @@ class Search:
     def __init__(self, evaluations: list[Evaluation]):
         self.evaluations = {e.scenario.name: e for e in evaluations}
         first = evaluations[0]
-        self.nominal = first if first.scenario is first.plan.nominal else \
+        self.nominal = first if first.scenario.name == NOMINAL else \
             evaluate(first.plan, first.plan.nominal, first.model)        # `eval --scenario S` passes S alone
         self.nominal_values = exact_values(self.nominal, None)
-        self.values = {e.scenario.name: self.nominal_values if e.scenario is self.nominal.scenario
+        self.values = {e.scenario.name: self.nominal_values if e.scenario.name == NOMINAL
                        else exact_values(e, self.nominal_values) for e in evaluations}
 
     def probe(self, scenario: str, variable: Target, targets: list[Target], decisions: int) -> Probe:
@@ -119,14 +119,29 @@ class Search:
         return Probe(e, self.nominal, self.values[scenario], self.nominal_values, variable, targets, decisions)
 
 
-def exact_values(e: Evaluation, nominal_values: dict | None) -> dict:
-    """Every node of one scenario as exact numbers (a table column as a tuple)."""
+    def exact_at(self, scenario: str, variable: Target, value: Fraction) -> dict:
+        """Every node of a scenario in exact numbers with ``variable`` set to
+        ``value``: the graph walked again in fractions, a check on the closed
+        forms that shares nothing with them but the walker. Raises
+        :class:`Undefined` where the plan does not evaluate."""
+        e = self.evaluations[scenario]
+        base = self.values[scenario][variable.name]
+        given = value if variable.index is None else tuple(
+            value if i == variable.index else v for i, v in enumerate(base))
+        return exact_values(e, self.nominal_values, {variable.name: given})
+
+
+def exact_values(e: Evaluation, nominal_values: dict | None, given: dict | None = None) -> dict:
+    """Every node of one scenario as exact numbers (a table column as a
+    tuple); ``given`` sets some nodes (an input, or a derived quantity pinned)."""
     values: dict = {}
     walker = Exact(values, values if nominal_values is None else nominal_values)
     for name in e.graph.order:
         node = e.graph.nodes[name]
         q = node.quantity
-        if node.formula is not None:
+        if given and name in given:
+            values[name] = given[name]
+        elif node.formula is not None:
             values[name] = _column(walker.visit(node.formula.expr), e, q)
         elif q.table:
             rows = e.scenario.tables[q.table].rows
@@ -213,16 +228,45 @@ class Probe:
         return [sympy.sympify(local[t.name] if t.index is None else local[t.name][t.index]) for t in self.targets]
 
     # -- flips -----------------------------------------------------------------------------
+    def whole(self, lo: Fraction, hi: Fraction) -> list[int] | None:
+        """The whole numbers in [lo, hi] when the variable is a count (GPUs, replicas) and they are
+        few enough to try one by one; else None."""
+        domain = self.quantity.domain
+        if not (domain and domain.integer) or factor(self.quantity.unit) != 1:
+            return None
+        first, last = math.ceil(lo), math.floor(hi)
+        return list(range(first, last + 1)) if last - first < 4 * MAX_CROSSINGS else None
+
+    def _steps(self, values: list[int], first: bool) -> list[Flip]:
+        """Flips of a count: between two neighbouring whole numbers whose decisions differ,
+        reported at the lower one ("above 1 GPU")."""
+        out = []
+        for a, b in itertools.pairwise(values):
+            if self.decided(Fraction(a)) != self.decided(Fraction(b)):
+                low, high = Fraction(min(a, b)), Fraction(max(a, b))
+                out.append(Flip(low, "below", True, self.at(low), self.at(high)))
+                if first:
+                    break
+        return out
+
     def flips(self, lo: Fraction, hi: Fraction) -> list[Flip]:
         """Every flip of the decisions strictly inside (lo, hi), in order."""
+        counts = self.whole(lo, hi)
+        if counts is not None:
+            return self._steps(counts, first=False)
         candidates, exact = self._candidates(lo, hi)
         points = sorted(candidates)
         return self._scan((lo + points[0]) / 2, points, hi, exact, first=False) if points else []
 
     def holds(self, lo: Fraction, hi: Fraction) -> Holds:
         """The nearest flip on each side of today's value within [lo, hi]."""
-        candidates, exact = self._candidates(lo, hi)
         today = self.today
+        counts = self.whole(lo, hi)
+        if counts is not None:
+            high = self._steps([n for n in counts if n >= today], first=True)
+            low = self._steps([n for n in reversed(counts) if n <= today], first=True)
+            return Holds(today, low[0] if low else None, high[0] if high else None, lo, hi)
+        candidates, exact = self._candidates(lo, hi)
         up = sorted(p for p in candidates if p >= today)
         down = sorted((p for p in candidates if p <= today), reverse=True)
         high = self._scan(today, up, hi, exact, first=True)
