@@ -248,6 +248,16 @@ def test_json_document_has_the_section_per_scenario(run_main):
     assert doc["breakeven"][0]["breakeven"] == 12.45
 
 
+@pytest.mark.parametrize("plan", sorted((MAIN_PLAN.parent).glob("*.yaml")), ids=lambda p: p.stem)
+def test_every_first_flip_of_the_reference_plans_is_a_closed_form(run_main, plan):
+    """The reference plans need no bracketing: a flip reported to one ulp there means a closed form broke."""
+    _, out, _ = run_main("eval", plan, "--json")
+    sides = [r["first_flip"][s] for sc in json.loads(out)["scenarios"].values()
+             for r in sc["how_far_the_decision_holds"] for s in ("below", "above")]
+    assert [f["text"] for f in sides if f and not f["exact"]] == []
+    assert any(sides)
+
+
 def test_eval_of_one_scenario_keeps_the_nominal_fleet(run_main):
     """`eval --scenario` holds the nominal fleet at the nominal plan's size, as the full document does."""
     _, full, _ = run_main("eval", MAIN_PLAN, "--json")

@@ -6,10 +6,11 @@ is 7.000000000000001 there, and 63 / that is 8.999999999999998, which it
 snaps to 9. A flip point must be *exact* — the peak at which a 10th GPU is
 needed is 63 req/s, and 63 itself still needs 9 — so this walker reads every
 value as the number the plan wrote (0.7 is 7/10, not the nearest float) and
-computes with sympy rationals. Left with one input as a symbol, it gives each
+computes with :class:`fractions.Fraction`. Left with one input as a symbol,
+it builds sympy expressions only where the symbol flows and gives each
 decision as a closed-form expression of that input (``ceiling(x/7)``), which
 :mod:`capplan.engine.flips` solves; :func:`compile_exact` turns such an
-expression into a fast function over :class:`fractions.Fraction`.
+expression back into a fast function over fractions.
 
 A formula the walker cannot keep symbolic (a λ* over a sweep whose rates
 depend on the symbol, an exponent it cannot handle) raises
@@ -95,7 +96,7 @@ class _Numbers:
             raise NotClosedForm("a fractional power")
         if base == 0 and exponent < 0:
             return math.nan
-        return base ** int(exponent)
+        return Fraction(base) ** int(exponent)          # an int base: 10 ** -1 would be a float
 
     @staticmethod
     def both(a, b):
@@ -122,36 +123,63 @@ class _Numbers:
         return value
 
 
+def _plain(value):
+    """A sympy number as a Python one (Integer → int, Rational → Fraction, true → True); else as is."""
+    if isinstance(value, sympy.Integer):
+        return int(value)
+    if isinstance(value, sympy.Rational):
+        return Fraction(int(value.p), int(value.q))
+    if isinstance(value, sympy.logic.boolalg.BooleanAtom):
+        return bool(value)
+    return value
+
+
+def _either(number_op, symbol_op):
+    """An operation on exact numbers when every argument is one, else the
+    sympy node left unevaluated (evaluating ``ceiling`` of an expression asks
+    sympy's assumption system questions that cost more than the search)."""
+    def op(*values):
+        values = [_plain(v) for v in values]
+        if all(isinstance(v, Fraction | int | float) for v in values):
+            return number_op(*values)
+        return symbol_op(*values)
+    return op
+
+
 class _Symbols:
-    """Sympy expressions of the symbol, with exact rational constants."""
+    """Exact numbers where no argument holds the symbol; sympy expressions of it where one does."""
 
-    true, undefined = sympy.true, sympy.nan
-    relations: ClassVar[dict] = {"<=": sympy.Le, "<": sympy.Lt, ">=": sympy.Ge, ">": sympy.Gt, "==": sympy.Eq, "!=": sympy.Ne}
-    ceiling, floor, absolute, maximum, minimum = sympy.ceiling, sympy.floor, sympy.Abs, sympy.Max, sympy.Min
-    both, either, negate = sympy.And, sympy.Or, sympy.Not
-
-    @staticmethod
-    def total(values):
-        return sympy.Add(*values)
-
-    @staticmethod
-    def number(value) -> sympy.Rational:
-        return sympy.Rational(repr(float(value))) if isinstance(value, sympy.Float) else value
-
-    @staticmethod
-    def power(base, exponent):
-        exponent = sympy.sympify(exponent)
-        if not exponent.is_Integer:
-            raise NotClosedForm("a fractional power")
-        return sympy.sympify(base) ** exponent
+    true, undefined = True, sympy.nan
+    relations: ClassVar[dict] = {
+        text: _either(_Numbers.relations[text], lambda a, b, kind=kind: kind(a, b, evaluate=False))
+        for text, kind in (("<=", sympy.Le), ("<", sympy.Lt), (">=", sympy.Ge), (">", sympy.Gt),
+                           ("==", sympy.Eq), ("!=", sympy.Ne))}
+    ceiling = staticmethod(_either(math.ceil, lambda a: sympy.ceiling(a, evaluate=False)))
+    floor = staticmethod(_either(math.floor, lambda a: sympy.floor(a, evaluate=False)))
+    absolute = staticmethod(_either(abs, lambda a: sympy.Abs(a, evaluate=False)))
+    maximum = staticmethod(_either(max, lambda a, b: sympy.Max(a, b, evaluate=False)))
+    minimum = staticmethod(_either(min, lambda a, b: sympy.Min(a, b, evaluate=False)))
+    both = staticmethod(_either(_Numbers.both, sympy.And))
+    either = staticmethod(_either(_Numbers.either, sympy.Or))
+    negate = staticmethod(_either(operator.not_, sympy.Not))
+    power = staticmethod(_either(_Numbers.power, lambda b, e: b ** _whole(e)))
+    total = staticmethod(sum)
+    number = staticmethod(_Numbers.number)
 
     @staticmethod
     def choose(cond, then, otherwise):
-        return _piecewise([(then, cond), (otherwise, sympy.true)])
+        return _piecewise([(then, cond), (otherwise, True)])
 
     @staticmethod
     def first(pieces, reason):
         return _piecewise(pieces)
+
+
+def _whole(exponent) -> int:
+    """An exponent the closed forms can handle: a whole number (x**-1 is a division)."""
+    if not isinstance(exponent, Fraction | int) or Fraction(exponent).denominator != 1:
+        raise NotClosedForm("a fractional or symbolic power")
+    return int(exponent)
 
 
 class Exact(Walker):
@@ -220,6 +248,11 @@ class Exact(Walker):
     def Nominal(self, expr):
         return self.nominal_values[expr.args[0].name]
 
+    def PerToken(self, expr):
+        return self.visit(expr.args[0])       # token and GPU are base units: the number stays
+
+    PerGpu = PerToken
+
     def TableSum(self, expr):
         return self.ops.total(self.visit(expr.args[0]))
 
@@ -250,16 +283,16 @@ class Exact(Walker):
 
 
 def _piecewise(pieces):
-    """The first piece whose condition holds; decided at once when the conditions are numbers."""
+    """The first piece whose condition holds; decided at once when the conditions are truth values."""
     kept = []
     for value, cond in pieces:
-        cond = sympy.sympify(cond)
-        if cond is sympy.false:
+        cond = _plain(cond)
+        if cond is False:
             continue
         kept.append((value, cond))
-        if cond is sympy.true:
+        if cond is True:
             break
-    return kept[0][0] if kept[0][1] is sympy.true else sympy.Piecewise(*kept)
+    return kept[0][0] if kept[0][1] is True else sympy.Piecewise(*kept)
 
 
 # -- exact functions of one symbol ---------------------------------------------------------
@@ -329,4 +362,4 @@ def _power(base, exponent):
         raise NotClosedForm("a fractional power")
     if base == 0 and exponent < 0:
         raise Undefined("division by zero")
-    return base ** int(exponent)
+    return Fraction(base) ** int(exponent)
