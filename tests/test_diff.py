@@ -59,9 +59,13 @@ def test_peak_price_and_measurement_change(tmp_path, run_main):
     assert ("- ⚠ measurement changed: `deployments[aws-p4de.24xlarge].node_hourly_cost`: $40.96/h → **$30.00/h** "
             "(measurement)") in measured
     assert "peak_arrival_rate" not in measured
+    chosen, flips = chosen.split("**Flip points**")
     chosen = chosen.split("**Fixed-fleet checks")[0]
     assert "- `peak_arrival_rate`: 60 req/s → **90 req/s** (assumption) — product forecast for peak hour" in chosen
     assert chosen.count("\n- ") == 1
+    # the old plan's flip points the peak passed on its way from 60 to 90 req/s, nearest first
+    assert "- crosses a flip point: `peak_arrival_rate` 60 → 90 req/s crosses 63 req/s: active GPUs 9 → 10" in flips
+    assert flips.index("crosses 63 req/s") < flips.index("crosses 70 req/s") < flips.index("crosses 84 req/s")
     # details folded; the fleet check of the TTFT scenario flips
     assert "<details><summary>Details:" in out and "</details>" in out
     flip = next(line for line in lines if line.startswith("| `ttft_400ms` TTFT SLO tightened to 400 ms | aws-p4de.24xlarge |"))
