@@ -17,7 +17,7 @@ from xml.sax.saxutils import escape
 
 from capplan import formatting
 from capplan.rendering.holds import InputHolds
-from capplan.rendering.record import TAG_STYLES
+from capplan.rendering.palette import palette
 
 LABEL_WIDTH, PLOT_WIDTH, RIGHT_MARGIN = 250, 480, 20
 ROW_HEIGHT, TOP, BOTTOM = 30, 58, 64
@@ -59,8 +59,15 @@ def svg(rows: list[InputHolds], title: str) -> str:
     return "\n".join(out) + "\n"
 
 
+def _colours(tag: str) -> tuple[str, str]:
+    """(fill, stroke) of a tag, from templates/palette.yaml (the workbook's and the record's colours)."""
+    colours = palette()
+    c = colours["tags"].get(tag, colours["tags"]["derived"])
+    return f"#{(c['fill'] or colours['background']).lower()}", f"#{c['stroke'].lower()}"
+
+
 def _style(h: InputHolds) -> tuple[str, str]:
-    return TAG_STYLES["pending" if h.pending else h.tag if h.tag in TAG_STYLES else "derived"]
+    return _colours("pending" if h.pending else h.tag)
 
 
 def _bar(h: InputHolds, top: int) -> list[str]:
@@ -103,7 +110,7 @@ def _legend(rows: list[InputHolds], y: int) -> list[str]:
     tags = list(dict.fromkeys("pending" if h.pending else h.tag for h in rows))
     out, x = [], 10
     for tag in tags:
-        fill, stroke = TAG_STYLES.get(tag, TAG_STYLES["derived"])
+        fill, stroke = _colours(tag)
         out.append(f"<rect x='{x}' y='{y - 10}' width='14' height='12' fill='{fill}' stroke='{stroke}'/>")
         word = {"pending": "pending measurement", "derived": "derived (pinned)"}.get(tag, tag)
         out.append(f"<text x='{x + 19}' y='{y}' font-size='11' fill='#333333'>{word}</text>")
