@@ -65,13 +65,14 @@ def test_console_entry_point(built):
 
 def test_build_twice_is_byte_identical(built, run_main):
     first = _snapshot(built / "out")
-    assert {f"{STEM}.md", f"{STEM}.json", f"{STEM}.xlsx", "llama3-8b-a100-retail-chatbot.md",
+    assert {f"{STEM}.md", f"{STEM}.json", f"{STEM}.xlsx", f"{STEM}.holds.svg", "llama3-8b-a100-retail-chatbot.md",
             manifest.NAME} <= set(first)
     code, out, _ = run_main("build")
     assert code == 0
     retail = RETAIL_PLAN.stem
-    assert out.splitlines() == [f"{MAIN}: unchanged ({STEM}.json, {STEM}.md, {STEM}.xlsx)",
-                                f"plans/{RETAIL_PLAN.name}: unchanged ({retail}.json, {retail}.md, {retail}.xlsx)"]
+    assert out.splitlines() == [f"{MAIN}: unchanged ({STEM}.holds.svg, {STEM}.json, {STEM}.md, {STEM}.xlsx)",
+                                f"plans/{RETAIL_PLAN.name}: unchanged ({retail}.holds.svg, {retail}.json, {retail}.md, "
+                                f"{retail}.xlsx)"]
     assert _snapshot(built / "out") == first
     assert run_main("build", "--out", "again")[0] == 0          # a clean build elsewhere: the same bytes
     assert _snapshot(built / "again") == first
@@ -83,7 +84,7 @@ def test_manifest_records_inputs_outputs_and_versions(built):
     assert entry["file"] == MAIN
     assert entry["inputs"] == {MAIN: manifest.sha256(MAIN_PLAN.read_bytes())}
     assert entry["outputs"] == {name: manifest.sha256((built / "out" / name).read_bytes())
-                                for name in (f"{STEM}.json", f"{STEM}.md", f"{STEM}.xlsx")}
+                                for name in (f"{STEM}.holds.svg", f"{STEM}.json", f"{STEM}.md", f"{STEM}.xlsx")}
     assert entry["toolchain"]["openpyxl"] == metadata.version("openpyxl")
     assert entry["toolchain"]["capplan"] == metadata.version("capplan")
     assert entry["data"]["model/quantities.yaml"] == manifest.sha256((ROOT / "model" / "quantities.yaml").read_bytes())
@@ -226,7 +227,7 @@ def test_outputs_that_cannot_be_written_are_plan_errors_not_bugs(project, run_ma
         m.setattr(tempfile, "mkstemp", refused)
         code, _, err = run_main("build", MAIN, "--out", "read-only")
     assert code == 1
-    assert f"error: cannot write read-only/{STEM}.json: Read-only file system; the previous files are untouched" in err
+    assert f"error: cannot write read-only/{STEM}.holds.svg: Read-only file system; the previous files are untouched" in err
 
     code, out, err = run_main("diff", MAIN, MAIN, "-o", project)
     assert (code, out) == (1, "") and err == f"error: {project} is a folder; give a file name\n"
