@@ -15,6 +15,8 @@ import math
 from fractions import Fraction
 
 import pytest
+import recalc
+from conftest import MAIN_PLAN, RETAIL_PLAN
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -25,7 +27,7 @@ from capplan.engine.flips import Search, Target, evaluate_at
 from capplan.errors import CapplanError
 from capplan.rendering import view
 from capplan.rendering.holds import PlanHolds, decisions
-from tests.conftest import MAIN_PLAN, RETAIL_PLAN
+from capplan.rendering.workbook import build_workbook
 
 P4DE, FRACTIONAL = 0, 1          # row order of the main plan's deployments
 
@@ -378,3 +380,29 @@ def test_search_is_built_once_per_plan(main):
     _, evaluations, _ = main
     assert isinstance(Search(evaluations).nominal_values["safe_rate_per_replica"], Fraction)
     assert Search(evaluations).nominal_values["safe_rate_per_replica"] == 7          # 10 × 0.7, exactly
+
+
+# -- the workbook ---------------------------------------------------------------------------------
+
+@pytest.mark.skipif(recalc.soffice() is None, reason=recalc.SKIP_REASON)
+def test_a_closed_form_flip_point_moves_when_the_peak_is_edited(tmp_path):
+    """The peak's flips are live formulas (active_replicas × λ_safe): edit the peak to 64 req/s in
+    the workbook and LibreOffice moves them to 63 and 70, where capplan's own search puts them."""
+    plan, evaluations = evaluate_plan(MAIN_PLAN)
+    built = build_workbook(plan, evaluations, evaluations[0].model)
+    ws = built.workbook["nominal"]
+    row = next(r for r in range(1, ws.max_row + 1) if ws.cell(r, 1).value == "peak_arrival_rate"
+               and ws.cell(r, 2).value == "=peak_arrival_rate")
+    low, high = ws.cell(row, 4).value, ws.cell(row, 5).value
+    assert high == "=active_replicas*safe_rate_per_replica"
+    assert low == "=safe_rate_per_replica*(-1+active_replicas)"
+    ws[built.cell("nominal", "peak_arrival_rate").coordinate].value = 64
+    path = tmp_path / "edited.xlsx"
+    built.workbook.save(path)
+    wb = recalc.values(recalc.recalc([path], tmp_path / "out")[path])
+    got = [wb["nominal"].cell(row, c).value for c in (4, 5, 6, 7)]
+    edited = evaluate_at(evaluations[0], Target("peak_arrival_rate"), 64.0, None)
+    p, _ = probe(PlanHolds([edited]), "peak_arrival_rate")
+    h = p.holds(*flips.base_range(p.today, p.quantity, Fraction(10)))
+    assert got[:2] == [display(p, h.low.value), display(p, h.high.value)] == [63, 70]
+    assert got[2:] == pytest.approx([(63 - 64) / 64, (70 - 64) / 64])

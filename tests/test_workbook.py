@@ -254,8 +254,9 @@ def test_every_derived_quantity_is_a_formula(reference, path):
         for c in derived:
             cell = wb[sheet][c.coordinate]
             assert cell.data_type == "f" and str(cell.value).startswith("="), c
-    # the only numeric constants in the workbook are inputs
-    constants = {(c.sheet, c.coordinate) for c in built.cells if c.role in INPUT_ROLES}
+    # the only numeric constants in the workbook are inputs, and the flip points without a
+    # closed form over named cells (capplan's search results, shown in grey)
+    constants = {(c.sheet, c.coordinate) for c in built.cells if c.role in INPUT_ROLES | {"holds"}}
     for ws in wb.worksheets:
         for row in ws.iter_rows():
             for cell in row:
@@ -280,7 +281,8 @@ def test_formula_counts_of_the_reference_plans(reference):
         cells = [c for c in built.cells if c.role == "derived"]
         assert len(cells) == sum(derived_count(ev) for ev in evs)
         counts[path.stem] = (len(evs), len(cells), len(built.formulas()))
-    assert counts == {CHAT.stem: (6, 742, 1620), RETAIL.stem: (1, 59, 76)}
+    # formulas in all include how far the decision holds: today links, live flip points, margins
+    assert counts == {CHAT.stem: (6, 742, 1635), RETAIL.stem: (1, 59, 93)}
 
 
 def test_readable_formulas_use_names_and_fold_units(reference):
@@ -448,9 +450,10 @@ def test_layout_follows_the_record(reference, model):
     assert surge[built.cell("surge_50", "rho_target").coordinate].value.startswith("='nominal'!")
     pinned = built.cell("context_x2", "instance_max_rate")
     assert pinned.role == "pinned" and wb["context_x2"][pinned.coordinate].value == 7.5
-    # the load sweep: chart and conditional formatting
+    # the load sweep: chart and conditional formatting; the nominal sheet also charts how far the decision holds
     for name in ("nominal", "surge_50"):
-        assert len(wb[name]._charts) == 1
+        kinds = sorted(type(chart).__name__ for chart in wb[name]._charts)
+        assert kinds == (["BarChart", "ScatterChart"] if name == "nominal" else ["ScatterChart"])
         assert len(wb[name].conditional_formatting) >= 2
 
 
@@ -510,7 +513,8 @@ def test_edited_inputs_flow_through(recalculated, path):
     assert [(c.sheet, c.coordinate, c.quantity, c.row) for c in expected.cells] == \
            [(c.sheet, c.coordinate, c.quantity, c.row) for c in original.cells]
     assert not recalc.error_cells(wb)
-    bad = recalc.mismatches(expected.cells, wb, limit=0)
+    # the flip points in grey are the build's numbers: only a rebuild moves them (their own test below)
+    bad = recalc.mismatches([c for c in expected.cells if c.role != "holds"], wb, limit=0)
     assert not bad, "\n".join(bad[:20])
     # and the edit did change the decisions
     changed = {(c.sheet, c.coordinate) for c, o in zip(expected.cells, original.cells)

@@ -14,6 +14,9 @@ chart) from ``templates/workbook.yaml`` (:mod:`.template`, :mod:`.styles`):
   so the same formula text works on every sheet (:mod:`.formulas`):
   ``=CEILING(peak_arrival_rate/safe_rate_per_replica,1)``. Table columns are
   named ranges (``deployments_nodes``).
+* at the foot of the nominal sheet, **how far the decision holds**
+  (:mod:`.holds`): each input's first flip points, live formulas where they
+  have a closed form, and a tornado chart of the margins.
 
 :func:`build_workbook` also returns a manifest (:mod:`.manifest`: which cell
 holds which quantity of which scenario, and the engine's value for it) that

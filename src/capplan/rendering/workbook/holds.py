@@ -1,0 +1,125 @@
+"""How far the decision holds, at the foot of the nominal sheet, with a tornado chart.
+
+One row per input the record weighs (:mod:`capplan.rendering.holds`, the same
+rows in the same order): today's value (a link to the input's cell), the
+first flip point below and above it, the margins, and what flips. A flip
+point with a closed form over named cells (:mod:`capplan.engine.boundaries`:
+the peak at which another replica is needed is ``active_replicas ×
+safe_rate_per_replica``) is a live formula, so it moves when an input is
+edited; the others are capplan's numbers as of the build, in grey. The
+margins are formulas over those cells, and the chart — each input's interval
+as a bar around today's value — reads the margins, so it moves with them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from openpyxl.chart import BarChart, Reference
+
+from capplan.engine.boundaries import closed_form
+from capplan.rendering import view
+from capplan.rendering.excel import ExcelPrinter, fold_units, lint_formula
+from capplan.rendering.holds import InputHolds, Side, unit_label
+from capplan.rendering.workbook.manifest import CellInfo
+from capplan.rendering.workbook.sheets import cell_number
+from capplan.rendering.workbook.text import one_line, set_text
+
+if TYPE_CHECKING:
+    from capplan.rendering.workbook.builder import Book
+    from capplan.rendering.workbook.layout import SheetLayout
+
+HEADERS = ("Input", "Today", "Unit", "Flip below", "Flip above", "Margin below", "Margin above",
+           "First flip below", "First flip above")
+MARGIN_FORMAT = "0.0%"
+
+
+def write_holds(book: Book) -> None:
+    sheet = book.sheets[0]
+    rows = view.build(book.plan, book.evs).holds.nominal
+    if not rows:
+        return
+    ws, styles = sheet.ws, book.styles
+    top = ws.max_row + 3
+    for i in range(1, len(HEADERS) + 1):
+        styles.dress(ws.cell(top, i), styles.section_fill)
+    set_text(ws.cell(top, 1), "How far the decision holds")
+    styles.dress(ws.cell(top, 1), styles.section_font)
+    note = ws.cell(top + 1, 1)
+    set_text(note, "Each input alone, every other at its value: the first value below and above today's at which a "
+                   "decision (GPUs, nodes, a gate, the nominal fleet) changes. A flip point that is a formula moves "
+                   "when you edit an input; one in grey is capplan's number as of the build (rebuild to update).")
+    styles.dress(note, styles.italic)
+    for i, title in enumerate(HEADERS, start=1):
+        c = ws.cell(top + 2, i)
+        set_text(c, title)
+        styles.dress(c, styles.bold, styles.thin_bottom)
+    first = top + 3
+    for k, h in enumerate(rows):
+        _row(book, sheet, h, first + k)
+    _chart(book, sheet, first, first + len(rows) - 1)
+
+
+def _row(book: Book, sheet: SheetLayout, h: InputHolds, r: int) -> None:
+    ws, styles, e = sheet.ws, book.styles, sheet.ev
+    scenario = e.scenario.name
+    name = h.variable.name
+    set_text(ws.cell(r, 1), h.name)
+    today = ws.cell(r, 2)
+    today.value = f"={book.names[name]}"
+    styles.dress(today, number_format=book.number_format(name))
+    book.cells.append(CellInfo(ws.title, today.coordinate, name, scenario, None, "holds", h.display(h.today)))
+    set_text(ws.cell(r, 3), unit_label(h.quantity))
+    for column, side in ((4, h.below), (5, h.above)):
+        if not side.found:
+            continue
+        cell = ws.cell(r, column)
+        styles.dress(cell, number_format=book.number_format(name))
+        cell.value = _flip(book, sheet, h, side)
+        if not str(cell.value).startswith("="):
+            styles.dress(cell, styles.unit)                   # a number as of the build: grey
+        book.cells.append(CellInfo(ws.title, cell.coordinate, name, scenario, None, "holds",
+                                   h.display(side.flip.value)))
+        if h.today:
+            margin = ws.cell(r, column + 2)
+            flip = cell.coordinate
+            margin.value = f"=({flip}-{today.coordinate})/{today.coordinate}"
+            styles.dress(margin, number_format=MARGIN_FORMAT)
+            book.cells.append(CellInfo(ws.title, margin.coordinate, name, scenario, None, "holds",
+                                       float((side.flip.value - h.today) / h.today)))
+    for column, side in ((8, h.below), (9, h.above)):
+        set_text(ws.cell(r, column), h.sentence(side))
+
+
+def _flip(book: Book, sheet: SheetLayout, h: InputHolds, side: Side):
+    """A live formula where the flip has a closed form over named cells, else the number."""
+    found = closed_form(sheet.ev, h.variable, float(side.flip.value), side.direction)
+    if found is None:
+        return cell_number(h.display(side.flip.value))
+    formulas = book.formulas
+    expr = fold_units(found.expr, formulas.factor_of, formulas.factor_of(h.variable.name))
+    text = ExcelPrinter(book.refs(sheet, found.table, found.row)).doprint(expr)
+    if lint_formula(text, formulas.name_set):
+        return cell_number(h.display(side.flip.value))
+    return text
+
+
+def _chart(book: Book, sheet: SheetLayout, first: int, last: int) -> None:
+    """Horizontal bars of the two margins, overlapping at today's value: a tornado."""
+    ws = sheet.ws
+    chart = BarChart()
+    chart.type = "bar"
+    chart.grouping = "clustered"
+    chart.overlap = 100
+    chart.gapWidth = 40
+    chart.title = one_line("How far the decision holds (nominal): margin to the first flip")
+    chart.y_axis.title = "change from today's value"
+    chart.y_axis.number_format = "0%"
+    chart.y_axis.delete = False
+    chart.x_axis.delete = False
+    chart.x_axis.scaling.orientation = "maxMin"          # the most fragile input on top, as in the table
+    chart.add_data(Reference(ws, min_col=6, max_col=7, min_row=first - 1, max_row=last), titles_from_data=True)
+    chart.set_categories(Reference(ws, min_col=1, min_row=first, max_row=last))
+    look = book.cfg["chart"]
+    chart.width, chart.height = look["width_cm"], max(look["height_cm"] / 2, 1.0 * (last - first + 3))
+    ws.add_chart(chart, f"A{last + 3}")
