@@ -20,7 +20,7 @@ from openpyxl.chart import BarChart, Reference
 from capplan.engine.boundaries import closed_form
 from capplan.rendering import view
 from capplan.rendering.excel import ExcelPrinter, fold_units, lint_formula
-from capplan.rendering.holds import InputHolds, Side, unit_label
+from capplan.rendering.holds import InputHolds, Side
 from capplan.rendering.workbook.manifest import CellInfo
 from capplan.rendering.workbook.sheets import cell_number
 from capplan.rendering.workbook.text import one_line, set_text
@@ -29,8 +29,8 @@ if TYPE_CHECKING:
     from capplan.rendering.workbook.builder import Book
     from capplan.rendering.workbook.layout import SheetLayout
 
-HEADERS = ("Input", "Today", "Unit", "Flip below", "Flip above", "Margin below", "Margin above",
-           "First flip below", "First flip above")
+HEADERS = ("Input", "Today", "Flip below", "Flip above", "Margin below", "Margin above",
+           "First flip below", "First flip above")     # values carry their unit in their number format
 MARGIN_FORMAT = "0.0%"
 
 
@@ -69,8 +69,7 @@ def _row(book: Book, sheet: SheetLayout, h: InputHolds, r: int) -> None:
     today.value = f"={book.names[name]}"
     styles.dress(today, number_format=book.number_format(name))
     book.cells.append(CellInfo(ws.title, today.coordinate, name, scenario, None, "holds", h.display(h.today)))
-    set_text(ws.cell(r, 3), unit_label(h.quantity))
-    for column, side in ((4, h.below), (5, h.above)):
+    for column, side in ((3, h.below), (4, h.above)):
         if not side.found:
             continue
         cell = ws.cell(r, column)
@@ -87,7 +86,7 @@ def _row(book: Book, sheet: SheetLayout, h: InputHolds, r: int) -> None:
             styles.dress(margin, number_format=MARGIN_FORMAT)
             book.cells.append(CellInfo(ws.title, margin.coordinate, name, scenario, None, "holds",
                                        float((side.flip.value - h.today) / h.today)))
-    for column, side in ((8, h.below), (9, h.above)):
+    for column, side in ((7, h.below), (8, h.above)):
         set_text(ws.cell(r, column), h.sentence(side))
 
 
@@ -118,7 +117,8 @@ def _chart(book: Book, sheet: SheetLayout, first: int, last: int) -> None:
     chart.y_axis.delete = False
     chart.x_axis.delete = False
     chart.x_axis.scaling.orientation = "maxMin"          # the most fragile input on top, as in the table
-    chart.add_data(Reference(ws, min_col=6, max_col=7, min_row=first - 1, max_row=last), titles_from_data=True)
+    chart.x_axis.tickLblPos = "low"                      # input names at the left edge, clear of the bars
+    chart.add_data(Reference(ws, min_col=5, max_col=6, min_row=first - 1, max_row=last), titles_from_data=True)
     chart.set_categories(Reference(ws, min_col=1, min_row=first, max_row=last))
     look = book.cfg["chart"]
     chart.width, chart.height = look["width_cm"], max(look["height_cm"] / 2, 1.0 * (last - first + 3))
