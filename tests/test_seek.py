@@ -224,13 +224,20 @@ def test_seek_json_gives_value_unit_side_and_decisions(run_main):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["peak_arival_rate"], "did you mean peak_arrival_rate"),
-    (["memory_gate"], "pass/fail result"),
-    (["deployments[aws-p4de.24xlarge].nodes"], "computed column"),
-    (["peak_arrival_rate", "--range", "10", "5"], "the first end must be below the second"),
-    (["peak_arrival_rate", "--range", "-1", "5"], "must be positive"),
-    (["peak_arrival_rate", "--scenario", "nope"], "no scenario 'nope'"),
-    (["peak_arrival_rate", "--target", "active_gpus"], "QUANTITY=VALUE"),
+    pytest.param(["peak_arival_rate"], "did you mean peak_arrival_rate", id="unknown"),
+    pytest.param(["memory_gate"], "pass/fail result", id="a verdict"),
+    pytest.param(["deployments[aws-p4de.24xlarge].nodes"], "computed column", id="a computed cell"),
+    pytest.param(["deployments.node_hourly_cost"], "whole column; name one row", id="a column"),
+    pytest.param(["peak_arrival_rate", "--range", "10", "5"], "the first end must be below the second",
+                 id="range reversed"),
+    pytest.param(["peak_arrival_rate", "--range", "-1", "5"], "must be positive", id="range outside the domain"),
+    pytest.param(["peak_arrival_rate", "--scenario", "nope"], "no scenario 'nope'", id="unknown scenario"),
+    pytest.param(["peak_arrival_rate", "--target", "active_gpus"], "QUANTITY=VALUE", id="target without a value"),
+    pytest.param(["peak_arrival_rate", "--target", "active_gpus=many"], "--target active_gpus=many: expected",
+                 id="target not a number"),
+    pytest.param(["peak_arrival_rate", "--target", "deployments.nodes=3"], "whole column; name one row",
+                 id="target a column"),
+    pytest.param(["peak_arrival_rate", "--target", "memory_gate=1"], "not a number to reach", id="target a verdict"),
 ])
 def test_seek_refuses_with_one_message(run_main, args, message):
     code, _, err = run_main("seek", MAIN_PLAN, *args)
