@@ -266,7 +266,7 @@ class Probe:
             high = self._steps([n for n in counts if n >= today], first=True)
             low = self._steps([n for n in reversed(counts) if n <= today], first=True)
             return Holds(today, low[0] if low else None, high[0] if high else None, lo, hi)
-        candidates, exact = self._candidates(lo, hi)
+        candidates, exact = self._candidates(lo, hi, around=today)
         up = sorted(p for p in candidates if p >= today)
         down = sorted((p for p in candidates if p <= today), reverse=True)
         high = self._scan(today, up, hi, exact, first=True)
@@ -300,7 +300,7 @@ class Probe:
         """The decisions alone at ``v`` (what a flip is a change of)."""
         return self.at(v, self.decisions)
 
-    def _candidates(self, lo, hi) -> tuple[set[Fraction], set[Fraction]]:
+    def _candidates(self, lo, hi, around: Fraction | None = None) -> tuple[set[Fraction], set[Fraction]]:
         """Where the decisions may change; and which of those points are exact."""
         found: set[Fraction] = set()
         hard = []
@@ -315,7 +315,7 @@ class Probe:
                     hard.append(i)
         exact = set(found)
         if hard:
-            found |= _bracket(lambda v: tuple(self.at(v)[i] for i in hard), lo, hi)
+            found |= _bracket(lambda v: tuple(self.at(v)[i] for i in hard), lo, hi, around)
         return found, exact
 
     # -- goal seek ---------------------------------------------------------------------------
@@ -594,23 +594,49 @@ def _merge(solutions: list[Solution]) -> list[Solution]:
 
 # -- bracketing --------------------------------------------------------------------------------
 
+PER_CELL = 4        # changes narrowed per grid cell of the fallback scan
+
+
 def _grid(lo: Fraction, hi: Fraction) -> list[Fraction]:
     return [Fraction(float(v)) for v in np.linspace(float(lo), float(hi), GRID + 1)[1:-1]]
 
 
-def _bracket(decide, lo: Fraction, hi: Fraction) -> set[Fraction]:
+def _bracket(decide, lo: Fraction, hi: Fraction, around: Fraction | None = None) -> set[Fraction]:
     """Points where ``decide`` changes, each narrowed to two adjacent floats
     (the lower one is returned): a scan, then bisection in every cell whose
-    ends differ (a change and its undoing inside one cell go unseen)."""
-    grid = _grid(lo, hi)
+    ends differ (a change and its undoing inside one cell go unseen).
+
+    A cell yields at most :data:`PER_CELL` changes, and with ``around`` (today's
+    value) the cells are walked outwards from it and the walk stops on each
+    side at the first change: a decision that flips thousands of times in a
+    range (a count stepping with every token) would otherwise cost minutes of
+    exact evaluation for flips nobody reads, and a build must stay fast on
+    any plan."""
+    cells = list(itertools.pairwise(_grid(lo, hi)))
+    if around is None:
+        return set().union(*(_narrow(decide, a, b) for a, b in cells))
     out: set[Fraction] = set()
-    for a, b in itertools.pairwise(grid):
-        left, right = decide(a), decide(b)
-        while left != right:
-            a = _bisect(decide, a, b, left)
-            out.add(a)
-            a = Fraction(math.nextafter(float(a), math.inf))
-            left = decide(a)
+    for side, beyond in (([c for c in cells if c[1] > around], lambda p: p >= around),
+                         ([c for c in reversed(cells) if c[0] < around], lambda p: p <= around)):
+        for a, b in side:
+            found = _narrow(decide, a, b)
+            out |= found
+            if any(beyond(p) for p in found):
+                break
+    return out
+
+
+def _narrow(decide, a: Fraction, b: Fraction) -> set[Fraction]:
+    """The changes of ``decide`` inside one cell, at most :data:`PER_CELL`."""
+    out: set[Fraction] = set()
+    left, right = decide(a), decide(b)
+    for _ in range(PER_CELL):
+        if left == right:
+            break
+        a = _bisect(decide, a, b, left)
+        out.add(a)
+        a = Fraction(math.nextafter(float(a), math.inf))
+        left = decide(a)
     return out
 
 
