@@ -111,7 +111,7 @@ def compile_plan(path: Path, model: Model | None = None) -> Compiled:
     files = {
         f"{plan.name}.md": record.render(shown).encode("utf-8"),
         f"{plan.name}.json": jsonout.dumps(jsonout.document(shown)).encode("utf-8"),
-        f"{plan.name}.xlsx": render_workbook(plan, evaluations, evaluations[0].model),
+        f"{plan.name}.xlsx": render_workbook(plan, evaluations, evaluations[0].model, shown),
         shown.chart_name: shown.chart().encode("utf-8"),
     }
     return Compiled(plan, evaluations, files)

@@ -31,6 +31,8 @@ from capplan.engine.evaluate import Evaluation
 from capplan.engine.model import Model
 from capplan.errors import CapplanError
 from capplan.loading.plan import Plan
+from capplan.rendering import view
+from capplan.rendering.view import PlanView
 from capplan.rendering.workbook.builder import Book
 from capplan.rendering.workbook.manifest import BuiltWorkbook, CellInfo
 from capplan.rendering.workbook.packaging import to_bytes
@@ -39,18 +41,20 @@ from capplan.rendering.workbook.template import config
 __all__ = ["BuiltWorkbook", "CellInfo", "build_workbook", "config", "render_workbook", "to_bytes"]
 
 
-def render_workbook(plan: Plan, evaluations: list[Evaluation], model: Model) -> bytes:
-    """The .xlsx bytes for a plan; identical input gives identical bytes."""
-    return to_bytes(build_workbook(plan, evaluations, model).workbook)
+def render_workbook(plan: Plan, evaluations: list[Evaluation], model: Model, shown: PlanView | None = None) -> bytes:
+    """The .xlsx bytes for a plan; identical input gives identical bytes.
+    ``shown`` is the plan's view when the caller built it already (the record's)."""
+    return to_bytes(build_workbook(plan, evaluations, model, shown).workbook)
 
 
-def build_workbook(plan: Plan, evaluations: list[Evaluation], model: Model) -> BuiltWorkbook:
+def build_workbook(plan: Plan, evaluations: list[Evaluation], model: Model,
+                   shown: PlanView | None = None) -> BuiltWorkbook:
     if not evaluations:
         raise CapplanError("no scenario was evaluated, so there is no workbook to write", file=plan.file)
     if len(evaluations) != len(plan.scenarios) or any(
             e.scenario.name != s.name for e, s in zip(evaluations, plan.scenarios)):
         raise CapplanError("the workbook needs one evaluation per scenario, in the plan's order", file=plan.file)
     try:
-        return Book(plan, evaluations, model).build()
+        return Book(plan, evaluations, model, shown or view.build(plan, evaluations)).build()
     except CapplanError as err:
         raise err.located(file=plan.file) from None

@@ -12,6 +12,7 @@ from capplan.engine.evaluate import Evaluation
 from capplan.engine.model import Model
 from capplan.loading.plan import Plan
 from capplan.rendering.layout import layout
+from capplan.rendering.view import PlanView
 from capplan.rendering.workbook import holds, sheets, summary
 from capplan.rendering.workbook.formulas import Formulas, Refs
 from capplan.rendering.workbook.layout import SheetLayout, plan_sheet
@@ -22,8 +23,9 @@ from capplan.rendering.workbook.text import sheet_title
 
 
 class Book:
-    def __init__(self, plan: Plan, evaluations: list[Evaluation], model: Model):
+    def __init__(self, plan: Plan, evaluations: list[Evaluation], model: Model, shown: PlanView):
         self.plan = plan
+        self.view = shown               # the one view of the results (Summary, holds)
         self.evs = evaluations
         self.model = model
         self.cfg = config()

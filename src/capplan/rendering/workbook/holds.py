@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING
 from openpyxl.chart import BarChart, Reference
 
 from capplan.engine.boundaries import closed_form
-from capplan.rendering import view
 from capplan.rendering.excel import ExcelPrinter, fold_units, lint_formula
 from capplan.rendering.holds import InputHolds, Side
 from capplan.rendering.workbook.manifest import CellInfo
@@ -36,7 +35,7 @@ MARGIN_FORMAT = "0.0%"
 
 def write_holds(book: Book) -> None:
     sheet = book.sheets[0]
-    rows = view.build(book.plan, book.evs).holds.nominal
+    rows = book.view.holds.nominal
     if not rows:
         return
     ws, styles = sheet.ws, book.styles

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from openpyxl.utils import get_column_letter
 
 from capplan import formatting
-from capplan.rendering import present, view
+from capplan.rendering import present
 from capplan.rendering.workbook.manifest import CellInfo
 from capplan.rendering.workbook.sheets import page_setup, pass_fail
 from capplan.rendering.workbook.styles import number_format
@@ -48,7 +48,7 @@ def gather(book: Book) -> Content:
     """What the Summary shows: the decisions of layout.yaml, then pending inputs and price dates."""
     plan, model, nominal = book.plan, book.model, book.nominal
     sizing = plan.switches.get("sizing", "")
-    key = view.build(plan, book.evs).scenarios[0]      # the key results, as every summary shows them
+    key = book.view.scenarios[0]      # the key results, as every summary shows them
     rows = [Row(k.label, k.quantity) for k in key.scalars()]
     for row_key, results in key.rows().items():
         table = model.tables[model.quantities[results[0].quantity].table]
