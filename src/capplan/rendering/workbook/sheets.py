@@ -13,16 +13,12 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from openpyxl.comments import Comment
-from openpyxl.formatting.rule import CellIsRule
-from openpyxl.utils import get_column_letter
-from openpyxl.workbook.defined_name import DefinedName
-
 from capplan import formatting
 from capplan.rendering.validation import validate_input
 from capplan.rendering.workbook.chart import sweep_extras
 from capplan.rendering.workbook.layout import SheetLayout
 from capplan.rendering.workbook.manifest import CellInfo
+from capplan.rendering.workbook.sheet import Comment, Rule, Sheet, Style, column_letter
 from capplan.rendering.workbook.template import COLUMNS, TAG_KEYS, config
 from capplan.rendering.workbook.text import clean_text, quote_sheet, set_text
 
@@ -46,32 +42,26 @@ def _same(a, b) -> bool:
     return a == b
 
 
-def page_setup(ws) -> None:
-    ws.page_setup.orientation = "landscape"
-    ws.page_setup.fitToWidth = 1
-    ws.page_setup.fitToHeight = 0
-    ws.sheet_properties.pageSetUpPr.fitToPage = True
+def page_setup(ws: Sheet) -> None:
+    ws.page.orientation = "landscape"
+    ws.page.fit_width = 1
+    ws.page.fit_height = 0
 
 
 def pass_fail(book: Book, ws, bool_cells: list[str]) -> None:
     """Green TRUE, red FALSE: gates and SLO checks read at a glance."""
     if bool_cells:
         ranges = " ".join(bool_cells)
-        ws.conditional_formatting.add(ranges, CellIsRule(operator="equal", formula=["TRUE"],
-                                                         fill=book.styles.pass_fill))
-        ws.conditional_formatting.add(ranges, CellIsRule(operator="equal", formula=["FALSE"],
-                                                         fill=book.styles.fail_fill))
+        ws.conditional_format(ranges, Rule("cellIs", "TRUE", Style(fill=book.styles.pass_fill), "equal"))
+        ws.conditional_format(ranges, Rule("cellIs", "FALSE", Style(fill=book.styles.fail_fill), "equal"))
 
 
 def make_comment(text: str) -> Comment:
     """A cell comment sized to show its text (lines wrap at ``chars_per_line``)."""
     look = config()["comments"]
     text = clean_text(text)
-    comment = Comment(text, "capplan")
     lines = sum(max(1, math.ceil(len(line) / look["chars_per_line"])) for line in text.split("\n"))
-    comment.width = look["width_px"]
-    comment.height = max(look["min_height_px"], look["line_height_px"] * lines + 10)
-    return comment
+    return Comment(text, look["width_px"], max(look["min_height_px"], look["line_height_px"] * lines + 10))
 
 
 def _input_comment(given) -> Comment:
@@ -120,8 +110,7 @@ def write_sheet(book: Book, sheet: SheetLayout) -> None:
     for t in sheet.tables.values():       # a table header fits its column
         for c, col in enumerate(t.columns, start=1):
             widths[c] = max(widths[c], min(len(book.model.quantities[col].column) + 2, book.cfg["table_column_max"]))
-    for i, w in sorted(widths.items()):
-        ws.column_dimensions[get_column_letter(i)].width = w
+    ws.widths.update(widths)
 
     title = ws.cell(1, 1)
     set_text(title, book.plan.title)
@@ -139,7 +128,7 @@ def write_sheet(book: Book, sheet: SheetLayout) -> None:
         c = ws.cell(book.cfg["sheets"]["header_row"], i)
         set_text(c, cols[key]["title"])
         styles.dress(c, styles.bold, styles.thin_bottom)
-    ws.freeze_panes = book.cfg["sheets"]["freeze_panes"]
+    ws.freeze = book.cfg["sheets"]["freeze_panes"]
 
     bool_cells: list[str] = []
     for item, row in sheet.rows:
@@ -167,8 +156,8 @@ def write_sheet(book: Book, sheet: SheetLayout) -> None:
     page_setup(ws)
 
 
-def _define(ws, name: str, target: str) -> None:
-    ws.defined_names[name] = DefinedName(name, attr_text=target)
+def _define(ws: Sheet, name: str, target: str) -> None:
+    ws.names[name] = target
 
 
 def _write_scalar(book: Book, sheet: SheetLayout, name: str, row: int, nominal: SheetLayout, is_nominal: bool,
@@ -186,7 +175,8 @@ def _write_scalar(book: Book, sheet: SheetLayout, name: str, row: int, nominal: 
     expected = sheet.display(name)
     styles.dress(value_cell, number_format=book.number_format(name))
     if node.formula is not None:
-        value_cell.value = book.formulas.compile(name, node.formula, book.refs(sheet))
+        book.formula(ws, value_cell, book.formulas.compile(name, node.formula, book.refs(sheet)), name, scen, None,
+                     "derived", expected)
         styles.apply(value_cell, "derived")
         pending = ev.pending_inputs(name)
         if pending:          # pending measurements are flagged wherever they flow
@@ -197,7 +187,6 @@ def _write_scalar(book: Book, sheet: SheetLayout, name: str, row: int, nominal: 
             set_text(tag_cell, "derived")
         set_text(note, node.formula.text)
         styles.dress(note, styles.formula_font)
-        book.cells.append(CellInfo(ws.title, value_cell.coordinate, name, scen, None, "derived", expected))
     else:
         given = ev.inputs[name]
         nominal_input = nominal.ev.inputs.get(name)
@@ -207,14 +196,15 @@ def _write_scalar(book: Book, sheet: SheetLayout, name: str, row: int, nominal: 
         if inherited:
             # a cell reference, not 'nominal'!name: LibreOffice misreads a sheet-qualified
             # name that starts like a cell address ('nominal'!bf16_peak_flops)
-            value_cell.value = f"={quote_sheet(nominal.ws.title)}!{nominal.scalar_cell(name, absolute=True)}"
+            book.formula(ws, value_cell, f"={quote_sheet(nominal.ws.title)}!{nominal.scalar_cell(name, absolute=True)}",
+                         name, scen, None, "link", expected)
             styles.apply(value_cell, key, linked=True)
-            role = "link"
         else:
-            value_cell.value = cell_number(expected)
+            value_cell.number(cell_number(expected))
             styles.apply(value_cell, key, override=not is_nominal or given.pinned)
             role = "pinned" if given.pinned else ("input" if is_nominal else "override")
             value_cell.comment = _input_comment(given)
+            book.cells.append(CellInfo(ws.title, value_cell.coordinate, name, scen, None, role, expected))
         validate_input(ws, value_cell, q)
         set_text(tag_cell, ("pending measurement" if given.pending else given.tag)
                  + (" (pinned)" if given.pinned else ""))
@@ -225,7 +215,6 @@ def _write_scalar(book: Book, sheet: SheetLayout, name: str, row: int, nominal: 
         else:
             set_text(note, q.description)
             styles.dress(note, styles.note)
-        book.cells.append(CellInfo(ws.title, value_cell.coordinate, name, scen, None, role, expected))
     if q.kind == "bool":
         bool_cells.append(value_cell.coordinate)
 
@@ -276,30 +265,33 @@ def _write_table(book: Book, sheet: SheetLayout, tname: str, nominal: SheetLayou
             styles.dress(cell, number_format=fmt)
             expected = values[i]
             if node.formula is not None:
-                cell.value = book.formulas.compile(col, node.formula, book.refs(sheet, tname, i))
+                book.formula(ws, cell, book.formulas.compile(col, node.formula, book.refs(sheet, tname, i)), col,
+                             ev.scenario.name, i, "derived", expected)
                 styles.apply(cell, "derived")
-                role = "derived"
             else:
                 raw = data.rows[i].get(q.column)
                 inherited = same_shape and _same(raw, nominal_data.rows[i].get(q.column))
+                missing = expected is None or (isinstance(expected, float) and math.isnan(expected))
                 if inherited:
-                    cell.value = f"={quote_sheet(nominal.ws.title)}!{nominal.table_cell(col, i, absolute=True)}"
+                    text = f"={quote_sheet(nominal.ws.title)}!{nominal.table_cell(col, i, absolute=True)}"
+                    if missing:      # an optional column the row leaves out: no value to list
+                        cell.formula(text, None)
+                    else:
+                        book.formula(ws, cell, text, col, ev.scenario.name, i, "link", expected)
                     styles.apply(cell, table.tag, linked=True)
-                    role = "link"
                 else:
                     if q.kind == "text":
                         set_text(cell, raw)
                     else:
-                        cell.value = cell_number(expected)
+                        cell.number(cell_number(expected))
                     styles.apply(cell, table.tag, override=not is_nominal)
-                    role = "input" if is_nominal else "override"
+                    if not missing:
+                        book.cells.append(CellInfo(ws.title, cell.coordinate, col, ev.scenario.name, i,
+                                                   "input" if is_nominal else "override", expected))
                 validate_input(ws, cell, q)
-                if expected is None or (isinstance(expected, float) and math.isnan(expected)):
-                    continue      # an optional column the row leaves out: an empty cell
-            book.cells.append(CellInfo(ws.title, cell.coordinate, col, ev.scenario.name, i, role, expected))
         if q.kind == "bool":
-            bool_cells.append(f"{get_column_letter(c_index)}{pos.first_row}:"
-                              f"{get_column_letter(c_index)}{pos.first_row + pos.n_rows - 1}")
+            bool_cells.append(f"{column_letter(c_index)}{pos.first_row}:"
+                              f"{column_letter(c_index)}{pos.first_row + pos.n_rows - 1}")
     # row sources as comments on the key cells
     for i, row_meta in enumerate(data.meta):
         lines = [f"{k.replace('_', ' ').capitalize()}: {v}" for k, v in row_meta.items() if v]

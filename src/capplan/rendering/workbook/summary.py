@@ -12,11 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from openpyxl.utils import get_column_letter
-
 from capplan import formatting
 from capplan.rendering import present
-from capplan.rendering.workbook.manifest import CellInfo
 from capplan.rendering.workbook.sheets import page_setup, pass_fail
 from capplan.rendering.workbook.styles import number_format
 from capplan.rendering.workbook.template import TAG_KEYS
@@ -73,10 +70,10 @@ def write_summary(book: Book, ws) -> None:
     sheets = book.sheets
     ncols = 2 + len(sheets)
     look = book.cfg["summary"]
-    ws.column_dimensions["A"].width = look["widths"]["quantity"]
-    ws.column_dimensions["B"].width = look["widths"]["unit"]
+    ws.widths[1] = look["widths"]["quantity"]
+    ws.widths[2] = look["widths"]["unit"]
     for i in range(len(sheets)):
-        ws.column_dimensions[get_column_letter(3 + i)].width = look["widths"]["scenario"]
+        ws.widths[3 + i] = look["widths"]["scenario"]
     c = ws.cell(1, 1)
     set_text(c, content.title)
     styles.dress(c, styles.title)
@@ -105,7 +102,7 @@ def write_summary(book: Book, ws) -> None:
         c = ws.cell(row, 3 + i)
         set_text(c, s.ev.scenario.title)
         styles.dress(c, styles.top_center_wrapped, styles.small)
-    ws.row_dimensions[row].height = look["heights"]["scenario"]
+    ws.heights[row] = look["heights"]["scenario"]
     row += 1
     set_text(ws.cell(row, 1), "changes")
     styles.dress(ws.cell(row, 1), styles.top)
@@ -113,7 +110,7 @@ def write_summary(book: Book, ws) -> None:
         c = ws.cell(row, 3 + i)
         set_text(c, "; ".join(s.ev.scenario.changes) or "(as written)")
         styles.dress(c, styles.top_wrapped, styles.changes)
-    ws.row_dimensions[row].height = look["heights"]["changes"]
+    ws.heights[row] = look["heights"]["changes"]
     row += 1
     bool_cells: list[str] = []
     for item in content.rows:
@@ -137,7 +134,7 @@ def write_summary(book: Book, ws) -> None:
                        content.pending, pending_style)
     if content.dated:
         row = _listing(styles, ws, row + 1, "Prices and tables as of", content.dated)
-    ws.freeze_panes = look["freeze_panes"]
+    ws.freeze = look["freeze_panes"]
     page_setup(ws)
 
 
@@ -170,14 +167,12 @@ def _decision_row(book: Book, ws, row: int, item: Row, bool_cells) -> int:
         c = ws.cell(row, 3 + i)
         qs = quote_sheet(s.ws.title)
         if index is None:
-            c.value = f"={qs}!{s.scalar_cell(name, absolute=True)}"
-            expected = s.display(name)
+            target, expected = s.scalar_cell(name, absolute=True), s.display(name)
         else:
-            c.value = f"={qs}!{s.table_cell(name, index, absolute=True)}"
-            expected = s.display(name)[index]
+            target, expected = s.table_cell(name, index, absolute=True), s.display(name)[index]
+        book.formula(ws, c, f"={qs}!{target}", name, s.ev.scenario.name, index, "summary", expected)
         book.styles.dress(c, number_format=fmt)
         book.styles.apply(c, "derived")
-        book.cells.append(CellInfo(ws.title, c.coordinate, name, s.ev.scenario.name, index, "summary", expected))
         if q.kind == "bool":
             bool_cells.append(c.coordinate)
     return row + 1
