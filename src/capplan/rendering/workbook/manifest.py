@@ -54,12 +54,12 @@ class BuiltWorkbook:
                 for _, c in sorted(ws.cells.items()) if c.kind == "f"]
 
     def to_bytes(self) -> bytes:
-        from capplan.rendering.workbook.packaging import to_bytes  # noqa: PLC0415 - packaging imports this module
+        from capplan.rendering.workbook.packaging import to_bytes
         return to_bytes(self)
 
     @cached_property
     def workbook(self):
         """The written file as openpyxl reads it back (for tests and tools that inspect
         it; building never needs openpyxl)."""
-        from openpyxl import load_workbook  # noqa: PLC0415 - only for readers of the file
+        from openpyxl import load_workbook
         return load_workbook(io.BytesIO(self.to_bytes()))

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from capplan import formatting
-from capplan.rendering import present
 from capplan.rendering.workbook.sheets import page_setup, pass_fail
 from capplan.rendering.workbook.styles import number_format
 from capplan.rendering.workbook.template import TAG_KEYS
@@ -21,6 +20,8 @@ from capplan.rendering.workbook.text import one_line, quote_sheet, set_text
 
 if TYPE_CHECKING:
     from capplan.rendering.workbook.builder import Book
+    from capplan.rendering.workbook.layout import SheetLayout
+    from capplan.rendering.workbook.sheet import Sheet
 
 
 @dataclass(frozen=True)
@@ -32,12 +33,22 @@ class Row:
     index: int | None = None
 
 
+@dataclass(frozen=True)
+class Pending:
+    """A pending measurement: its input, the sheet whose cell holds it (the nominal one
+    where the plan sets it), and where the placeholder comes from."""
+
+    name: str
+    sheet: SheetLayout
+    source: str
+
+
 @dataclass
 class Content:
     title: str
     subtitle: str
     rows: list[Row]
-    pending: list[tuple[str, str]]      # (input, "value - source")
+    pending: list[Pending]
     dated: list[tuple[str, str]]        # (table, as of)
 
 
@@ -56,9 +67,8 @@ def gather(book: Book) -> Content:
         rows.extend(Row(f"  {k.label}", k.quantity, k.index) for k in results)
     pending = []
     for n in sorted({n for e in book.evs for n, i in e.inputs.items() if i.pending}):
-        given = nominal.inputs.get(n) or next(e.inputs[n] for e in book.evs if n in e.inputs)
-        shown = present.shown(nominal, n).text if n in nominal.values else ""
-        pending.append((n, f"{shown} - {given.source or 'no source'}"))
+        sheet = next(s for s in book.sheets if n in s.scalar_row and n in s.ev.inputs)
+        pending.append(Pending(n, sheet, sheet.ev.inputs[n].source or "no source"))
     dated = [(t, d.as_of) for t, d in nominal.scenario.tables.items() if d.as_of]
     return Content(plan.title, f"Plan {plan.file}; GPU {plan.gpu.id}; model {plan.model_entry.id}; sizing: {sizing}.",
                    rows, pending, dated)
@@ -127,19 +137,15 @@ def write_summary(book: Book, ws) -> None:
     row += 1
     row = _legend(book, ws, row, 1) + 1
     if content.pending:
-        def pending_style(key, text):
-            styles.apply(key, "pending")
-            styles.dress(text, styles.small)
-        row = _listing(styles, ws, row, "Pending measurements (results resting on them are provisional)",
-                       content.pending, pending_style)
+        row = _pending(book, ws, row, content.pending)
     if content.dated:
         row = _listing(styles, ws, row + 1, "Prices and tables as of", content.dated)
     ws.freeze = look["freeze_panes"]
     page_setup(ws)
 
 
-def _listing(styles, ws, row: int, heading: str, entries, style=None) -> int:
-    """A bold heading over (key, text) rows; ``style(key_cell, text_cell)`` dresses each row."""
+def _listing(styles, ws, row: int, heading: str, entries) -> int:
+    """A bold heading over (key, text) rows."""
     c = ws.cell(row, 1)
     set_text(c, heading)
     styles.dress(c, styles.bold)
@@ -147,8 +153,28 @@ def _listing(styles, ws, row: int, heading: str, entries, style=None) -> int:
         row += 1
         set_text(ws.cell(row, 1), key)
         set_text(ws.cell(row, 2), text)
-        if style:
-            style(ws.cell(row, 1), ws.cell(row, 2))
+    return row + 1
+
+
+def _pending(book: Book, ws: Sheet, row: int, entries: list[Pending]) -> int:
+    """Each pending input, its value a live reference to its cell (it follows an edit), and its source."""
+    styles = book.styles
+    c = ws.cell(row, 1)
+    set_text(c, "Pending measurements (results resting on them are provisional)")
+    styles.dress(c, styles.bold)
+    for p in entries:
+        row += 1
+        name = ws.cell(row, 1)
+        set_text(name, p.name)
+        styles.apply(name, "pending")
+        value = ws.cell(row, 2)
+        book.formula(ws, value, f"={quote_sheet(p.sheet.ws.title)}!{p.sheet.scalar_cell(p.name, absolute=True)}",
+                     p.name, p.sheet.ev.scenario.name, None, "summary", p.sheet.display(p.name))
+        styles.dress(value, number_format=book.number_format(p.name))
+        styles.apply(value, "pending", linked=True)
+        source = ws.cell(row, 3)
+        set_text(source, p.source)
+        styles.dress(source, styles.small)
     return row + 1
 
 
