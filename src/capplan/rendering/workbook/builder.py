@@ -15,6 +15,7 @@ from capplan.rendering.workbook import holds, sheets, summary
 from capplan.rendering.workbook.formulas import Formulas, Refs
 from capplan.rendering.workbook.layout import SheetLayout, plan_sheet
 from capplan.rendering.workbook.manifest import BuiltWorkbook, CellInfo
+from capplan.rendering.workbook.printing import print_setup
 from capplan.rendering.workbook.sheet import Cell, Sheet
 from capplan.rendering.workbook.styles import Styles, number_format
 from capplan.rendering.workbook.template import config
@@ -71,6 +72,12 @@ class Book:
             sheets.write_sheet(self, sheet)
         holds.write_holds(self)
         summary.write_summary(self, summary_ws)
+        look, first = self.cfg["print"], self.cfg["summary"]["first_row"]
+        print_setup(summary_ws, look, (first + 1, first + 2), (1, 2),      # scenario names and titles
+                    fit_width=len(self.sheets) <= look["summary_fit_columns"])
+        header = self.cfg["sheets"]["header_row"]
+        for s in self.sheets:
+            print_setup(s.ws, look, (header, header), (1, 1))
         positions = {s.ws.title: {**{n: s.scalar_cell(n) for n in s.scalar_row},
                                   **{(n, i): s.table_cell(n, i) for t in s.tables.values()
                                      for n in t.columns for i in range(t.n_rows)}}

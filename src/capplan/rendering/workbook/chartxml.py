@@ -82,13 +82,15 @@ def scatter(title: str, x_title: str, left: tuple[str, list[Line]], right: tuple
     return _space(plot, legend, style)
 
 
-def tornado(title: str, value_title: str, number_format: str, names: str, bars: list[tuple[str, str]]) -> str:
-    """Horizontal bars around zero, overlapping: one bar series per (title cell, values) pair,
-    categories ``names`` listed top to bottom."""
+def tornado(title: str, value_title: str, number_format: str, names: str,
+            bars: list[tuple[str, str, str]]) -> str:
+    """Horizontal bars around zero, overlapping: one bar series per (title cell, values,
+    colour), categories ``names`` listed top to bottom."""
     series = "".join(f'<ser><idx val="{i}"/><order val="{i}"/><tx><strRef><f>{text(head)}</f></strRef></tx>'
+                     f"<spPr>{_solid(color)}</spPr>"
                      f'<invertIfNegative val="0"/><cat><strRef><f>{text(names)}</f></strRef></cat>'
                      f"<val><numRef><f>{text(values)}</f></numRef></val></ser>"
-                     for i, (head, values) in enumerate(bars))
+                     for i, (head, values, color) in enumerate(bars))
     plot = (f"{_title(title)}<autoTitleDeleted val=\"0\"/><plotArea>"
             f'<barChart><barDir val="bar"/><grouping val="clustered"/><varyColors val="0"/>{series}'
             '<gapWidth val="40"/><overlap val="100"/><axId val="10"/><axId val="100"/></barChart>'

@@ -106,6 +106,7 @@ def _chart(book: Book, sheet: SheetLayout, first: int, last: int) -> None:
     look = book.cfg["chart"]
     xml = chartxml.tornado(one_line("How far the decision holds (nominal): margin to the first flip"),
                            "change from today's value", "0%", f"{qs}!$A${first}:$A${last}",
-                           [(f"{qs}!${c}${first - 1}", f"{qs}!${c}${first}:${c}${last}") for c in "EF"])
+                           [(f"{qs}!${c}${first - 1}", f"{qs}!${c}${first}:${c}${last}", color)
+                            for c, color in zip("EF", book.styles.margin_colors)])
     sheet.ws.charts.append(Chart(xml, last + 2, 0, look["width_cm"],
                                  max(look["height_cm"] / 2, 1.0 * (last - first + 3))))

@@ -42,12 +42,6 @@ def _same(a, b) -> bool:
     return a == b
 
 
-def page_setup(ws: Sheet) -> None:
-    ws.page.orientation = "landscape"
-    ws.page.fit_width = 1
-    ws.page.fit_height = 0
-
-
 def pass_fail(book: Book, ws, bool_cells: list[str]) -> None:
     """Green TRUE, red FALSE: gates and SLO checks read at a glance."""
     if bool_cells:
@@ -153,7 +147,6 @@ def write_sheet(book: Book, sheet: SheetLayout) -> None:
     for t in sheet.tables.values():
         for c in t.columns:
             _define(ws, book.names[c], f"{qs}!{sheet.column_range(c)}")
-    page_setup(ws)
 
 
 def _define(ws: Sheet, name: str, target: str) -> None:
@@ -186,7 +179,7 @@ def _write_scalar(book: Book, sheet: SheetLayout, name: str, row: int, nominal: 
         else:
             set_text(tag_cell, "derived")
         set_text(note, node.formula.text)
-        styles.dress(note, styles.formula_font)
+        styles.dress(note, styles.formula_font, styles.wrapped)
     else:
         given = ev.inputs[name]
         nominal_input = nominal.ev.inputs.get(name)
@@ -211,12 +204,22 @@ def _write_scalar(book: Book, sheet: SheetLayout, name: str, row: int, nominal: 
         styles.apply(tag_cell, key)
         if given.pinned and q.formulas:
             set_text(note, f"pinned; replaces {q.formula_for(book.plan.switches).text}")
-            styles.dress(note, styles.formula_font)
+            styles.dress(note, styles.formula_font, styles.wrapped)
         else:
             set_text(note, q.description)
-            styles.dress(note, styles.note)
+            styles.dress(note, styles.note, styles.wrapped)
     if q.kind == "bool":
         bool_cells.append(value_cell.coordinate)
+    _fit_row(book, ws, row, note.value)
+
+
+def _fit_row(book: Book, ws: Sheet, row: int, text: str) -> None:
+    """A row as tall as its wrapped formula or description (spreadsheets do not
+    resize rows when they open a file, so the height is written)."""
+    look = book.cfg["columns"]["note"]
+    lines = sum(max(1, math.ceil(len(line) / look["chars_per_line"])) for line in text.split("\n"))
+    if lines > 1:
+        ws.heights[row] = lines * look["line_height_pt"]
 
 
 def _write_table(book: Book, sheet: SheetLayout, tname: str, nominal: SheetLayout, is_nominal: bool,

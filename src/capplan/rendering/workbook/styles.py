@@ -114,6 +114,7 @@ class Styles:
         self.pending_derived = Font(color=tags["pending"]["text"], italic=True)
         self.failing_row_fill = fill(rgb("chart", "failing_row_fill"))
         self.chart_colors = rgb("chart", "ttft"), rgb("chart", "tpot")
+        self.margin_colors = [color(c, file, "chart.margin_bars") for c in cfg["chart"]["margin_bars"]]
         self.knee_font = Font(bold=True)
         self.knee_border = Border(top=Side("medium"), bottom=Side("medium"))
         self.header_alignment = Alignment(wrap=True, vertical="bottom")
@@ -122,6 +123,7 @@ class Styles:
         self.top = Alignment(vertical="top")
         self.top_center_wrapped = Alignment(wrap=True, vertical="top", horizontal="center")
         self.top_wrapped = Alignment(wrap=True, vertical="top")
+        self.wrapped = Alignment(wrap=True)                          # formulas and descriptions
         self._cache: dict[tuple, object] = {}
 
     @staticmethod

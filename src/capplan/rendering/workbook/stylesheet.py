@@ -22,18 +22,20 @@ def _rgb(hex_rgb: str) -> str:
     return "00" + hex_rgb.lstrip("#").upper()
 
 
-def font_xml(f: Font) -> str:
+def font_xml(f: Font, complete: bool = True) -> str:
+    """A font; ``complete`` names the default face and size where ``f`` leaves them
+    open (a reader would otherwise pick its own default, e.g. a serif face)."""
     parts = ["<font>"]
-    if f.name:
-        parts.append(f'<name val="{attr(f.name)}"/>')
+    if f.name or complete:
+        parts.append(f'<name val="{attr(f.name)}"/>' if f.name else '<name val="Calibri"/><family val="2"/>')
     if f.bold:
         parts.append('<b val="1"/>')
     if f.italic:
         parts.append('<i val="1"/>')
     if f.color:
         parts.append(f'<color rgb="{_rgb(f.color)}"/>')
-    if f.size:
-        parts.append(f'<sz val="{f.size:g}"/>')
+    if f.size or complete:
+        parts.append(f'<sz val="{f.size or 11:g}"/>')
     parts.append("</font>")
     return "".join(parts)
 
@@ -115,7 +117,7 @@ class StyleSheet:
         borders = [border_xml(Border())] + [border_xml(b) for b in self.borders.items[1:]]
         dxfs = []
         for s in self.dxfs.items:
-            body = (font_xml(s.font) if s.font else "") + (fill_xml(s.fill) if s.fill else "") + \
+            body = (font_xml(s.font, complete=False) if s.font else "") + (fill_xml(s.fill) if s.fill else "") + \
                 (border_xml(s.border, all_sides=False) if s.border else "")
             dxfs.append(f"<dxf>{body}</dxf>")
         formats = "".join(f'<numFmt formatCode="{attr(code)}" numFmtId="{164 + i}"/>'

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from capplan import formatting
-from capplan.rendering.workbook.sheets import page_setup, pass_fail
+from capplan.rendering.workbook.sheets import pass_fail
 from capplan.rendering.workbook.styles import number_format
 from capplan.rendering.workbook.template import TAG_KEYS
 from capplan.rendering.workbook.text import one_line, quote_sheet, set_text
@@ -141,7 +141,6 @@ def write_summary(book: Book, ws) -> None:
     if content.dated:
         row = _listing(styles, ws, row + 1, "Prices and tables as of", content.dated)
     ws.freeze = look["freeze_panes"]
-    page_setup(ws)
 
 
 def _listing(styles, ws, row: int, heading: str, entries) -> int:
