@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cache
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,7 @@ PLAIN = Style()
 STYLE_FIELD = {Font: "font", Fill: "fill", Border: "border", Alignment: "alignment"}
 
 
+@cache
 def column_letter(index: int) -> str:
     """1 -> A, 27 -> AA."""
     letters = ""

@@ -3,6 +3,10 @@
 Styles are immutable values (:mod:`.sheet`); :meth:`Styles.dress` and
 :meth:`Styles.apply` cache the style that results from a (starting style,
 change) pair, so cells that start alike end alike at the cost of one lookup.
+The cache knows styles by identity (hashing a nested style on every cell
+cost more than the rest of a sheet): a cell's style is one the cache holds
+(or the plain one), and the fonts, fills and borders passed are this
+object's own, so every identity stays alive as long as the cache.
 """
 
 from __future__ import annotations
@@ -133,8 +137,8 @@ class Styles:
         return "pending" if pending else tag
 
     def dress(self, cell: Cell, *objects, number_format: str | None = None) -> None:
-        """Give a cell some fonts, fills, borders and alignments (and a number format)."""
-        cache_key = (cell.style, objects, number_format)
+        """Give a cell some of this object's fonts, fills, borders and alignments (and a number format)."""
+        cache_key = (id(cell.style), *map(id, objects), number_format)
         cached = self._cache.get(cache_key)
         if cached is None:
             changes = {STYLE_FIELD[type(o)]: o for o in objects}
@@ -146,7 +150,7 @@ class Styles:
     def apply(self, cell: Cell, key: str, *, linked=False, override=False) -> None:
         """A tag's look (``key``: a tag, pending or derived): its fill and font, boxed;
         a link to the nominal sheet in the link colour, an override with a thick border."""
-        cache_key = (cell.style, key, linked, override)
+        cache_key = (id(cell.style), key, linked, override)
         cached = self._cache.get(cache_key)
         if cached is None:
             fill_, font = self.tag_style[key]

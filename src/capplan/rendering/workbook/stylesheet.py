@@ -83,10 +83,15 @@ class StyleSheet:
         self.formats = _Indexed()             # custom number formats
         self.xfs = _Indexed(PLAIN)
         self.dxfs = _Indexed()
+        self._by_id: dict[int, tuple[int, Style]] = {}
 
     def xf(self, style: Style) -> int:
-        """The cell-format index of a cell style."""
-        return self.xfs.add(style)
+        """The cell-format index of a cell style. Cells share their style objects, so the
+        index is looked up by identity first (hashing a nested style costs more)."""
+        found = self._by_id.get(id(style))
+        if found is None:
+            found = self._by_id[id(style)] = (self.xfs.add(style), style)   # the style kept alive with its id
+        return found[0]
 
     def dxf(self, style: Style) -> int:
         """The differential-format index of a conditional format's style."""
