@@ -242,7 +242,7 @@ def chat_workbook():
 def test_every_input_cell_with_a_domain_is_validated(chat_workbook):
     model = standard_model()
     built = chat_workbook
-    rules = _rules(load_workbook(io.BytesIO(to_bytes(built.workbook))))
+    rules = _rules(load_workbook(io.BytesIO(to_bytes(built))))
     inputs = [c for c in built.cells if c.role in ("input", "override", "pinned", "link")
               and model.quantities[c.quantity].domain is not None]
     assert len({c.role for c in inputs}) == 4 and len(inputs) > 300
@@ -284,7 +284,7 @@ def _summary(wb) -> set:
 def test_libreoffice_keeps_every_validation(chat_workbook, tmp_path):
     source = tmp_path / "src" / "chat.xlsx"
     source.parent.mkdir()
-    source.write_bytes(to_bytes(chat_workbook.workbook))
+    source.write_bytes(to_bytes(chat_workbook))
     converted = recalc.recalc([source], tmp_path)[source]
     ours, theirs = _summary(chat_workbook.workbook), _summary(load_workbook(converted))
     assert len(ours) > 300

@@ -8,7 +8,8 @@ that shapes its outputs, and the hash of each output it wrote:
   import pattern matches (a new ``qps_64.json`` next to the plan changes it);
 * every file of the model (quantities, units, catalog) and of the templates;
 * the versions of capplan and of the libraries whose output ends up in the
-  bytes (sympy prints formulas, openpyxl and zlib write the workbook, …),
+  bytes (sympy prints formulas, openpyxl's list of Excel functions shapes
+  the workbook's names, zlib may compress it, …),
   and a hash of capplan's own code, so a developer's change to a renderer
   is not mistaken for "nothing changed" while the version number stands.
 

@@ -15,7 +15,7 @@ so the bounds go into the rule unconverted.
 
 from __future__ import annotations
 
-from openpyxl.worksheet.datavalidation import DataValidation
+from capplan.rendering.workbook.sheet import Validation
 
 TITLE_LIMIT = 32        # Excel's limit for an error title
 MESSAGE_LIMIT = 255     # and for an error message
@@ -28,16 +28,12 @@ def validate_input(ws, cell, q) -> None:
     if q.domain is None:
         return
     message = _fit(q.domain.sentence(q.name) + ".", MESSAGE_LIMIT)
-    for rule in ws.data_validations.dataValidation:
-        if rule.error == message:
-            rule.add(cell)
-            return
-    spec = q.domain.excel(cell.coordinate)
-    title = _fit(q.name, TITLE_LIMIT)
-    rule = DataValidation(**spec, allow_blank=q.optional, showErrorMessage=True, errorStyle="stop",
-                          errorTitle=title, error=message)
-    rule.add(cell)
-    ws.add_data_validation(rule)
+    found = ws.validations.get(message)
+    if found is None:
+        rule = {**q.domain.excel(cell.coordinate), "allowBlank": 1 if q.optional else 0, "showErrorMessage": 1,
+                "errorStyle": "stop", "errorTitle": _fit(q.name, TITLE_LIMIT), "error": message}
+        found = ws.validations[message] = Validation(rule)
+    found.cells.append(cell.coordinate)
 
 
 def _fit(text: str, limit: int) -> str:

@@ -44,7 +44,7 @@ __all__ = ["BuiltWorkbook", "CellInfo", "build_workbook", "config", "render_work
 def render_workbook(plan: Plan, evaluations: list[Evaluation], model: Model, shown: PlanView | None = None) -> bytes:
     """The .xlsx bytes for a plan; identical input gives identical bytes.
     ``shown`` is the plan's view when the caller built it already (the record's)."""
-    return to_bytes(build_workbook(plan, evaluations, model, shown).workbook)
+    return to_bytes(build_workbook(plan, evaluations, model, shown))
 
 
 def build_workbook(plan: Plan, evaluations: list[Evaluation], model: Model,

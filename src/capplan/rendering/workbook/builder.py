@@ -6,8 +6,6 @@ names, the styles, the sheet positions and the manifest they append to).
 
 from __future__ import annotations
 
-from openpyxl import Workbook
-
 from capplan.engine.evaluate import Evaluation
 from capplan.engine.model import Model
 from capplan.loading.plan import Plan
@@ -17,6 +15,8 @@ from capplan.rendering.workbook import holds, sheets, summary
 from capplan.rendering.workbook.formulas import Formulas, Refs
 from capplan.rendering.workbook.layout import SheetLayout, plan_sheet
 from capplan.rendering.workbook.manifest import BuiltWorkbook, CellInfo
+from capplan.rendering.workbook.printing import print_setup
+from capplan.rendering.workbook.sheet import Cell, Sheet
 from capplan.rendering.workbook.styles import Styles, number_format
 from capplan.rendering.workbook.template import config
 from capplan.rendering.workbook.text import sheet_title
@@ -52,27 +52,35 @@ class Book:
             self._formats[name] = number_format(q.unit, q.kind, values)
         return self._formats[name]
 
+    def formula(self, sheet: Sheet, cell: Cell, text: str, quantity: str, scenario: str, row: int | None,
+                role: str, expected) -> None:
+        """Write a live formula with the engine's value as its cached result, and list the cell."""
+        cell.formula(text, expected)
+        self.cells.append(CellInfo(sheet.title, cell.coordinate, quantity, scenario, row, role, expected))
+
     def refs(self, sheet: SheetLayout, table: str | None = None, row: int | None = None) -> Refs:
         return Refs(self.formulas, sheet, self.sheets[0], table, row)
 
     def build(self) -> BuiltWorkbook:
-        wb = Workbook()
-        summary_ws = wb.active
-        summary_ws.title = self.cfg.get("summary_sheet", "Summary")
+        summary_ws = Sheet(self.cfg.get("summary_sheet", "Summary"))
         taken = {summary_ws.title.lower()}
         for ev in self.evs:
-            ws = wb.create_sheet(sheet_title(ev.scenario.name, taken))
-            self.sheets.append(SheetLayout(ev, ws))
+            self.sheets.append(SheetLayout(ev, Sheet(sheet_title(ev.scenario.name, taken))))
         for sheet in self.sheets:
             plan_sheet(sheet, self.model, self.layout.get("sections", []), self.cfg)
         for sheet in self.sheets:
             sheets.write_sheet(self, sheet)
         holds.write_holds(self)
         summary.write_summary(self, summary_ws)
-        wb.calculation.fullCalcOnLoad = True
+        look, first = self.cfg["print"], self.cfg["summary"]["first_row"]
+        print_setup(summary_ws, look, (first + 1, first + 2), (1, 2),      # scenario names and titles
+                    fit_width=len(self.sheets) <= look["summary_fit_columns"])
+        header = self.cfg["sheets"]["header_row"]
+        for s in self.sheets:
+            print_setup(s.ws, look, (header, header), (1, 1))
         positions = {s.ws.title: {**{n: s.scalar_cell(n) for n in s.scalar_row},
                                   **{(n, i): s.table_cell(n, i) for t in s.tables.values()
                                      for n in t.columns for i in range(t.n_rows)}}
                      for s in self.sheets}
-        return BuiltWorkbook(wb, self.cells, {s.ev.scenario.name: s.ws.title for s in self.sheets},
+        return BuiltWorkbook([summary_ws] + [s.ws for s in self.sheets], self.cells, {s.ev.scenario.name: s.ws.title for s in self.sheets},
                              dict(self.names), positions)

@@ -9,15 +9,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from openpyxl.chart import Reference, ScatterChart, Series
-from openpyxl.chart.axis import NumericAxis
-from openpyxl.formatting.rule import FormulaRule
-from openpyxl.utils import get_column_letter
-
+from capplan.rendering.workbook import chartxml
 from capplan.rendering.workbook.layout import SheetLayout, TablePos
-from capplan.rendering.workbook.manifest import CellInfo
+from capplan.rendering.workbook.sheet import Chart, Rule, Style, column_letter
 from capplan.rendering.workbook.styles import number_format
-from capplan.rendering.workbook.text import one_line, set_text
+from capplan.rendering.workbook.text import one_line, quote_sheet, set_text
 
 if TYPE_CHECKING:
     from capplan.rendering.workbook.builder import Book
@@ -26,17 +22,16 @@ if TYPE_CHECKING:
 def sweep_extras(book: Book, sheet: SheetLayout, pos: TablePos, r: int) -> None:
     """Conditional formatting of the sweep, SLO lines for the chart, the chart."""
     ws, ev = sheet.ws, sheet.ev
-    last_col = get_column_letter(len(pos.columns))
+    last_col = column_letter(len(pos.columns))
     rows = f"A{pos.first_row}:{last_col}{pos.first_row + pos.n_rows - 1}"
     if "load_sweep.meets_slo" in pos.col_index:
-        ok = get_column_letter(pos.col_index["load_sweep.meets_slo"])
-        ws.conditional_formatting.add(rows, FormulaRule(formula=[f"${ok}{pos.first_row}=FALSE"],
-                                                        fill=book.styles.failing_row_fill))
+        ok = column_letter(pos.col_index["load_sweep.meets_slo"])
+        ws.conditional_format(rows, Rule("expression", f"${ok}{pos.first_row}=FALSE",
+                                         Style(fill=book.styles.failing_row_fill)))
     if "instance_max_rate" in ev.graph.nodes and "load_sweep.arrival_rate" in pos.col_index:
-        x = get_column_letter(pos.col_index["load_sweep.arrival_rate"])
-        ws.conditional_formatting.add(rows, FormulaRule(
-            formula=[f"${x}{pos.first_row}={book.names['instance_max_rate']}"],
-            font=book.styles.knee_font, border=book.styles.knee_border))
+        x = column_letter(pos.col_index["load_sweep.arrival_rate"])
+        ws.conditional_format(rows, Rule("expression", f"${x}{pos.first_row}={book.names['instance_max_rate']}",
+                                         Style(font=book.styles.knee_font, border=book.styles.knee_border)))
     needed = ("load_sweep.arrival_rate", "load_sweep.ttft_p95", "load_sweep.tpot_p95")
     if not all(n in pos.col_index for n in needed) or not all(
             n in ev.graph.nodes for n in ("ttft_p95_slo", "tpot_p95_slo")):
@@ -54,58 +49,34 @@ def sweep_extras(book: Book, sheet: SheetLayout, pos: TablePos, r: int) -> None:
     x_name = book.names["load_sweep.arrival_rate"]
     for k, (formula, expected) in enumerate(((f"=MIN({x_name})", min(xs)), (f"=MAX({x_name})", max(xs)))):
         rr = r + 1 + k
-        ws.cell(rr, 2).value = formula
-        book.cells.append(CellInfo(ws.title, f"B{rr}", "load_sweep.arrival_rate", ev.scenario.name, None,
-                                   "chart", expected))
+        book.formula(ws, ws.cell(rr, 2), formula, "load_sweep.arrival_rate", ev.scenario.name, None, "chart",
+                     expected)
         for j, q in ((3, "ttft_p95_slo"), (4, "tpot_p95_slo")):
-            ws.cell(rr, j).value = f"={book.names[q]}"
+            book.formula(ws, ws.cell(rr, j), f"={book.names[q]}", q, ev.scenario.name, None, "chart",
+                         sheet.display(q))
             book.styles.dress(ws.cell(rr, j), number_format=number_format(book.model.quantities[q].unit, "number", []))
-            book.cells.append(CellInfo(ws.title, f"{get_column_letter(j)}{rr}", q, ev.scenario.name, None,
-                                       "chart", sheet.display(q)))
         for j in (2, 3, 4):
             book.styles.dress(ws.cell(rr, j), book.styles.note)
     # the chart: p95 TTFT (left axis) and p95 TPOT (right axis) against the arrival rate
     look = book.cfg["chart"]
     ttft_rgb, tpot_rgb = book.styles.chart_colors
+    qs = quote_sheet(ws.title)
     first, last = pos.first_row, pos.first_row + pos.n_rows - 1
-    xref = Reference(ws, min_col=pos.col_index["load_sweep.arrival_rate"], min_row=first, max_row=last)
-    slo_x = Reference(ws, min_col=2, min_row=r + 1, max_row=r + 2)
 
-    def series(col, row_from, row_to, title, xvalues, color, dash=None, marker=True):
-        s = Series(Reference(ws, min_col=col, min_row=row_from, max_row=row_to), xvalues, title=title)
-        s.graphicalProperties.line.solidFill = color
-        s.graphicalProperties.line.width = look["line_width_emu"]
-        if dash:
-            s.graphicalProperties.line.dashStyle = dash
-        s.marker.symbol = "circle" if marker else "none"
-        if marker:
-            s.marker.size = look["marker_size"]
-            s.marker.graphicalProperties.solidFill = color
-            s.marker.graphicalProperties.line.solidFill = color
-        s.smooth = False
-        return s
+    def column(name: str) -> str:
+        letter = column_letter(pos.col_index[name])
+        return f"{qs}!${letter}${first}:${letter}${last}"
 
-    ttft = ScatterChart()
-    ttft.title = one_line(f"Load sweep: p95 latency vs arrival rate ({ev.scenario.name})")
-    ttft.style = look["style"]
-    ttft.x_axis.title = "arrival rate (req/s)"
-    ttft.y_axis.title = "p95 TTFT (ms)"
-    ttft.series.append(series(pos.col_index["load_sweep.ttft_p95"], first, last, "p95 TTFT", xref, ttft_rgb))
-    ttft.series.append(series(3, r + 1, r + 2, "TTFT SLO", slo_x, ttft_rgb, dash=look["slo_dash"], marker=False))
-    tpot = ScatterChart()
-    tpot.x_axis = NumericAxis(axId=300, crossAx=200, delete=True)   # the secondary group's own, hidden
-    tpot.y_axis.axId = 200
-    tpot.y_axis.crossAx = 300
-    tpot.y_axis.title = "p95 TPOT (ms)"
-    tpot.y_axis.crosses = "max"
-    tpot.series.append(series(pos.col_index["load_sweep.tpot_p95"], first, last, "p95 TPOT", xref, tpot_rgb))
-    tpot.series.append(series(4, r + 1, r + 2, "TPOT SLO", slo_x, tpot_rgb, dash=look["slo_dash"], marker=False))
-    for axis in (ttft.x_axis, ttft.y_axis, tpot.y_axis):
-        axis.delete = False
-    ttft.y_axis.majorGridlines = None
-    ttft.x_axis.majorGridlines = None
-    ttft += tpot
-    ttft.legend.position = look["legend"]
-    ttft.width = look["width_cm"]
-    ttft.height = look["height_cm"]
-    ws.add_chart(ttft, f"A{r + 4}")
+    def line(title, x, y, color, dash=False):
+        return chartxml.Line(title, x, y, color, look["line_width_emu"], look["slo_dash"] if dash else "solid",
+                             None if dash else look["marker_size"])
+
+    x, slo_x = column("load_sweep.arrival_rate"), f"{qs}!$B${r + 1}:$B${r + 2}"
+    xml = chartxml.scatter(
+        one_line(f"Load sweep: p95 latency vs arrival rate ({ev.scenario.name})"), "arrival rate (req/s)",
+        ("p95 TTFT (ms)", [line("p95 TTFT", x, column("load_sweep.ttft_p95"), ttft_rgb),
+                           line("TTFT SLO", slo_x, f"{qs}!$C${r + 1}:$C${r + 2}", ttft_rgb, dash=True)]),
+        ("p95 TPOT (ms)", [line("p95 TPOT", x, column("load_sweep.tpot_p95"), tpot_rgb),
+                           line("TPOT SLO", slo_x, f"{qs}!$D${r + 1}:$D${r + 2}", tpot_rgb, dash=True)]),
+        look["legend"], look["style"])
+    ws.charts.append(Chart(xml, r + 3, 0, look["width_cm"], look["height_cm"]))

@@ -15,14 +15,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from openpyxl.chart import BarChart, Reference
-
 from capplan.engine.boundaries import closed_form
 from capplan.rendering.excel import ExcelPrinter, fold_units, lint_formula
 from capplan.rendering.holds import InputHolds, Side
+from capplan.rendering.workbook import chartxml
 from capplan.rendering.workbook.manifest import CellInfo
+from capplan.rendering.workbook.sheet import Chart
 from capplan.rendering.workbook.sheets import cell_number
-from capplan.rendering.workbook.text import one_line, set_text
+from capplan.rendering.workbook.text import one_line, quote_sheet, set_text
 
 if TYPE_CHECKING:
     from capplan.rendering.workbook.builder import Book
@@ -65,60 +65,48 @@ def _row(book: Book, sheet: SheetLayout, h: InputHolds, r: int) -> None:
     name = h.variable.name
     set_text(ws.cell(r, 1), h.name)
     today = ws.cell(r, 2)
-    today.value = f"={book.names[name]}"
+    book.formula(ws, today, f"={book.names[name]}", name, scenario, None, "holds", h.display(h.today))
     styles.dress(today, number_format=book.number_format(name))
-    book.cells.append(CellInfo(ws.title, today.coordinate, name, scenario, None, "holds", h.display(h.today)))
     for column, side in ((3, h.below), (4, h.above)):
         if not side.found:
             continue
         cell = ws.cell(r, column)
         styles.dress(cell, number_format=book.number_format(name))
-        cell.value = _flip(book, sheet, h, side)
-        if not str(cell.value).startswith("="):
+        flip, value = _flip(book, sheet, h, side), h.display(side.flip.value)
+        if flip is None:
+            cell.number(cell_number(value))
             styles.dress(cell, styles.unit)                   # a number as of the build: grey
-        book.cells.append(CellInfo(ws.title, cell.coordinate, name, scenario, None, "holds",
-                                   h.display(side.flip.value)))
+            book.cells.append(CellInfo(ws.title, cell.coordinate, name, scenario, None, "holds", value))
+        else:
+            book.formula(ws, cell, flip, name, scenario, None, "holds", value)
         if h.today:
             margin = ws.cell(r, column + 2)
-            flip = cell.coordinate
-            margin.value = f"=({flip}-{today.coordinate})/{today.coordinate}"
+            book.formula(ws, margin, f"=({cell.coordinate}-{today.coordinate})/{today.coordinate}", name, scenario,
+                         None, "holds", float((side.flip.value - h.today) / h.today))
             styles.dress(margin, number_format=MARGIN_FORMAT)
-            book.cells.append(CellInfo(ws.title, margin.coordinate, name, scenario, None, "holds",
-                                       float((side.flip.value - h.today) / h.today)))
     for column, side in ((7, h.below), (8, h.above)):
         set_text(ws.cell(r, column), h.sentence(side))
 
 
-def _flip(book: Book, sheet: SheetLayout, h: InputHolds, side: Side):
-    """A live formula where the flip has a closed form over named cells, else the number."""
+def _flip(book: Book, sheet: SheetLayout, h: InputHolds, side: Side) -> str | None:
+    """A live formula where the flip has a closed form over named cells (None: it has not)."""
     found = closed_form(sheet.ev, h.variable, float(side.flip.value), side.direction)
     if found is None:
-        return cell_number(h.display(side.flip.value))
+        return None
     formulas = book.formulas
     expr = fold_units(found.expr, formulas.factor_of, formulas.factor_of(h.variable.name))
     text = ExcelPrinter(book.refs(sheet, found.table, found.row)).doprint(expr)
-    if lint_formula(text, formulas.name_set):
-        return cell_number(h.display(side.flip.value))
-    return text
+    return None if lint_formula(text, formulas.name_set) else text
 
 
 def _chart(book: Book, sheet: SheetLayout, first: int, last: int) -> None:
-    """Horizontal bars of the two margins, overlapping at today's value: a tornado."""
-    ws = sheet.ws
-    chart = BarChart()
-    chart.type = "bar"
-    chart.grouping = "clustered"
-    chart.overlap = 100
-    chart.gapWidth = 40
-    chart.title = one_line("How far the decision holds (nominal): margin to the first flip")
-    chart.y_axis.title = "change from today's value"
-    chart.y_axis.number_format = "0%"
-    chart.y_axis.delete = False
-    chart.x_axis.delete = False
-    chart.x_axis.scaling.orientation = "maxMin"          # the most fragile input on top, as in the table
-    chart.x_axis.tickLblPos = "low"                      # input names at the left edge, clear of the bars
-    chart.add_data(Reference(ws, min_col=5, max_col=6, min_row=first - 1, max_row=last), titles_from_data=True)
-    chart.set_categories(Reference(ws, min_col=1, min_row=first, max_row=last))
+    """Horizontal bars of the two margins, overlapping at today's value: a tornado,
+    the most fragile input on top as in the table, the input names at the left edge."""
+    qs = quote_sheet(sheet.ws.title)
     look = book.cfg["chart"]
-    chart.width, chart.height = look["width_cm"], max(look["height_cm"] / 2, 1.0 * (last - first + 3))
-    ws.add_chart(chart, f"A{last + 3}")
+    xml = chartxml.tornado(one_line("How far the decision holds (nominal): margin to the first flip"),
+                           "change from today's value", "0%", f"{qs}!$A${first}:$A${last}",
+                           [(f"{qs}!${c}${first - 1}", f"{qs}!${c}${first}:${c}${last}", color)
+                            for c, color in zip("EF", book.styles.margin_colors)])
+    sheet.ws.charts.append(Chart(xml, last + 2, 0, look["width_cm"],
+                                 max(look["height_cm"] / 2, 1.0 * (last - first + 3))))

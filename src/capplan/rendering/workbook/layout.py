@@ -11,10 +11,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from openpyxl.utils import get_column_letter
-
 from capplan.engine.evaluate import Evaluation
 from capplan.engine.model import Model
+from capplan.rendering.workbook.sheet import Sheet, column_letter
 
 
 @dataclass
@@ -32,7 +31,7 @@ class SheetLayout:
     """Where one scenario's cells go."""
 
     ev: Evaluation
-    ws: object
+    ws: Sheet
     rows: list[tuple] = field(default_factory=list)          # (layout item, row)
     scalar_row: dict[str, int] = field(default_factory=dict)
     tables: dict[str, TablePos] = field(default_factory=dict)
@@ -59,13 +58,13 @@ class SheetLayout:
 
     def table_cell(self, name: str, row: int, absolute=False) -> str:
         pos = self.tables[name.split(".", 1)[0]]
-        letter = get_column_letter(pos.col_index[name])
+        letter = column_letter(pos.col_index[name])
         r = pos.first_row + row
         return f"${letter}${r}" if absolute else f"{letter}{r}"
 
     def column_range(self, name: str) -> str:
         pos = self.tables[name.split(".", 1)[0]]
-        letter = get_column_letter(pos.col_index[name])
+        letter = column_letter(pos.col_index[name])
         return f"${letter}${pos.first_row}:${letter}${pos.first_row + pos.n_rows - 1}"
 
 

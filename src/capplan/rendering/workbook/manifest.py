@@ -7,9 +7,11 @@ with ``expected``; a cell missing here is a cell nobody checks.
 
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass, field
+from functools import cached_property
 
-from openpyxl import Workbook
+from capplan.rendering.workbook.sheet import Sheet
 
 
 @dataclass(frozen=True)
@@ -31,7 +33,7 @@ class CellInfo:
 
 @dataclass
 class BuiltWorkbook:
-    workbook: Workbook
+    worksheets: list[Sheet]                # in the workbook's order, the Summary first
     cells: list[CellInfo]
     sheets: dict[str, str]                 # scenario name -> sheet title
     names: dict[str, str]                  # canonical name -> Excel defined name
@@ -48,10 +50,16 @@ class BuiltWorkbook:
 
     def formulas(self) -> list[tuple[str, str]]:
         """(sheet!cell, formula) for every formula in the workbook."""
-        out = []
-        for ws in self.workbook.worksheets:
-            for row in ws.iter_rows():
-                for c in row:
-                    if c.data_type == "f":
-                        out.append((f"{ws.title}!{c.coordinate}", c.value))
-        return out
+        return [(f"{ws.title}!{c.coordinate}", "=" + c.value) for ws in self.worksheets
+                for _, c in sorted(ws.cells.items()) if c.kind == "f"]
+
+    def to_bytes(self) -> bytes:
+        from capplan.rendering.workbook.packaging import to_bytes
+        return to_bytes(self)
+
+    @cached_property
+    def workbook(self):
+        """The written file as openpyxl reads it back (for tests and tools that inspect
+        it; building never needs openpyxl)."""
+        from openpyxl import load_workbook
+        return load_workbook(io.BytesIO(self.to_bytes()))

@@ -1,155 +1,195 @@
 """The .xlsx bytes: a zip whose bytes depend only on the workbook's content.
 
 ``capplan check`` compares ``out/`` byte for byte, so nothing may leak in from
-the clock, the zip library, or the library versions that wrote the parts.
-openpyxl writes the same content with different bytes depending on its
-version (``docProps/app.xml`` names it) and on whether lxml is installed
-(attribute order, quoting, empty elements, declarations), so every XML part
-is parsed and written again here in one canonical form:
-
-* an XML declaration (``.vml`` parts excepted: Excel writes none there);
-* every namespace declared once, on the root, sorted by prefix, with
-  conventional prefixes (``a:``, ``r:``, ``v:`` ...) rather than those the
-  writer invented;
-* attributes sorted by name; empty elements self-closed; no indentation
-  (whitespace between elements is dropped, a leaf's text is kept as it is);
-* text and attribute values escaped the same way whatever the source did.
-
-``docProps/app.xml`` is capplan's own. Zip entries are sorted (content types
-first), dated 1980-01-01, and stored by default: deflate output depends on
-the zlib build.
+the clock, the zip library, or a library's version. Every part is written
+here as text (:mod:`.sheetxml`, :mod:`.stylesheet`, :mod:`.chartxml` and the
+small parts below): one spelling, attributes in a fixed order, no
+indentation. Zip entries are sorted (content types first), dated
+1980-01-01, and stored by default: deflate output depends on the zlib build.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import io
-import xml.etree.ElementTree as ET
 import zipfile
+from typing import TYPE_CHECKING
 
-from openpyxl import Workbook
-from openpyxl.writer.excel import ExcelWriter
-
+from capplan.rendering.workbook.sheet import column_letter
+from capplan.rendering.workbook.sheetxml import R_NS, sheet_xml
+from capplan.rendering.workbook.stylesheet import MAIN_NS, StyleSheet
 from capplan.rendering.workbook.template import config
+from capplan.rendering.workbook.text import quote_sheet
+from capplan.rendering.workbook.xmltext import DECLARATION, attr, text
+
+if TYPE_CHECKING:
+    from capplan.rendering.workbook.manifest import BuiltWorkbook
+    from capplan.rendering.workbook.sheet import Sheet
 
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)
-XML_NAMESPACE = "http://www.w3.org/XML/1998/namespace"
-# Conventional prefixes, so a part's bytes do not depend on the prefixes its writer
-# invented (lxml and ElementTree number them differently, ns0, ns1, ...).
-PREFIXES = {
-    "http://schemas.openxmlformats.org/drawingml/2006/main": "a",
-    "http://schemas.openxmlformats.org/drawingml/2006/chart": "c",
-    "http://schemas.openxmlformats.org/drawingml/2006/spreadsheetDrawing": "xdr",
-    "http://schemas.openxmlformats.org/officeDocument/2006/relationships": "r",
-    "http://schemas.openxmlformats.org/markup-compatibility/2006": "mc",
-    "http://schemas.openxmlformats.org/package/2006/metadata/core-properties": "cp",
-    "http://purl.org/dc/elements/1.1/": "dc",
-    "http://purl.org/dc/terms/": "dcterms",
-    "http://purl.org/dc/dcmitype/": "dcmitype",
-    "http://www.w3.org/2001/XMLSchema-instance": "xsi",
-    "urn:schemas-microsoft-com:vml": "v",
-    "urn:schemas-microsoft-com:office:office": "o",
-    "urn:schemas-microsoft-com:office:excel": "x",
-}
-# A root element in one of these namespaces declares it as the default one, as
-# openpyxl writes them; other namespaces keep a prefix (cp:coreProperties).
-DEFAULT_NAMESPACES = {
-    "http://schemas.openxmlformats.org/spreadsheetml/2006/main",
-    "http://schemas.openxmlformats.org/drawingml/2006/chart",
-    "http://schemas.openxmlformats.org/drawingml/2006/spreadsheetDrawing",
-    "http://schemas.openxmlformats.org/package/2006/relationships",
-    "http://schemas.openxmlformats.org/package/2006/content-types",
-    "http://schemas.openxmlformats.org/officeDocument/2006/extended-properties",
-}
-DECLARATION = b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/"
+PKG_RELS = "http://schemas.openxmlformats.org/package/2006/relationships"
+CT = "application/vnd.openxmlformats-officedocument."
 APP_XML = ('<Properties xmlns="http://schemas.openxmlformats.org/officeDocument/2006/extended-properties">'
            '<Application>Microsoft Excel Compatible / capplan</Application></Properties>')
-_TEXT = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "\r": "&#13;"})
-_ATTR = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;",
-                       "\n": "&#10;", "\r": "&#13;", "\t": "&#9;"})
+CORE_REL = "http://schemas.openxmlformats.org/package/2006/relationships/metadata/core-properties"
+XDR_NS = "http://schemas.openxmlformats.org/drawingml/2006/spreadsheetDrawing"
+EMU_PER_CM = 360000
 
 
-def to_bytes(wb: Workbook) -> bytes:
-    """Serialise deterministically: fixed document dates, canonical XML parts, a fixed zip layout."""
+def _rels(targets: list[tuple[str, str, str]]) -> str:
+    """(id, type, target) relationships."""
+    body = "".join(f'<Relationship Id="{i}" Type="{t if t.startswith("http") else REL + t}" Target="{attr(target)}"/>'
+                   for i, t, target in targets)
+    return f'<Relationships xmlns="{PKG_RELS}">{body}</Relationships>'
+
+
+def _core(stamp: str) -> str:
+    return ('<cp:coreProperties xmlns:cp="http://schemas.openxmlformats.org/package/2006/metadata/core-properties" '
+            'xmlns:dc="http://purl.org/dc/elements/1.1/" xmlns:dcterms="http://purl.org/dc/terms/" '
+            'xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"><dc:creator>capplan</dc:creator>'
+            f'<cp:lastModifiedBy>capplan</cp:lastModifiedBy>'
+            f'<dcterms:created xsi:type="dcterms:W3CDTF">{stamp}</dcterms:created>'
+            f'<dcterms:modified xsi:type="dcterms:W3CDTF">{stamp}</dcterms:modified></cp:coreProperties>')
+
+
+def _timestamp() -> str:
     stamp = config().get("timestamp") or dt.datetime(2000, 1, 1)
     if isinstance(stamp, str):
         stamp = dt.datetime.fromisoformat(stamp)
     if isinstance(stamp, dt.date) and not isinstance(stamp, dt.datetime):
         stamp = dt.datetime(stamp.year, stamp.month, stamp.day)
-    wb.properties.created = stamp
-    wb.properties.modified = stamp
-    wb.properties.creator = "capplan"
-    wb.properties.lastModifiedBy = "capplan"
-    raw = io.BytesIO()
-    with zipfile.ZipFile(raw, "w", zipfile.ZIP_STORED) as archive:
-        ExcelWriter(wb, archive).write_data()
+    return stamp.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _comments(sheet: Sheet) -> tuple[str, str]:
+    """The comments part and its VML drawing (where Excel keeps each comment's box)."""
+    cells = sorted((c for c in sheet.cells.values() if c.comment), key=lambda c: (c.row, c.column))
+    listed = "".join(f'<comment ref="{c.coordinate}" authorId="0"><text><t>{text(c.comment.text)}</t></text></comment>'
+                     for c in cells)
+    part = (f'<comments xmlns="{MAIN_NS}"><authors><author>capplan</author></authors>'
+            f"<commentList>{listed}</commentList></comments>")
+    shapes = "".join(
+        f'<v:shape id="_x0000_s{1026 + i}" type="#_x0000_t202" fillcolor="#ffffe1" o:insetmode="auto" '
+        f'style="position:absolute;margin-left:59.25pt;margin-top:1.5pt;width:{c.comment.width_px}px;'
+        f'height:{c.comment.height_px}px;z-index:1;visibility:hidden"><v:fill color2="#ffffe1"/>'
+        '<v:shadow color="black" obscured="t"/><v:path o:connecttype="none"/>'
+        '<v:textbox style="mso-direction-alt:auto"><div style="text-align:left"/></v:textbox>'
+        '<x:ClientData ObjectType="Note"><x:MoveWithCells/><x:SizeWithCells/><x:AutoFill>False</x:AutoFill>'
+        f"<x:Row>{c.row - 1}</x:Row><x:Column>{c.column - 1}</x:Column></x:ClientData></v:shape>"
+        for i, c in enumerate(cells))
+    vml = ('<xml xmlns:v="urn:schemas-microsoft-com:vml" xmlns:o="urn:schemas-microsoft-com:office:office" '
+           'xmlns:x="urn:schemas-microsoft-com:office:excel"><o:shapelayout v:ext="edit">'
+           '<o:idmap v:ext="edit" data="1"/></o:shapelayout><v:shapetype id="_x0000_t202" coordsize="21600,21600" '
+           'o:spt="202" path="m,l,21600r21600,l21600,xe"><v:stroke joinstyle="miter"/>'
+           '<v:path gradientshapeok="t" o:connecttype="rect"/></v:shapetype>' + shapes + "</xml>")
+    return part, vml
+
+
+def _drawing(sheet: Sheet, first_chart: int) -> tuple[str, str]:
+    """The drawing that places a sheet's charts, and its relationships to the chart parts."""
+    anchors, rels = [], []
+    for i, chart in enumerate(sheet.charts, start=1):
+        rels.append((f"rId{i}", "chart", f"/xl/charts/chart{first_chart + i - 1}.xml"))
+        anchors.append(
+            f'<xdr:oneCellAnchor><xdr:from><xdr:col>{chart.column}</xdr:col><xdr:colOff>0</xdr:colOff>'
+            f'<xdr:row>{chart.row}</xdr:row><xdr:rowOff>0</xdr:rowOff></xdr:from>'
+            f'<xdr:ext cx="{round(chart.width_cm * EMU_PER_CM)}" cy="{round(chart.height_cm * EMU_PER_CM)}"/>'
+            f'<xdr:graphicFrame macro=""><xdr:nvGraphicFramePr><xdr:cNvPr id="{i + 1}" name="Chart {i}"/>'
+            '<xdr:cNvGraphicFramePr/></xdr:nvGraphicFramePr><xdr:xfrm><a:off x="0" y="0"/><a:ext cx="0" cy="0"/>'
+            '</xdr:xfrm><a:graphic><a:graphicData uri="http://schemas.openxmlformats.org/drawingml/2006/chart">'
+            f'<c:chart xmlns:c="http://schemas.openxmlformats.org/drawingml/2006/chart" r:id="rId{i}"/>'
+            '</a:graphicData></a:graphic></xdr:graphicFrame><xdr:clientData/></xdr:oneCellAnchor>')
+    part = (f'<xdr:wsDr xmlns:xdr="{XDR_NS}" xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" '
+            f'xmlns:r="{R_NS}">{"".join(anchors)}</xdr:wsDr>')
+    return part, _rels(rels)
+
+
+def _workbook(sheets: list[Sheet]) -> str:
+    listed = "".join(f'<sheet name="{attr(s.title)}" sheetId="{i}" r:id="rId{i}"/>' for i, s in enumerate(sheets, 1))
+    names = []
+    for i, s in enumerate(sheets):
+        qs, spans = quote_sheet(s.title), []
+        if s.page.title_columns:
+            first, last = s.page.title_columns
+            spans.append(f"{qs}!${column_letter(first)}:${column_letter(last)}")
+        if s.page.title_rows:
+            first, last = s.page.title_rows
+            spans.append(f"{qs}!${first}:${last}")
+        if spans:
+            names.append(f'<definedName name="_xlnm.Print_Titles" localSheetId="{i}">{text(",".join(spans))}'
+                         "</definedName>")
+        names.extend(f'<definedName name="{attr(n)}" localSheetId="{i}">{text(target)}</definedName>'
+                     for n, target in s.names.items())
+    defined = f"<definedNames>{''.join(names)}</definedNames>" if names else ""
+    return (f'<workbook xmlns="{MAIN_NS}" xmlns:r="{R_NS}"><workbookPr/><bookViews><workbookView activeTab="0"/>'
+            f'</bookViews><sheets>{listed}</sheets>{defined}<calcPr calcId="124519" fullCalcOnLoad="1"/></workbook>')
+
+
+def parts(sheets: list[Sheet]) -> dict[str, str]:
+    """Every part of the package, by name."""
+    styles = StyleSheet()
+    out: dict[str, str] = {}
+    overrides = [("/xl/workbook.xml", "spreadsheetml.sheet.main+xml"), ("/xl/styles.xml", "spreadsheetml.styles+xml"),
+                 ("/docProps/core.xml", None), ("/docProps/app.xml", "extended-properties+xml")]
+    charts = drawings = notes = 0
+    for i, s in enumerate(sheets, start=1):
+        rels = []
+        drawing = comments = None
+        if s.charts:
+            drawings += 1
+            drawing = "rId1"
+            out[f"xl/drawings/drawing{drawings}.xml"], out[f"xl/drawings/_rels/drawing{drawings}.xml.rels"] = \
+                _drawing(s, charts + 1)
+            rels.append((drawing, "drawing", f"/xl/drawings/drawing{drawings}.xml"))
+            overrides.append((f"/xl/drawings/drawing{drawings}.xml", "drawing+xml"))
+            for chart in s.charts:
+                charts += 1
+                out[f"xl/charts/chart{charts}.xml"] = chart.xml
+                overrides.append((f"/xl/charts/chart{charts}.xml", "drawingml.chart+xml"))
+        if any(c.comment for c in s.cells.values()):
+            notes += 1
+            comments = "rId2"
+            out[f"xl/comments/comment{notes}.xml"], out[f"xl/drawings/commentsDrawing{notes}.vml"] = _comments(s)
+            rels.append((comments, "vmlDrawing", f"/xl/drawings/commentsDrawing{notes}.vml"))
+            rels.append(("rId3", "comments", f"/xl/comments/comment{notes}.xml"))
+            overrides.append((f"/xl/comments/comment{notes}.xml", "spreadsheetml.comments+xml"))
+        out[f"xl/worksheets/sheet{i}.xml"] = sheet_xml(s, styles, i == 1, drawing, comments)
+        overrides.append((f"/xl/worksheets/sheet{i}.xml", "spreadsheetml.worksheet+xml"))
+        if rels:
+            out[f"xl/worksheets/_rels/sheet{i}.xml.rels"] = _rels(rels)
+    out["xl/styles.xml"] = styles.xml()
+    out["xl/workbook.xml"] = _workbook(sheets)
+    out["xl/_rels/workbook.xml.rels"] = _rels(
+        [(f"rId{i}", "worksheet", f"/xl/worksheets/sheet{i}.xml") for i in range(1, len(sheets) + 1)]
+        + [(f"rId{len(sheets) + 1}", "styles", "styles.xml")])
+    out["_rels/.rels"] = _rels([("rId1", "officeDocument", "xl/workbook.xml"),
+                                ("rId2", CORE_REL, "docProps/core.xml"),
+                                ("rId3", "extended-properties", "docProps/app.xml")])
+    out["docProps/core.xml"] = _core(_timestamp())
+    out["docProps/app.xml"] = APP_XML
+    types = "".join(f'<Override PartName="{name}" ContentType="'
+                    f'{"application/vnd.openxmlformats-package.core-properties+xml" if kind is None else CT + kind}"/>'
+                    for name, kind in overrides)
+    out["[Content_Types].xml"] = (
+        '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+        '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
+        '<Default Extension="xml" ContentType="application/xml"/>'
+        f'<Default Extension="vml" ContentType="{CT}vmlDrawing"/>{types}</Types>')
+    return out
+
+
+def to_bytes(built: BuiltWorkbook) -> bytes:
+    """Serialise deterministically: canonical parts in a fixed zip layout."""
     method = zipfile.ZIP_DEFLATED if config().get("zip_compression") == "deflate" else zipfile.ZIP_STORED
     out = io.BytesIO()
-    with zipfile.ZipFile(raw) as src, zipfile.ZipFile(out, "w", method) as dst:
-        names = sorted(src.namelist(), key=lambda n: (n != "[Content_Types].xml", n))
-        for name in names:
+    written = parts(built.worksheets)
+    with zipfile.ZipFile(out, "w", method) as dst:
+        for name in sorted(written, key=lambda n: (n != "[Content_Types].xml", n)):
             info = zipfile.ZipInfo(name, date_time=ZIP_DATE)
             info.compress_type = method
             info.external_attr = 0o644 << 16
             info.create_system = 0
-            data = APP_XML.encode() if name == "docProps/app.xml" else src.read(name)
-            dst.writestr(info, canonical_xml(data, declaration=not name.endswith(".vml")))
+            body = written[name]
+            dst.writestr(info, (body if name.endswith(".vml") else DECLARATION + body).encode("utf-8"))
     return out.getvalue()
-
-
-def canonical_xml(data: bytes, declaration: bool = True) -> bytes:
-    """One XML part in capplan's canonical form (see the module docstring)."""
-    root = ET.fromstring(data)
-    default = _namespace(root.tag) if _namespace(root.tag) in DEFAULT_NAMESPACES else None
-    tag_uris, attribute_uris = set(), set()
-    for e in root.iter():
-        tag_uris.add(_namespace(e.tag))
-        attribute_uris.update(_namespace(k) for k in e.attrib)
-    unknown = iter(f"ns{i}" for i in range(len(tag_uris | attribute_uris)))
-    prefix_of = {uri: PREFIXES.get(uri) or next(unknown)
-                 for uri in sorted((tag_uris | attribute_uris) - {None, XML_NAMESPACE})}
-    declared = {("" if uri == default else prefix_of[uri]): uri for uri in tag_uris - {None}}
-    declared.update({prefix_of[uri]: uri for uri in attribute_uris - {None, XML_NAMESPACE}})
-    prefix_of[XML_NAMESPACE] = "xml"
-    tags: dict[str, str] = {}
-    attributes: dict[str, str] = {}
-
-    def qname(name: str, cache: dict, attribute: bool) -> str:
-        if name not in cache:
-            uri = _namespace(name)
-            if uri is None:
-                cache[name] = name
-            else:
-                prefix = "" if uri == default and not attribute else prefix_of[uri]
-                local = name.split("}", 1)[1]
-                cache[name] = f"{prefix}:{local}" if prefix else local
-        return cache[name]
-
-    out: list[str] = []
-    write = out.append
-
-    def element(e, head: str = "") -> None:
-        tag = qname(e.tag, tags, False)
-        write(f"<{tag}{head}")
-        if e.attrib:
-            for key, value in sorted((qname(k, attributes, True), v) for k, v in e.attrib.items()):
-                write(f' {key}="{value.translate(_ATTR)}"')
-        text = e.text if e.text and not (len(e) and e.text.isspace()) else None
-        if len(e) or text:
-            write(">")
-            if text:
-                write(text.translate(_TEXT))
-            for child in e:
-                element(child)
-                if child.tail and not child.tail.isspace():
-                    write(child.tail.translate(_TEXT))
-            write(f"</{tag}>")
-        else:
-            write("/>")
-
-    element(root, "".join(f' xmlns{":" + p if p else ""}="{u.translate(_ATTR)}"' for p, u in sorted(declared.items())))
-    return (DECLARATION if declaration else b"") + "".join(out).encode("utf-8")
-
-
-def _namespace(name: str) -> str | None:
-    return name[1:].split("}", 1)[0] if name[0] == "{" else None

@@ -13,16 +13,12 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from openpyxl.comments import Comment
-from openpyxl.formatting.rule import CellIsRule
-from openpyxl.utils import get_column_letter
-from openpyxl.workbook.defined_name import DefinedName
-
 from capplan import formatting
 from capplan.rendering.validation import validate_input
 from capplan.rendering.workbook.chart import sweep_extras
 from capplan.rendering.workbook.layout import SheetLayout
 from capplan.rendering.workbook.manifest import CellInfo
+from capplan.rendering.workbook.sheet import Comment, Rule, Sheet, Style, column_letter
 from capplan.rendering.workbook.template import COLUMNS, TAG_KEYS, config
 from capplan.rendering.workbook.text import clean_text, quote_sheet, set_text
 
@@ -46,32 +42,20 @@ def _same(a, b) -> bool:
     return a == b
 
 
-def page_setup(ws) -> None:
-    ws.page_setup.orientation = "landscape"
-    ws.page_setup.fitToWidth = 1
-    ws.page_setup.fitToHeight = 0
-    ws.sheet_properties.pageSetUpPr.fitToPage = True
-
-
 def pass_fail(book: Book, ws, bool_cells: list[str]) -> None:
     """Green TRUE, red FALSE: gates and SLO checks read at a glance."""
     if bool_cells:
         ranges = " ".join(bool_cells)
-        ws.conditional_formatting.add(ranges, CellIsRule(operator="equal", formula=["TRUE"],
-                                                         fill=book.styles.pass_fill))
-        ws.conditional_formatting.add(ranges, CellIsRule(operator="equal", formula=["FALSE"],
-                                                         fill=book.styles.fail_fill))
+        ws.conditional_format(ranges, Rule("cellIs", "TRUE", Style(fill=book.styles.pass_fill), "equal"))
+        ws.conditional_format(ranges, Rule("cellIs", "FALSE", Style(fill=book.styles.fail_fill), "equal"))
 
 
 def make_comment(text: str) -> Comment:
     """A cell comment sized to show its text (lines wrap at ``chars_per_line``)."""
     look = config()["comments"]
     text = clean_text(text)
-    comment = Comment(text, "capplan")
     lines = sum(max(1, math.ceil(len(line) / look["chars_per_line"])) for line in text.split("\n"))
-    comment.width = look["width_px"]
-    comment.height = max(look["min_height_px"], look["line_height_px"] * lines + 10)
-    return comment
+    return Comment(text, look["width_px"], max(look["min_height_px"], look["line_height_px"] * lines + 10))
 
 
 def _input_comment(given) -> Comment:
@@ -120,8 +104,7 @@ def write_sheet(book: Book, sheet: SheetLayout) -> None:
     for t in sheet.tables.values():       # a table header fits its column
         for c, col in enumerate(t.columns, start=1):
             widths[c] = max(widths[c], min(len(book.model.quantities[col].column) + 2, book.cfg["table_column_max"]))
-    for i, w in sorted(widths.items()):
-        ws.column_dimensions[get_column_letter(i)].width = w
+    ws.widths.update(widths)
 
     title = ws.cell(1, 1)
     set_text(title, book.plan.title)
@@ -139,7 +122,7 @@ def write_sheet(book: Book, sheet: SheetLayout) -> None:
         c = ws.cell(book.cfg["sheets"]["header_row"], i)
         set_text(c, cols[key]["title"])
         styles.dress(c, styles.bold, styles.thin_bottom)
-    ws.freeze_panes = book.cfg["sheets"]["freeze_panes"]
+    ws.freeze = book.cfg["sheets"]["freeze_panes"]
 
     bool_cells: list[str] = []
     for item, row in sheet.rows:
@@ -164,11 +147,10 @@ def write_sheet(book: Book, sheet: SheetLayout) -> None:
     for t in sheet.tables.values():
         for c in t.columns:
             _define(ws, book.names[c], f"{qs}!{sheet.column_range(c)}")
-    page_setup(ws)
 
 
-def _define(ws, name: str, target: str) -> None:
-    ws.defined_names[name] = DefinedName(name, attr_text=target)
+def _define(ws: Sheet, name: str, target: str) -> None:
+    ws.names[name] = target
 
 
 def _write_scalar(book: Book, sheet: SheetLayout, name: str, row: int, nominal: SheetLayout, is_nominal: bool,
@@ -186,7 +168,8 @@ def _write_scalar(book: Book, sheet: SheetLayout, name: str, row: int, nominal: 
     expected = sheet.display(name)
     styles.dress(value_cell, number_format=book.number_format(name))
     if node.formula is not None:
-        value_cell.value = book.formulas.compile(name, node.formula, book.refs(sheet))
+        book.formula(ws, value_cell, book.formulas.compile(name, node.formula, book.refs(sheet)), name, scen, None,
+                     "derived", expected)
         styles.apply(value_cell, "derived")
         pending = ev.pending_inputs(name)
         if pending:          # pending measurements are flagged wherever they flow
@@ -196,8 +179,7 @@ def _write_scalar(book: Book, sheet: SheetLayout, name: str, row: int, nominal: 
         else:
             set_text(tag_cell, "derived")
         set_text(note, node.formula.text)
-        styles.dress(note, styles.formula_font)
-        book.cells.append(CellInfo(ws.title, value_cell.coordinate, name, scen, None, "derived", expected))
+        styles.dress(note, styles.formula_font, styles.wrapped)
     else:
         given = ev.inputs[name]
         nominal_input = nominal.ev.inputs.get(name)
@@ -207,27 +189,37 @@ def _write_scalar(book: Book, sheet: SheetLayout, name: str, row: int, nominal: 
         if inherited:
             # a cell reference, not 'nominal'!name: LibreOffice misreads a sheet-qualified
             # name that starts like a cell address ('nominal'!bf16_peak_flops)
-            value_cell.value = f"={quote_sheet(nominal.ws.title)}!{nominal.scalar_cell(name, absolute=True)}"
+            book.formula(ws, value_cell, f"={quote_sheet(nominal.ws.title)}!{nominal.scalar_cell(name, absolute=True)}",
+                         name, scen, None, "link", expected)
             styles.apply(value_cell, key, linked=True)
-            role = "link"
         else:
-            value_cell.value = cell_number(expected)
+            value_cell.number(cell_number(expected))
             styles.apply(value_cell, key, override=not is_nominal or given.pinned)
             role = "pinned" if given.pinned else ("input" if is_nominal else "override")
             value_cell.comment = _input_comment(given)
+            book.cells.append(CellInfo(ws.title, value_cell.coordinate, name, scen, None, role, expected))
         validate_input(ws, value_cell, q)
         set_text(tag_cell, ("pending measurement" if given.pending else given.tag)
                  + (" (pinned)" if given.pinned else ""))
         styles.apply(tag_cell, key)
         if given.pinned and q.formulas:
             set_text(note, f"pinned; replaces {q.formula_for(book.plan.switches).text}")
-            styles.dress(note, styles.formula_font)
+            styles.dress(note, styles.formula_font, styles.wrapped)
         else:
             set_text(note, q.description)
-            styles.dress(note, styles.note)
-        book.cells.append(CellInfo(ws.title, value_cell.coordinate, name, scen, None, role, expected))
+            styles.dress(note, styles.note, styles.wrapped)
     if q.kind == "bool":
         bool_cells.append(value_cell.coordinate)
+    _fit_row(book, ws, row, note.value)
+
+
+def _fit_row(book: Book, ws: Sheet, row: int, text: str) -> None:
+    """A row as tall as its wrapped formula or description (spreadsheets do not
+    resize rows when they open a file, so the height is written)."""
+    look = book.cfg["columns"]["note"]
+    lines = sum(max(1, math.ceil(len(line) / look["chars_per_line"])) for line in text.split("\n"))
+    if lines > 1:
+        ws.heights[row] = lines * look["line_height_pt"]
 
 
 def _write_table(book: Book, sheet: SheetLayout, tname: str, nominal: SheetLayout, is_nominal: bool,
@@ -276,30 +268,33 @@ def _write_table(book: Book, sheet: SheetLayout, tname: str, nominal: SheetLayou
             styles.dress(cell, number_format=fmt)
             expected = values[i]
             if node.formula is not None:
-                cell.value = book.formulas.compile(col, node.formula, book.refs(sheet, tname, i))
+                book.formula(ws, cell, book.formulas.compile(col, node.formula, book.refs(sheet, tname, i)), col,
+                             ev.scenario.name, i, "derived", expected)
                 styles.apply(cell, "derived")
-                role = "derived"
             else:
                 raw = data.rows[i].get(q.column)
                 inherited = same_shape and _same(raw, nominal_data.rows[i].get(q.column))
+                missing = expected is None or (isinstance(expected, float) and math.isnan(expected))
                 if inherited:
-                    cell.value = f"={quote_sheet(nominal.ws.title)}!{nominal.table_cell(col, i, absolute=True)}"
+                    text = f"={quote_sheet(nominal.ws.title)}!{nominal.table_cell(col, i, absolute=True)}"
+                    if missing:      # an optional column the row leaves out: no value to list
+                        cell.formula(text, None)
+                    else:
+                        book.formula(ws, cell, text, col, ev.scenario.name, i, "link", expected)
                     styles.apply(cell, table.tag, linked=True)
-                    role = "link"
                 else:
                     if q.kind == "text":
                         set_text(cell, raw)
                     else:
-                        cell.value = cell_number(expected)
+                        cell.number(cell_number(expected))
                     styles.apply(cell, table.tag, override=not is_nominal)
-                    role = "input" if is_nominal else "override"
+                    if not missing:
+                        book.cells.append(CellInfo(ws.title, cell.coordinate, col, ev.scenario.name, i,
+                                                   "input" if is_nominal else "override", expected))
                 validate_input(ws, cell, q)
-                if expected is None or (isinstance(expected, float) and math.isnan(expected)):
-                    continue      # an optional column the row leaves out: an empty cell
-            book.cells.append(CellInfo(ws.title, cell.coordinate, col, ev.scenario.name, i, role, expected))
         if q.kind == "bool":
-            bool_cells.append(f"{get_column_letter(c_index)}{pos.first_row}:"
-                              f"{get_column_letter(c_index)}{pos.first_row + pos.n_rows - 1}")
+            bool_cells.append(f"{column_letter(c_index)}{pos.first_row}:"
+                              f"{column_letter(c_index)}{pos.first_row + pos.n_rows - 1}")
     # row sources as comments on the key cells
     for i, row_meta in enumerate(data.meta):
         lines = [f"{k.replace('_', ' ').capitalize()}: {v}" for k, v in row_meta.items() if v]

@@ -1,24 +1,35 @@
 """Cell styles: tag fills and fonts, borders, section bands, and number formats that show the unit.
 
-openpyxl hashes every style object on assignment, which dominates the cost of
-a large workbook; :meth:`Styles.apply` therefore caches the resulting style
-array per (starting style, key) and copies it onto cells that start alike.
+Styles are immutable values (:mod:`.sheet`); :meth:`Styles.dress` and
+:meth:`Styles.apply` cache the style that results from a (starting style,
+change) pair, so cells that start alike end alike at the cost of one lookup.
+The cache knows styles by identity (hashing a nested style on every cell
+cost more than the rest of a sheet): a cell's style is one the cache holds
+(or the plain one), and the fonts, fills and borders passed are this
+object's own, so every identity stays alive as long as the cache.
 """
 
 from __future__ import annotations
 
-import copy
+import dataclasses
 import math
-
-from openpyxl.styles import Alignment, Border, Font, PatternFill, Side
 
 from capplan import formatting
 from capplan.rendering.palette import color, palette
+from capplan.rendering.workbook.sheet import (
+    STYLE_FIELD,
+    Alignment,
+    Border,
+    Cell,
+    Fill,
+    Font,
+    Side,
+)
 from capplan.resources import templates_dir
 
 
-def fill(hex_rgb: str | None) -> PatternFill:
-    return PatternFill("solid", start_color=hex_rgb, end_color=hex_rgb) if hex_rgb else PatternFill()
+def fill(hex_rgb: str | None) -> Fill | None:
+    return Fill(hex_rgb) if hex_rgb else None
 
 
 def _decimals(values) -> int:
@@ -59,8 +70,6 @@ def number_format(unit: str, kind: str, values) -> str:
     return body + (f'" {label}"' if label else "")
 
 
-_ATTRIBUTE = {Font: "font", PatternFill: "fill", Border: "border", Alignment: "alignment"}
-
 
 class Styles:
     """The style objects of one workbook: tag colours from ``templates/palette.yaml``,
@@ -81,10 +90,10 @@ class Styles:
             self.tag_style[tag] = (fill(tags[tag]["fill"]), Font(color=tags[tag]["text"], bold=bool(spec.get("bold")),
                                                                  italic=bool(spec.get("italic"))))
         self.link_font_color = rgb("linked", "font")
-        side = Side(style="thick", color=rgb("override", "border"))
+        side = Side("thick", rgb("override", "border"))
         self.override_border = Border(left=side, right=side, top=side, bottom=side)
-        thin = Side(style="thin", color=rgb("lines", "box"))
-        self.thin_bottom = Border(bottom=Side(style="thin", color=rgb("lines", "rule")))
+        thin = Side("thin", rgb("lines", "box"))
+        self.thin_bottom = Border(bottom=Side("thin", rgb("lines", "rule")))
         self.box = Border(left=thin, right=thin, top=thin, bottom=thin)
         self.section_fill = fill(rgb("section", "fill"))
         self.section_font = Font(bold=True, color=rgb("section", "font"), size=cfg["section"]["size"])
@@ -109,14 +118,16 @@ class Styles:
         self.pending_derived = Font(color=tags["pending"]["text"], italic=True)
         self.failing_row_fill = fill(rgb("chart", "failing_row_fill"))
         self.chart_colors = rgb("chart", "ttft"), rgb("chart", "tpot")
+        self.margin_colors = [color(c, file, "chart.margin_bars") for c in cfg["chart"]["margin_bars"]]
         self.knee_font = Font(bold=True)
-        self.knee_border = Border(top=Side(style="medium"), bottom=Side(style="medium"))
-        self.header_alignment = Alignment(wrap_text=True, vertical="bottom")
+        self.knee_border = Border(top=Side("medium"), bottom=Side("medium"))
+        self.header_alignment = Alignment(wrap=True, vertical="bottom")
         self.center = Alignment(horizontal="center")
         self.left = Alignment(horizontal="left")
         self.top = Alignment(vertical="top")
-        self.top_center_wrapped = Alignment(wrap_text=True, vertical="top", horizontal="center")
-        self.top_wrapped = Alignment(wrap_text=True, vertical="top")
+        self.top_center_wrapped = Alignment(wrap=True, vertical="top", horizontal="center")
+        self.top_wrapped = Alignment(wrap=True, vertical="top")
+        self.wrapped = Alignment(wrap=True)                          # formulas and descriptions
         self._cache: dict[tuple, object] = {}
 
     @staticmethod
@@ -125,33 +136,28 @@ class Styles:
             return "derived"
         return "pending" if pending else tag
 
-    def dress(self, cell, *objects, number_format: str | None = None) -> None:
-        """Give a cell some of this object's fonts, fills, borders and alignments (and a
-        number format), through the same cache as :meth:`apply`. Only this object's own
-        style objects: the cache knows them by identity, and they live as long as it."""
-        cache_key = (tuple(cell._style or ()), tuple(id(o) for o in objects), number_format)
+    def dress(self, cell: Cell, *objects, number_format: str | None = None) -> None:
+        """Give a cell some of this object's fonts, fills, borders and alignments (and a number format)."""
+        cache_key = (id(cell.style), *map(id, objects), number_format)
         cached = self._cache.get(cache_key)
-        if cached is not None:
-            cell._style = copy.copy(cached)
-            return
-        for o in objects:
-            setattr(cell, _ATTRIBUTE[type(o)], o)
-        if number_format is not None:
-            cell.number_format = number_format
-        self._cache[cache_key] = copy.copy(cell._style)
+        if cached is None:
+            changes = {STYLE_FIELD[type(o)]: o for o in objects}
+            if number_format is not None:
+                changes["number_format"] = number_format
+            cached = self._cache[cache_key] = dataclasses.replace(cell.style, **changes)
+        cell.style = cached
 
-    def apply(self, cell, key: str, *, linked=False, override=False) -> None:
-        cache_key = (tuple(cell._style or ()), key, linked, override)
+    def apply(self, cell: Cell, key: str, *, linked=False, override=False) -> None:
+        """A tag's look (``key``: a tag, pending or derived): its fill and font, boxed;
+        a link to the nominal sheet in the link colour, an override with a thick border."""
+        cache_key = (id(cell.style), key, linked, override)
         cached = self._cache.get(cache_key)
-        if cached is not None:
-            cell._style = copy.copy(cached)
-            return
-        fill_, font = self.tag_style[key]
-        cell.fill = fill_
-        if linked:
-            font = Font(color=self.link_font_color, bold=font.bold, italic=font.italic)
-        elif override:
-            font = Font(color=font.color, bold=True, italic=font.italic)
-        cell.font = font
-        cell.border = self.override_border if override else self.box
-        self._cache[cache_key] = copy.copy(cell._style)
+        if cached is None:
+            fill_, font = self.tag_style[key]
+            if linked:
+                font = Font(color=self.link_font_color, bold=font.bold, italic=font.italic)
+            elif override:
+                font = Font(color=font.color, bold=True, italic=font.italic)
+            cached = self._cache[cache_key] = dataclasses.replace(
+                cell.style, fill=fill_, font=font, border=self.override_border if override else self.box)
+        cell.style = cached

@@ -12,18 +12,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from openpyxl.utils import get_column_letter
-
 from capplan import formatting
-from capplan.rendering import present
-from capplan.rendering.workbook.manifest import CellInfo
-from capplan.rendering.workbook.sheets import page_setup, pass_fail
+from capplan.rendering.workbook.sheets import pass_fail
 from capplan.rendering.workbook.styles import number_format
 from capplan.rendering.workbook.template import TAG_KEYS
 from capplan.rendering.workbook.text import one_line, quote_sheet, set_text
 
 if TYPE_CHECKING:
     from capplan.rendering.workbook.builder import Book
+    from capplan.rendering.workbook.layout import SheetLayout
+    from capplan.rendering.workbook.sheet import Sheet
 
 
 @dataclass(frozen=True)
@@ -35,12 +33,22 @@ class Row:
     index: int | None = None
 
 
+@dataclass(frozen=True)
+class Pending:
+    """A pending measurement: its input, the sheet whose cell holds it (the nominal one
+    where the plan sets it), and where the placeholder comes from."""
+
+    name: str
+    sheet: SheetLayout
+    source: str
+
+
 @dataclass
 class Content:
     title: str
     subtitle: str
     rows: list[Row]
-    pending: list[tuple[str, str]]      # (input, "value - source")
+    pending: list[Pending]
     dated: list[tuple[str, str]]        # (table, as of)
 
 
@@ -59,9 +67,8 @@ def gather(book: Book) -> Content:
         rows.extend(Row(f"  {k.label}", k.quantity, k.index) for k in results)
     pending = []
     for n in sorted({n for e in book.evs for n, i in e.inputs.items() if i.pending}):
-        given = nominal.inputs.get(n) or next(e.inputs[n] for e in book.evs if n in e.inputs)
-        shown = present.shown(nominal, n).text if n in nominal.values else ""
-        pending.append((n, f"{shown} - {given.source or 'no source'}"))
+        sheet = next(s for s in book.sheets if n in s.scalar_row and n in s.ev.inputs)
+        pending.append(Pending(n, sheet, sheet.ev.inputs[n].source or "no source"))
     dated = [(t, d.as_of) for t, d in nominal.scenario.tables.items() if d.as_of]
     return Content(plan.title, f"Plan {plan.file}; GPU {plan.gpu.id}; model {plan.model_entry.id}; sizing: {sizing}.",
                    rows, pending, dated)
@@ -73,10 +80,10 @@ def write_summary(book: Book, ws) -> None:
     sheets = book.sheets
     ncols = 2 + len(sheets)
     look = book.cfg["summary"]
-    ws.column_dimensions["A"].width = look["widths"]["quantity"]
-    ws.column_dimensions["B"].width = look["widths"]["unit"]
+    ws.widths[1] = look["widths"]["quantity"]
+    ws.widths[2] = look["widths"]["unit"]
     for i in range(len(sheets)):
-        ws.column_dimensions[get_column_letter(3 + i)].width = look["widths"]["scenario"]
+        ws.widths[3 + i] = look["widths"]["scenario"]
     c = ws.cell(1, 1)
     set_text(c, content.title)
     styles.dress(c, styles.title)
@@ -105,7 +112,7 @@ def write_summary(book: Book, ws) -> None:
         c = ws.cell(row, 3 + i)
         set_text(c, s.ev.scenario.title)
         styles.dress(c, styles.top_center_wrapped, styles.small)
-    ws.row_dimensions[row].height = look["heights"]["scenario"]
+    ws.heights[row] = look["heights"]["scenario"]
     row += 1
     set_text(ws.cell(row, 1), "changes")
     styles.dress(ws.cell(row, 1), styles.top)
@@ -113,7 +120,7 @@ def write_summary(book: Book, ws) -> None:
         c = ws.cell(row, 3 + i)
         set_text(c, "; ".join(s.ev.scenario.changes) or "(as written)")
         styles.dress(c, styles.top_wrapped, styles.changes)
-    ws.row_dimensions[row].height = look["heights"]["changes"]
+    ws.heights[row] = look["heights"]["changes"]
     row += 1
     bool_cells: list[str] = []
     for item in content.rows:
@@ -130,19 +137,14 @@ def write_summary(book: Book, ws) -> None:
     row += 1
     row = _legend(book, ws, row, 1) + 1
     if content.pending:
-        def pending_style(key, text):
-            styles.apply(key, "pending")
-            styles.dress(text, styles.small)
-        row = _listing(styles, ws, row, "Pending measurements (results resting on them are provisional)",
-                       content.pending, pending_style)
+        row = _pending(book, ws, row, content.pending)
     if content.dated:
         row = _listing(styles, ws, row + 1, "Prices and tables as of", content.dated)
-    ws.freeze_panes = look["freeze_panes"]
-    page_setup(ws)
+    ws.freeze = look["freeze_panes"]
 
 
-def _listing(styles, ws, row: int, heading: str, entries, style=None) -> int:
-    """A bold heading over (key, text) rows; ``style(key_cell, text_cell)`` dresses each row."""
+def _listing(styles, ws, row: int, heading: str, entries) -> int:
+    """A bold heading over (key, text) rows."""
     c = ws.cell(row, 1)
     set_text(c, heading)
     styles.dress(c, styles.bold)
@@ -150,8 +152,28 @@ def _listing(styles, ws, row: int, heading: str, entries, style=None) -> int:
         row += 1
         set_text(ws.cell(row, 1), key)
         set_text(ws.cell(row, 2), text)
-        if style:
-            style(ws.cell(row, 1), ws.cell(row, 2))
+    return row + 1
+
+
+def _pending(book: Book, ws: Sheet, row: int, entries: list[Pending]) -> int:
+    """Each pending input, its value a live reference to its cell (it follows an edit), and its source."""
+    styles = book.styles
+    c = ws.cell(row, 1)
+    set_text(c, "Pending measurements (results resting on them are provisional)")
+    styles.dress(c, styles.bold)
+    for p in entries:
+        row += 1
+        name = ws.cell(row, 1)
+        set_text(name, p.name)
+        styles.apply(name, "pending")
+        value = ws.cell(row, 2)
+        book.formula(ws, value, f"={quote_sheet(p.sheet.ws.title)}!{p.sheet.scalar_cell(p.name, absolute=True)}",
+                     p.name, p.sheet.ev.scenario.name, None, "summary", p.sheet.display(p.name))
+        styles.dress(value, number_format=book.number_format(p.name))
+        styles.apply(value, "pending", linked=True)
+        source = ws.cell(row, 3)
+        set_text(source, p.source)
+        styles.dress(source, styles.small)
     return row + 1
 
 
@@ -170,14 +192,12 @@ def _decision_row(book: Book, ws, row: int, item: Row, bool_cells) -> int:
         c = ws.cell(row, 3 + i)
         qs = quote_sheet(s.ws.title)
         if index is None:
-            c.value = f"={qs}!{s.scalar_cell(name, absolute=True)}"
-            expected = s.display(name)
+            target, expected = s.scalar_cell(name, absolute=True), s.display(name)
         else:
-            c.value = f"={qs}!{s.table_cell(name, index, absolute=True)}"
-            expected = s.display(name)[index]
+            target, expected = s.table_cell(name, index, absolute=True), s.display(name)[index]
+        book.formula(ws, c, f"={qs}!{target}", name, s.ev.scenario.name, index, "summary", expected)
         book.styles.dress(c, number_format=fmt)
         book.styles.apply(c, "derived")
-        book.cells.append(CellInfo(ws.title, c.coordinate, name, s.ev.scenario.name, index, "summary", expected))
         if q.kind == "bool":
             bool_cells.append(c.coordinate)
     return row + 1

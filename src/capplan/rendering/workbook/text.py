@@ -47,5 +47,4 @@ def quote_sheet(title: str) -> str:
 
 def set_text(cell, value) -> None:
     """Write plan text as text: never as a formula, whatever it starts with (=, +, -, @)."""
-    cell.value = clean_text(value)
-    cell.data_type = "s"
+    cell.text(clean_text(value))

@@ -1,0 +1,194 @@
+"""A worksheet as capplan writes it: rows of typed cells with styles, and the
+sheet's furniture (widths, heights, freeze panes, validations, conditional
+formats, names, comments, charts, page setup) as plain data.
+
+Any sheet (a scenario, the Summary, a new kind) is written by filling one of
+these; :mod:`.xmlparts` serialises it. Styles are immutable values
+(:class:`Style` and its parts), so cells that look alike share one object and
+the style table is built once, at serialisation. Nothing here imports
+openpyxl: its cell objects cost ~40 ms per sheet to create and write.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import cache
+
+
+@dataclass(frozen=True)
+class Font:
+    bold: bool = False
+    italic: bool = False
+    color: str | None = None          # hex RGB
+    size: float | None = None
+    name: str | None = None
+
+
+@dataclass(frozen=True)
+class Fill:
+    color: str                        # hex RGB, a solid fill
+
+
+@dataclass(frozen=True)
+class Side:
+    style: str                        # thin, medium, thick
+    color: str | None = None
+
+
+@dataclass(frozen=True)
+class Border:
+    left: Side | None = None
+    right: Side | None = None
+    top: Side | None = None
+    bottom: Side | None = None
+
+
+@dataclass(frozen=True)
+class Alignment:
+    horizontal: str | None = None
+    vertical: str | None = None
+    wrap: bool = False
+
+
+@dataclass(frozen=True)
+class Style:
+    """A cell's look; also a conditional format's (font, fill and border only)."""
+
+    font: Font | None = None
+    fill: Fill | None = None
+    border: Border | None = None
+    alignment: Alignment | None = None
+    number_format: str = "General"
+
+
+PLAIN = Style()
+STYLE_FIELD = {Font: "font", Fill: "fill", Border: "border", Alignment: "alignment"}
+
+
+@cache
+def column_letter(index: int) -> str:
+    """1 -> A, 27 -> AA."""
+    letters = ""
+    while index:
+        index, rest = divmod(index - 1, 26)
+        letters = chr(65 + rest) + letters
+    return letters
+
+
+@dataclass
+class Comment:
+    text: str
+    width_px: int
+    height_px: int
+
+
+class Cell:
+    """One cell: ``kind`` is n (number), s (text), b (boolean) or f (formula,
+    ``value`` without the leading '=', ``cached`` the engine's value for it)."""
+
+    __slots__ = ("cached", "column", "comment", "kind", "row", "style", "value")
+
+    def __init__(self, row: int, column: int):
+        self.row, self.column = row, column
+        self.value = None
+        self.kind = "n"
+        self.cached = None
+        self.style = PLAIN
+        self.comment: Comment | None = None
+
+    @property
+    def coordinate(self) -> str:
+        return f"{column_letter(self.column)}{self.row}"
+
+    def text(self, value: str) -> None:
+        self.value, self.kind = value, "s"
+
+    def number(self, value) -> None:
+        """A constant: a number, a boolean, or None for an empty cell."""
+        self.value, self.kind = value, ("b" if isinstance(value, bool) else "n")
+
+    def formula(self, text: str, cached) -> None:
+        """A live formula (``=...``) with the value it evaluates to, so the file
+        reads right before any recalculation."""
+        self.value, self.kind = text.removeprefix("="), "f"
+        if hasattr(cached, "item"):           # a numpy scalar
+            cached = cached.item()
+        if isinstance(cached, float) and not math.isfinite(cached):
+            cached = None
+        self.cached = cached
+
+
+@dataclass
+class Validation:
+    """A data validation shared by cells (Excel's rule attributes, and its cells)."""
+
+    rule: dict
+    cells: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A conditional format: ``kind`` cellIs (``operator`` and a value) or expression."""
+
+    kind: str
+    formula: str
+    style: Style
+    operator: str | None = None
+
+
+@dataclass
+class Chart:
+    """A chart part (its XML, :mod:`.chartxml`) anchored at a cell (0-based row and column)."""
+
+    xml: str
+    row: int
+    column: int
+    width_cm: float
+    height_cm: float
+
+
+@dataclass
+class PageSetup:
+    orientation: str = "portrait"
+    paper: int | None = None          # Excel's paperSize: 9 = A4, 1 = Letter
+    fit_width: int | None = None      # pages across (None: print at ``scale``)
+    fit_height: int = 0               # 0: as many pages down as needed
+    scale: int | None = None
+    margins: dict = field(default_factory=lambda: {"left": 0.75, "right": 0.75, "top": 1, "bottom": 1,
+                                                   "header": 0.5, "footer": 0.5})
+    title_rows: tuple[int, int] | None = None       # repeated on every page
+    title_columns: tuple[int, int] | None = None
+    breaks: list[int] = field(default_factory=list)  # a page starts after each of these rows
+    across_first: bool = False        # page order: over, then down
+
+
+class Sheet:
+    def __init__(self, title: str):
+        self.title = title
+        self.cells: dict[tuple[int, int], Cell] = {}
+        self.widths: dict[int, float] = {}
+        self.heights: dict[int, float] = {}
+        self.freeze: str | None = None
+        self.validations: dict[str, Validation] = {}      # keyed by the rule's error message
+        self.conditional: list[tuple[str, Rule]] = []
+        self.names: dict[str, str] = {}                   # sheet-scoped defined names
+        self.charts: list[Chart] = []
+        self.page = PageSetup()
+
+    def cell(self, row: int, column: int) -> Cell:
+        found = self.cells.get((row, column))
+        if found is None:
+            found = self.cells[(row, column)] = Cell(row, column)
+        return found
+
+    @property
+    def max_row(self) -> int:
+        return max((r for r, _ in self.cells), default=1)
+
+    @property
+    def max_column(self) -> int:
+        return max((c for _, c in self.cells), default=1)
+
+    def conditional_format(self, ranges: str, rule: Rule) -> None:
+        self.conditional.append((ranges, rule))

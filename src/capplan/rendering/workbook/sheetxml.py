@@ -1,0 +1,161 @@
+"""One worksheet's XML part, written straight from a :class:`.sheet.Sheet`.
+
+Elements come in the order the schema (ECMA-376 CT_Worksheet) requires;
+attributes in a fixed order; values in one spelling (numbers as Python's
+shortest round-trip ``repr``, booleans 1/0), so the bytes depend only on the
+content. A formula cell carries its cached value (``<v>``: a number, ``t="b"``
+for a boolean, ``t="str"`` for text) so that a reader that does not
+recalculate (a previewer, Excel's Protected View, ``openpyxl`` with
+``data_only=True``) shows the engine's value.
+"""
+
+from __future__ import annotations
+
+import math
+
+from capplan.rendering.workbook.sheet import Sheet, column_letter
+from capplan.rendering.workbook.stylesheet import MAIN_NS, StyleSheet
+from capplan.rendering.workbook.xmltext import attr, text
+
+R_NS = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+VALIDATION_ORDER = ("type", "operator", "allowBlank", "showErrorMessage", "errorStyle", "errorTitle", "error")
+
+
+def number(value) -> str:
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, int):
+        return str(value)
+    return repr(float(value))
+
+
+def _text_cell(ref: str, style: str, value: str) -> str:
+    space = ' xml:space="preserve"' if value != value.strip() else ""
+    return f'<c r="{ref}"{style} t="inlineStr"><is><t{space}>{text(value)}</t></is></c>'
+
+
+def _cached(value) -> tuple[str, str]:
+    """(type attribute, <v> element) of a formula's cached value."""
+    if value is None:
+        return "", ""
+    if isinstance(value, bool):
+        return ' t="b"', f"<v>{number(value)}</v>"
+    if isinstance(value, str):
+        space = ' xml:space="preserve"' if value != value.strip() else ""
+        return ' t="str"', f"<v{space}>{text(value)}</v>"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "", ""
+    return "", f"<v>{number(value)}</v>"
+
+
+def _rows(sheet: Sheet, styles: StyleSheet) -> str:
+    out: list[str] = []
+    write = out.append
+    rows: dict[int, list] = {}
+    for (r, _), c in sorted(sheet.cells.items()):
+        rows.setdefault(r, []).append(c)
+    for r in sorted(set(rows) | set(sheet.heights)):
+        height = sheet.heights.get(r)
+        write(f'<row r="{r}"' + (f' customHeight="1" ht="{height:g}">' if height else ">"))
+        for c in rows.get(r, ()):
+            ref = f"{column_letter(c.column)}{r}"
+            xf = styles.xf(c.style)
+            style = f' s="{xf}"' if xf else ""
+            kind, value = c.kind, c.value
+            if kind == "f":
+                t, v = _cached(c.cached)
+                write(f'<c r="{ref}"{style}{t}><f>{text(value)}</f>{v}</c>')
+            elif value is None or value == "":
+                write(f'<c r="{ref}"{style}/>')
+            elif kind == "s":
+                write(_text_cell(ref, style, value))
+            elif kind == "b":
+                write(f'<c r="{ref}"{style} t="b"><v>{number(value)}</v></c>')
+            else:
+                write(f'<c r="{ref}"{style}><v>{number(value)}</v></c>')
+        write("</row>")
+    return "".join(out)
+
+
+def _split(cell: str) -> tuple[int, int]:
+    letters = cell.rstrip("0123456789")
+    col = 0
+    for ch in letters:
+        col = col * 26 + ord(ch) - 64
+    return col, int(cell[len(letters):])
+
+
+def _view(sheet: Sheet, selected: bool) -> str:
+    head = '<sheetView' + (' tabSelected="1"' if selected else "") + ' workbookViewId="0">'
+    if not sheet.freeze or sheet.freeze == "A1":
+        return head + '<selection activeCell="A1" sqref="A1"/></sheetView>'
+    col, row = _split(sheet.freeze)
+    x, y = col - 1, row - 1
+    pane = "bottomRight" if x and y else ("bottomLeft" if y else "topRight")
+    split = (f' xSplit="{x}"' if x else "") + (f' ySplit="{y}"' if y else "")
+    return (f'{head}<pane{split} topLeftCell="{sheet.freeze}" activePane="{pane}" state="frozen"/>'
+            f'<selection pane="{pane}" activeCell="{sheet.freeze}" sqref="{sheet.freeze}"/></sheetView>')
+
+
+def _conditional(sheet: Sheet, styles: StyleSheet) -> str:
+    groups: dict[str, list] = {}
+    for ranges, rule in sheet.conditional:
+        groups.setdefault(ranges, []).append(rule)
+    out, priority = [], 0
+    for ranges, rules in groups.items():
+        out.append(f'<conditionalFormatting sqref="{ranges}">')
+        for rule in rules:
+            priority += 1
+            operator = f' operator="{rule.operator}"' if rule.operator else ""
+            out.append(f'<cfRule type="{rule.kind}" dxfId="{styles.dxf(rule.style)}" priority="{priority}"{operator}>'
+                       f"<formula>{text(rule.formula)}</formula></cfRule>")
+        out.append("</conditionalFormatting>")
+    return "".join(out)
+
+
+def _validations(sheet: Sheet) -> str:
+    if not sheet.validations:
+        return ""
+    out = [f'<dataValidations count="{len(sheet.validations)}">']
+    for v in sheet.validations.values():
+        rule = v.rule
+        attrs = "".join(f' {k}="{attr(str(rule[k]))}"' for k in VALIDATION_ORDER if k in rule)
+        formulas = "".join(f"<{k}>{text(rule[k])}</{k}>" for k in ("formula1", "formula2") if k in rule)
+        out.append(f'<dataValidation{attrs} sqref="{" ".join(v.cells)}">{formulas}</dataValidation>')
+    out.append("</dataValidations>")
+    return "".join(out)
+
+
+def _page(sheet: Sheet) -> str:
+    p = sheet.page
+    margins = "".join(f' {k}="{p.margins[k]:g}"' for k in ("left", "right", "top", "bottom", "header", "footer"))
+    attrs = (f' paperSize="{p.paper}"' if p.paper else "") + (f' scale="{p.scale}"' if p.scale else "")
+    if p.fit_width is not None:
+        attrs += f' fitToWidth="{p.fit_width}" fitToHeight="{p.fit_height}"'
+    attrs += (' pageOrder="overThenDown"' if p.across_first else "") + f' orientation="{p.orientation}"'
+    out = f"<pageMargins{margins}/><pageSetup{attrs}/>"
+    if p.breaks:
+        brk = "".join(f'<brk id="{r}" max="16383" man="1"/>' for r in p.breaks)
+        out += f'<rowBreaks count="{len(p.breaks)}" manualBreakCount="{len(p.breaks)}">{brk}</rowBreaks>'
+    return out
+
+
+def sheet_xml(sheet: Sheet, styles: StyleSheet, selected: bool, drawing: str | None, comments: str | None) -> str:
+    """The part; ``drawing`` and ``comments`` are the relationship ids of the
+    sheet's chart drawing and of its comments' VML drawing."""
+    fit = '<pageSetUpPr fitToPage="1"/>' if sheet.page.fit_width is not None else ""
+    widths = "".join(f'<col min="{i}" max="{i}" width="{w:g}" customWidth="1"/>' for i, w in sorted(sheet.widths.items()))
+    parts = [f'<worksheet xmlns="{MAIN_NS}" xmlns:r="{R_NS}">',
+             f"<sheetPr>{fit}</sheetPr>" if fit else "",
+             f'<dimension ref="A1:{column_letter(sheet.max_column)}{sheet.max_row}"/>',
+             f"<sheetViews>{_view(sheet, selected)}</sheetViews>",
+             '<sheetFormatPr defaultRowHeight="15"/>',
+             f"<cols>{widths}</cols>" if widths else "",
+             f"<sheetData>{_rows(sheet, styles)}</sheetData>",
+             _conditional(sheet, styles),
+             _validations(sheet),
+             _page(sheet),
+             f'<drawing r:id="{drawing}"/>' if drawing else "",
+             f'<legacyDrawing r:id="{comments}"/>' if comments else "",
+             "</worksheet>"]
+    return "".join(parts)

@@ -1,0 +1,18 @@
+"""Escaping for the XML parts capplan writes itself: one way, whatever the text."""
+
+from __future__ import annotations
+
+DECLARATION = '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+_TEXT = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "\r": "&#13;"})
+_ATTR = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;",
+                       "\n": "&#10;", "\r": "&#13;", "\t": "&#9;"})
+
+
+def text(value: str) -> str:
+    """Element text."""
+    return value.translate(_TEXT)
+
+
+def attr(value: str) -> str:
+    """An attribute value (between double quotes)."""
+    return value.translate(_ATTR)

@@ -1,0 +1,98 @@
+"""The committed workbooks where people open them: readers that do not
+recalculate, and paper.
+
+Excel's Protected View, file previewers, pandas and ``openpyxl`` with
+``data_only=True`` show a formula cell's cached value. Every formula cell of
+every workbook in ``out/`` must carry the engine's value (the plan evaluated
+again here, not numbers typed in the test), relative 1e-9. Printed, a sheet
+must be legible (a fixed scale, not one page wide) with its headers repeated
+and no chart split across pages.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import recalc
+from openpyxl import load_workbook
+
+from capplan.engine.evaluate import evaluate_all
+from capplan.engine.model import standard_model
+from capplan.loading.plan import load
+from capplan.rendering.workbook import build_workbook, config
+
+ROOT = Path(__file__).resolve().parents[1]
+PLANS = tuple(sorted((ROOT / "plans").glob("*.yaml")))
+
+
+@pytest.mark.parametrize("plan_path", PLANS, ids=lambda p: p.stem)
+def test_every_formula_cell_caches_the_engines_value(plan_path):
+    model = standard_model()
+    plan = load(plan_path, model)
+    listed = build_workbook(plan, evaluate_all(plan, model), model).cells
+    expected = {(c.sheet, c.coordinate): c.expected for c in listed}
+    path = ROOT / "out" / f"{plan_path.stem}.xlsx"
+    formulas, cached = load_workbook(path), load_workbook(path, data_only=True)
+    checked, wrong, unlisted = set(), [], []
+    for ws in formulas.worksheets:
+        for row in ws.iter_rows():
+            for c in row:
+                if c.data_type != "f":
+                    continue
+                key = (ws.title, c.coordinate)
+                if key not in expected:
+                    unlisted.append(f"{ws.title}!{c.coordinate}")
+                    continue
+                got = cached[ws.title][c.coordinate].value
+                if not recalc.same(got, expected[key]):
+                    wrong.append(f"{ws.title}!{c.coordinate}: cached {got!r}, engine {expected[key]!r}")
+                checked.add(key)
+    assert not unlisted, f"formula cells the engine has no value for: {unlisted[:10]}"
+    assert not wrong, wrong[:10]
+    # every derived cell, link to the nominal sheet and Summary reference is a formula, checked here
+    live = {(c.sheet, c.coordinate) for c in listed if c.role in ("derived", "link", "summary", "chart")}
+    assert live and live <= checked, sorted(live - checked)[:10]
+
+
+def test_pending_measurements_on_the_summary_are_live_references():
+    """The Summary lists each pending measurement with its value as a reference to the
+    input's own cell (an edit there shows here), not as text typed at build time."""
+    model = standard_model()
+    plan = load(ROOT / "plans" / "llama3-8b-a100-retail-chatbot.yaml", model)
+    evs = evaluate_all(plan, model)
+    built = build_workbook(plan, evs, model)
+    pending = sorted(n for n, given in evs[0].inputs.items() if given.pending)
+    assert pending == ["decode_throughput", "hbm_efficiency", "tensor_efficiency"]
+    summary = built.workbook["Summary"]
+    rows = {summary.cell(r, 1).value: r for r in range(1, summary.max_row + 1)}
+    for name in pending:
+        value = summary.cell(rows[name], 2)
+        nominal = built.cell("nominal", name)
+        assert value.data_type == "f" and value.value == f"='nominal'!${nominal.coordinate[0]}${nominal.coordinate[1:]}"
+        listed = next(c for c in built.cells if c.sheet == "Summary" and c.coordinate == value.coordinate)
+        assert listed.expected == evs[0].display(name)       # checked after recalculation like every Summary cell
+
+
+def test_sheets_print_legibly_with_headers_repeated_and_charts_whole():
+    look = config()["print"]
+    path = ROOT / "out" / "llama3-8b-a100-chat-mix.xlsx"
+    wb = load_workbook(path)
+    header = config()["sheets"]["header_row"]
+    page_cm = {9: 21.0, 1: 21.59}[look["paper_size"]]            # landscape: the short side is the height
+    printable_cm = page_cm - 2.54 * (look["margins_in"]["top"] + look["margins_in"]["bottom"])
+    for ws in wb.worksheets[1:]:
+        setup = ws.page_setup
+        assert (setup.orientation, int(setup.paperSize), int(setup.scale)) == ("landscape", look["paper_size"],
+                                                                              look["scale"])
+        assert not ws.sheet_properties.pageSetUpPr or not ws.sheet_properties.pageSetUpPr.fitToPage, ws.title
+        assert (ws.print_title_rows, ws.print_title_cols) == (f"${header}:${header}", "$A:$A")
+        breaks = {b.id for b in ws.row_breaks.brk}
+        anchors = [chart.anchor._from.row for chart in ws._charts]
+        assert anchors and set(anchors) <= breaks, ws.title           # each chart starts a page ...
+        for chart in ws._charts:                                       # ... and fits on it
+            assert chart.anchor.ext.height / 360000 * look["scale"] / 100 < printable_cm
+        notes = [ws.cell(r, 5) for r in range(header + 1, ws.max_row + 1) if isinstance(ws.cell(r, 5).value, str)]
+        assert notes and all(c.alignment.wrap_text for c in notes if len(c.value) > 40)
+    summary = wb["Summary"]
+    assert summary.page_setup.fitToWidth == 1 and summary.print_title_rows == "$6:$7"
