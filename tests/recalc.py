@@ -138,11 +138,11 @@ def engine_params():
             for e in ENGINES]
 
 
-def values(path: Path):
-    """The recalculated workbook with cached values (not formulas)."""
+def values(path: Path, data_only: bool = True):
+    """The recalculated workbook with cached values (``data_only=False``: with formulas)."""
     with warnings.catch_warnings():      # Gnumeric's files have no default cell style
         warnings.filterwarnings("ignore", "Workbook contains no default style", UserWarning)
-        return load_workbook(path, data_only=True)
+        return load_workbook(path, data_only=data_only)
 
 
 def error_cells(wb) -> list[str]:

@@ -246,7 +246,7 @@ def recalculated(request, sources, reference):
         "plans": {name: (reference[name][2], recalc.values(out[p])) for name, p in sources["plans"].items()},
         "edits": {name: (expected, recalc.values(out[edited]), changed_evs, built)
                   for name, (edited, expected, changed_evs, built) in edits.items()},
-        "injection": (inj_built, load_workbook(out[inj_path]), inj_path),
+        "injection": (inj_built, recalc.values(out[inj_path], data_only=False), inj_path),
         "control": (ctl_built, ctl_path, recalc.values(out[ctl_path])),
     }
 
