@@ -1,10 +1,12 @@
 """The Excel workbook: compiled (not pasted), readable, deterministic, and equal
 to the engine when a real spreadsheet engine recalculates it.
 
-LibreOffice is the reference engine (tests/recalc.py); the tests that need it
-skip, saying so, only when ``soffice`` is not installed. All recalculations of
-this module go through two soffice calls: one for the reference plans (as
-built, edited, and a text-injection plan), one for the random plans.
+Two real engines recalculate every workbook (tests/recalc.py): LibreOffice,
+the reference, and Gnumeric; a test that needs one skips, saying so, only
+when it is not installed. Per engine, all recalculations of this module go
+through two batches: the reference plans (as built, edited, and the
+text-injection and control-character plans), and the random plans.
+LibreOffice also exports every workbook of out/ to PDF.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import io
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -45,8 +48,6 @@ CHAT = ROOT / "plans" / "llama3-8b-a100-chat-mix.yaml"
 RETAIL = ROOT / "plans" / "llama3-8b-a100-retail-chatbot.yaml"
 REFERENCE = (CHAT, RETAIL)
 ALL_PLANS = tuple(sorted((ROOT / "plans").glob("*.yaml")))
-
-needs_soffice = pytest.mark.skipif(recalc.soffice() is None, reason=recalc.SKIP_REASON)
 
 INPUT_ROLES = {"input", "override", "pinned"}
 
@@ -188,11 +189,10 @@ def control_plan(model, folder: Path):
 
 
 @pytest.fixture(scope="module")
-def recalculated(reference, model, tmp_path_factory):
-    """One soffice call for: every plan's workbook, the edited reference workbooks,
-    and the text-injection workbook. Returns the pieces the tests compare."""
-    if recalc.soffice() is None:
-        pytest.skip(recalc.SKIP_REASON)
+def sources(reference, model, tmp_path_factory):
+    """The workbooks every engine recalculates: every plan's, the edited reference
+    workbooks, the text-injection and the control-character workbooks; with what
+    the engine computed for each."""
     work = tmp_path_factory.mktemp("wb")
     src = work / "src"
     src.mkdir()
@@ -227,13 +227,25 @@ def recalculated(reference, model, tmp_path_factory):
     ctl_evs = evaluate_all(ctl, model)
     ctl_path = src / "control.xlsx"
     ctl_path.write_bytes(render_workbook(ctl, ctl_evs, model))
-    out = recalc.recalc([*sources.values(), *(e[0] for e in edits.values()), inj_path, ctl_path], work)
+    return {"work": work, "plans": sources, "edits": edits, "injection": (inj_built, inj_path),
+            "control": (build_workbook(ctl, ctl_evs, model), ctl_path)}
+
+
+@pytest.fixture(scope="module", params=recalc.engine_params())
+def recalculated(request, sources, reference):
+    """The sources recalculated in one engine (one batch). Returns the pieces the tests compare."""
+    engine = request.param
+    (inj_built, inj_path), (ctl_built, ctl_path) = sources["injection"], sources["control"]
+    edits = sources["edits"]
+    out = engine.recalc([*sources["plans"].values(), *(e[0] for e in edits.values()), inj_path, ctl_path],
+                        sources["work"] / engine.name)
     return {
-        "plans": {name: (reference[name][2], recalc.values(out[p])) for name, p in sources.items()},
+        "engine": engine,
+        "plans": {name: (reference[name][2], recalc.values(out[p])) for name, p in sources["plans"].items()},
         "edits": {name: (expected, recalc.values(out[edited]), changed_evs, built)
                   for name, (edited, expected, changed_evs, built) in edits.items()},
-        "injection": (inj_built, load_workbook(out[inj_path]), inj_path),
-        "control": (build_workbook(ctl, ctl_evs, model), ctl_path, recalc.values(out[ctl_path])),
+        "injection": (inj_built, recalc.values(out[inj_path], data_only=False), inj_path),
+        "control": (ctl_built, ctl_path, recalc.values(out[ctl_path])),
     }
 
 
@@ -292,9 +304,9 @@ def test_readable_formulas_use_names_and_fold_units(reference):
         return ws[built.cell("nominal", name, row).coordinate].value
 
     assert formula("active_replicas") == "=CEILING(peak_arrival_rate/safe_rate_per_replica,1)"
-    assert formula("kv_token_capacity") == "=FLOOR(kv_pool/kv_bytes_per_token*1048576,1)"
+    assert formula("kv_token_capacity") == "=INT(kv_pool/kv_bytes_per_token*1048576)"
     assert formula("hours_per_month") == "=days_per_month*24"
-    assert formula("avg_prompt_tokens") == "=SUMPRODUCT(classes_weight,classes_prompt_tokens)"
+    assert formula("avg_prompt_tokens") == "=SUMPRODUCT(classes_weight*classes_prompt_tokens)"
     assert formula("instance_max_rate").startswith("=SMALL(load_sweep_arrival_rate,SUMPRODUCT(")
     nodes = formula("deployments.nodes", 0)
     assert re.fullmatch(r"=CEILING\(resilient_gpus/[A-Z]+\d+,1\)", nodes)
@@ -465,19 +477,17 @@ def test_bad_evaluations_are_a_user_error(reference, model):
 
 
 # ---------------------------------------------------------------------------
-# Proof: LibreOffice recalculates what the engine computed
+# Proof: LibreOffice and Gnumeric recalculate what the engine computed
 # ---------------------------------------------------------------------------
 
-@needs_soffice
 @pytest.mark.parametrize("path", ALL_PLANS, ids=lambda p: p.stem)
-def test_libreoffice_equals_engine(recalculated, path):
+def test_spreadsheet_engines_equal_engine(recalculated, path):
     built, wb = recalculated["plans"][path.stem]
     assert not recalc.error_cells(wb)
-    bad = recalc.mismatches(built.cells, wb, limit=0)
+    bad = recalc.mismatches(built.cells, wb, limit=0, engine=recalculated["engine"])
     assert not bad, f"{len(bad)} of {len(built.cells)} cells differ:\n" + "\n".join(bad[:20])
 
 
-@needs_soffice
 @pytest.mark.parametrize("path", REFERENCE, ids=lambda p: p.stem)
 def test_edited_inputs_flow_through(recalculated, path):
     expected, wb, changed_evs, original = recalculated["edits"][path.stem]
@@ -485,7 +495,8 @@ def test_edited_inputs_flow_through(recalculated, path):
            [(c.sheet, c.coordinate, c.quantity, c.row) for c in original.cells]
     assert not recalc.error_cells(wb)
     # the flip points in grey are the build's numbers: only a rebuild moves them (their own test below)
-    bad = recalc.mismatches([c for c in expected.cells if c.role != "holds"], wb, limit=0)
+    bad = recalc.mismatches([c for c in expected.cells if c.role != "holds"], wb, limit=0,
+                            engine=recalculated["engine"])
     assert not bad, "\n".join(bad[:20])
     # and the edit did change the decisions
     changed = {(c.sheet, c.coordinate) for c, o in zip(expected.cells, original.cells)
@@ -493,13 +504,12 @@ def test_edited_inputs_flow_through(recalculated, path):
     assert len(changed) > 10
 
 
-@needs_soffice
 def test_control_characters_never_break_the_file(recalculated):
     """The xlsx of a plan full of control characters is well-formed: openpyxl reads
-    it back, LibreOffice opens and recalculates it, and the texts arrive cleaned."""
+    it back, each engine opens and recalculates it, and the texts arrive cleaned."""
     built, path, recalculated_wb = recalculated["control"]
     assert not recalc.error_cells(recalculated_wb)
-    assert not recalc.mismatches(built.cells, recalculated_wb, limit=0)
+    assert not recalc.mismatches(built.cells, recalculated_wb, limit=0, engine=recalculated["engine"])
     wb = load_workbook(path)
     summary = wb[config()["summary_sheet"]]
     want = {k: v for k, (_, v) in CONTROL_TEXT.items()}
@@ -517,7 +527,6 @@ def test_control_characters_never_break_the_file(recalculated):
     assert f"p95 latency vs arrival rate ({want['scenario']})".encode() in charts
 
 
-@needs_soffice
 def test_text_stays_text_after_recalculation(recalculated):
     built, wb, _ = recalculated["injection"]
     texts = {c.value for ws in wb.worksheets for row in ws.iter_rows() for c in row if isinstance(c.value, str)}
@@ -615,8 +624,10 @@ def apply_changes(base_plans, ch, model):
     return plan
 
 
-@needs_soffice
-def test_random_plans_equal_engine_in_libreoffice(model, tmp_path):
+@pytest.fixture(scope="module")
+def random_workbooks(model, tmp_path_factory):
+    """Random valid plans (hypothesis draws, CAPPLAN_RANDOM_PLANS of them), each built
+    and linted: path -> (BuiltWorkbook, the changes drawn)."""
     drawn = []
 
     @settings(max_examples=int(os.environ.get("CAPPLAN_RANDOM_PLANS", "12")), deadline=None, database=None,
@@ -627,7 +638,8 @@ def test_random_plans_equal_engine_in_libreoffice(model, tmp_path):
 
     collect()
     base_plans = {"chat": load(CHAT, model), "retail": load(RETAIL, model)}
-    built, paths, skipped = {}, [], []
+    work = tmp_path_factory.mktemp("random")
+    built, skipped = {}, []
     for i, ch in enumerate(drawn):
         plan = apply_changes(base_plans, ch, model)
         try:
@@ -638,20 +650,48 @@ def test_random_plans_equal_engine_in_libreoffice(model, tmp_path):
         b = build_workbook(plan, evs, model)
         problems = [p for _, f in b.formulas() for p in lint_formula(f, defined_names(b.workbook))]
         assert not problems, problems[:5]
-        path = tmp_path / "src" / f"random-{i}.xlsx"
+        path = work / "src" / f"random-{i}.xlsx"
         path.parent.mkdir(exist_ok=True)
         path.write_bytes(to_bytes(b))
         built[path] = (b, ch)
-        paths.append(path)
-    assert len(paths) >= len(drawn) // 2, skipped
-    print(f"random plans: {len(paths)} recalculated in one soffice call, {len(skipped)} rejected by the engine", skipped)
-    out = recalc.recalc(paths, tmp_path)               # ONE soffice call for all of them
+    assert len(built) >= len(drawn) // 2, skipped
+    print(f"random plans: {len(built)} built, {len(skipped)} rejected by the engine", skipped)
+    return work, built
+
+
+@pytest.mark.parametrize("engine", recalc.engine_params())
+def test_random_plans_equal_engine_in_both_spreadsheets(random_workbooks, engine):
+    work, built = random_workbooks
+    out = engine.recalc(list(built), work / engine.name)   # ONE batch for all of them
     failures = []
-    for path in paths:
-        b, ch = built[path]
+    for path, (b, ch) in built.items():
         wb = recalc.values(out[path])
         errors = recalc.error_cells(wb)
-        bad = recalc.mismatches(b.cells, wb)
+        bad = recalc.mismatches(b.cells, wb, engine=engine)
         if errors or bad:
             failures.append(f"{path.name} {ch}:\n  " + "\n  ".join((errors + bad)[:8]))
-    assert not failures, "\n".join(failures)
+    assert not failures, f"{engine.name}:\n" + "\n".join(failures)
+
+
+# ---------------------------------------------------------------------------
+# Print: every committed workbook exports to PDF
+# ---------------------------------------------------------------------------
+
+@pytest.mark.skipif(recalc.soffice() is None, reason=recalc.SKIP_REASON)
+def test_every_workbook_of_out_exports_to_pdf(tmp_path):
+    """LibreOffice, with a fresh default profile, exports every workbook of out/ to a PDF
+    with at least one page per sheet (a boolean cell in "General" with a conditional
+    format and a filled right neighbour made LibreOffice 7.4 abort the export)."""
+    books = sorted((ROOT / "out").glob("*.xlsx"))
+    assert len(books) == len(ALL_PLANS)
+    pdfs = recalc.export_pdf(books, tmp_path)
+    for book, pdf in pdfs.items():
+        data = pdf.read_bytes()
+        assert data.startswith(b"%PDF-") and len(data) > 10_000, book.name
+        sheets = len(load_workbook(book, read_only=True).sheetnames)
+        if shutil.which("pdfinfo"):
+            info = subprocess.run(["pdfinfo", str(pdf)], capture_output=True, text=True, check=True).stdout
+            pages = int(re.search(r"^Pages:\s+(\d+)", info, re.MULTILINE).group(1))
+        else:                                   # poppler-utils missing: count the page objects
+            pages = len(re.findall(rb"/Type\s*/Page[^s]", data))
+        assert pages >= sheets, (book.name, pages, sheets)

@@ -23,6 +23,19 @@ Printing rules that differ from Python:
   ``SUMPRODUCT``, the one Excel 2010 function that does so without
   Ctrl+Shift+Enter; ``IF``/``MAX``/``AND`` do not work element-wise there, so
   they become exact arithmetic selections;
+* the text must mean the same in every engine, not only in Excel and
+  LibreOffice: Gnumeric hands ``MIN``/``MAX`` inside ``SUMPRODUCT`` one
+  element (implicit intersection, ``#VALUE!``), so the smallest or largest
+  element of an array is ``SMALL``/``LARGE(array,1)``, whose first argument
+  every engine evaluates as an array, and ``abs`` of an array an exact
+  selection (Gnumeric applies any scalar function, ABS, CEILING, to one
+  element there; ``ceil``/``floor`` inside a table function have no such
+  replacement and stay Excel and LibreOffice only); ``floor`` is ``INT``
+  (``FLOOR(x,1)`` of a negative x is #NUM! in Gnumeric and Excel 2007);
+  Excel and Gnumeric hold
+  ``TRUE<>0`` and ``FALSE<>0`` (a boolean never equals a number) where
+  LibreOffice compares 1 and 0, so a truth value is made a number (``--``)
+  before it is compared with 0;
 * only functions Excel 2007 knows are emitted (no ``_xlfn.`` needed): no
   MAXIFS, IFS, LET, XLOOKUP, no dynamic arrays, no structured references.
 
@@ -333,7 +346,7 @@ class ExcelPrinter(Printer):
     """Print a (unit-folded) formula expression as Excel 2010 formula text."""
 
     printmethod = "_excel"
-    known_functions = {"ceiling": "CEILING", "floor": "FLOOR", "Abs": "ABS", "Max": "MAX", "Min": "MIN"}
+    known_functions = {"ceiling": "CEILING", "floor": "INT", "Abs": "ABS", "Max": "MAX", "Min": "MIN"}
 
     def __init__(self, refs: Refs):
         super().__init__()
@@ -474,10 +487,15 @@ class ExcelPrinter(Printer):
         return self._call("CEILING", self._print(expr.args[0]), "1")
 
     def _print_floor(self, expr):
-        return self._call("FLOOR", self._print(expr.args[0]), "1")
+        # INT, not FLOOR(x,1): Gnumeric and Excel 2007 give #NUM! for FLOOR of a negative x
+        # (a fleet smaller than the failed GPUs); INT rounds down in every engine
+        return self._call("INT", self._print(expr.args[0]))
 
     def _print_Abs(self, expr):
-        return self._call("ABS", self._print(expr.args[0]))
+        arg = self._print(expr.args[0])
+        if self.array:       # Gnumeric applies ABS to one element of an array outside an array formula
+            return "(" + self._select(f"({arg})>=0", arg, f"-({arg})") + ")"
+        return self._call("ABS", arg)
 
     def _select(self, cond: str, a: str, b: str) -> str:
         """Element-wise IF as exact arithmetic (IF does not work element-wise in SUMPRODUCT)."""
@@ -519,12 +537,12 @@ class ExcelPrinter(Printer):
     def _print_Or(self, expr):
         args = [self._print(a) for a in expr.args]
         if self.array:
-            return "(" + "+".join(f"(({a})<>0)" for a in args) + ">0)"
+            return "(" + "+".join(f"(--({a})<>0)" for a in args) + ">0)"
         return self._call("OR", *args)
 
     def _print_Not(self, expr):
         arg = self._print(expr.args[0])
-        return f"(({arg})=0)" if self.array else self._call("NOT", arg)
+        return f"(--({arg})=0)" if self.array else self._call("NOT", arg)
 
     def _print_Nominal(self, expr):
         arg = expr.args[0]
@@ -563,15 +581,25 @@ class ExcelPrinter(Printer):
         numeric_col = self._column(arg) and not self.is_bool(arg)
         if numeric_col:
             return self._call("SUM", self._in_array(arg))
-        if isinstance(arg, sympy.Mul) and all(self._column(a) and not self.is_bool(a) for a in arg.args):
-            return self._call("SUMPRODUCT", *(self._in_array(a) for a in arg.args))
+        # always one array argument, never SUMPRODUCT(a,b): Gnumeric sums the two forms
+        # differently (in long double), so sum(w*x) and sum(w*(32*x))/32 would differ
+        # in the last bit and a floor() of their ratio would lose 1
         return self._call("SUMPRODUCT", self._in_array(arg))
+
+    def _array_extremum(self, name: str, array: str) -> str:
+        """MIN or MAX of an array expression: ``SUMPRODUCT(SMALL(array,1))``.
+
+        SUMPRODUCT makes Excel and LibreOffice evaluate the array without
+        Ctrl+Shift+Enter; SMALL/LARGE's first argument makes Gnumeric do so
+        (MIN/MAX there would see one element, by implicit intersection).
+        """
+        return self._call("SUMPRODUCT", self._call({"MIN": "SMALL", "MAX": "LARGE"}[name], array, "1"))
 
     def _table_extremum(self, expr, name):
         arg = expr.args[0]
         if self._column(arg) and not self.is_bool(arg):
             return self._call(name, self._in_array(arg))
-        return self._call("SUMPRODUCT", self._call(name, self._in_array(arg)))
+        return self._array_extremum(name, self._in_array(arg))
 
     def _print_TableMax(self, expr):
         return self._table_extremum(expr, "MAX")
@@ -590,7 +618,7 @@ class ExcelPrinter(Printer):
         elif not self._column(ok):
             oks = f"({oks})"
         # the smallest failing x, or MAX(x)+1 when every row passes (exact selection)
-        first_failure = f"SUMPRODUCT(MIN({oks}*(MAX({xs})+1)+(1-{oks})*{xs}))"
+        first_failure = self._array_extremum("MIN", f"{oks}*(MAX({xs})+1)+(1-{oks})*{xs}")
         return xs, oks, first_failure
 
     def _print_MaxBeforeFailure(self, expr):

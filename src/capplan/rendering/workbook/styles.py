@@ -53,10 +53,16 @@ def _decimals(values) -> int:
     return min(best, 6)
 
 
+# A truth value's own format, the one LibreOffice writes for its BOOLEAN format. Not
+# "General": LibreOffice 7.4's PDF export aborts ("Unspecified Application Error")
+# on a General-format boolean cell with a conditional format and a filled cell to its right.
+BOOLEAN_FORMAT = '"TRUE";"TRUE";"FALSE"'
+
+
 def number_format(unit: str, kind: str, values) -> str:
     """A number format that shows the unit: ``#,##0.00" GiB"``, ``"$"#,##0.00"/h"``."""
     if kind == "bool":
-        return "General"
+        return BOOLEAN_FORMAT
     if kind == "text":
         return "@"
     if kind == "money":
