@@ -70,9 +70,10 @@ def test_build_twice_is_byte_identical(built, run_main):
     code, out, _ = run_main("build")
     assert code == 0
     retail = RETAIL_PLAN.stem
-    assert out.splitlines() == [f"{MAIN}: unchanged ({STEM}.holds.svg, {STEM}.json, {STEM}.md, {STEM}.xlsx)",
-                                f"plans/{RETAIL_PLAN.name}: unchanged ({retail}.holds.svg, {retail}.json, {retail}.md, "
-                                f"{retail}.xlsx)"]
+    assert out.splitlines() == [(f"{MAIN}: unchanged ({STEM}.holds.svg, {STEM}.json, {STEM}.md, {STEM}.scenarios.svg, "
+                                 f"{STEM}.sweep.svg, {STEM}.xlsx)"),
+                                (f"plans/{RETAIL_PLAN.name}: unchanged ({retail}.holds.svg, {retail}.json, {retail}.md, "
+                                 f"{retail}.xlsx)")]
     assert _snapshot(built / "out") == first
     assert run_main("build", "--out", "again")[0] == 0          # a clean build elsewhere: the same bytes
     assert _snapshot(built / "again") == first
@@ -84,7 +85,8 @@ def test_manifest_records_inputs_outputs_and_versions(built):
     assert entry["file"] == MAIN
     assert entry["inputs"] == {MAIN: manifest.sha256(MAIN_PLAN.read_bytes())}
     assert entry["outputs"] == {name: manifest.sha256((built / "out" / name).read_bytes())
-                                for name in (f"{STEM}.holds.svg", f"{STEM}.json", f"{STEM}.md", f"{STEM}.xlsx")}
+                                for name in (f"{STEM}.holds.svg", f"{STEM}.json", f"{STEM}.md", f"{STEM}.scenarios.svg",
+                                             f"{STEM}.sweep.svg", f"{STEM}.xlsx")}
     assert entry["toolchain"]["openpyxl"] == metadata.version("openpyxl")
     assert entry["toolchain"]["capplan"] == metadata.version("capplan")
     assert entry["data"]["model/quantities.yaml"] == manifest.sha256((ROOT / "model" / "quantities.yaml").read_bytes())
@@ -317,9 +319,11 @@ def test_record_shows_derivations_tags_and_pending(built):
                  '    T_load_sweep["load_sweep (table)"]:::measurement', "  kv_pool --> kv_token_capacity",
                  "  T_load_sweep --> instance_max_rate", "  resilient_gpus --> T_deployments"):
         assert line + "\n" in graph
-    for heading in ("7.1 Workload", "7.2 Physical", "7.3 Empirical", "7.4 Bin-packed", "7.5 Monthly TCO",
-                    "7.6 Sensitivity", "Provenance of every input"):
-        assert heading in text
+    headings = [line for line in text.splitlines() if line.startswith("## ")]
+    assert headings == ["## 1. Workload and SLO contract", "## 2. Physical boundary derivation",
+                        "## 3. Empirical load-vs-SLO curve", "## 4. Bin-packed cluster sizing", "## 5. Monthly TCO",
+                        "## 6. Sensitivity", "## 7. How far the decision holds", "## 8. Dependency graph",
+                        "## 9. Provenance of every input"]
     retail = (built / "out" / "llama3-8b-a100-retail-chatbot.md").read_text()
     assert "**Gate 2: memory bandwidth (decode): FAIL**" in retail
-    assert "7.3 Empirical" in retail and "Little's-law sizing" in retail and "Load sweep" not in retail
+    assert "## 3. Empirical" in retail and "Little's-law sizing" in retail and "Load sweep" not in retail

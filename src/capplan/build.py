@@ -112,7 +112,7 @@ def compile_plan(path: Path, model: Model | None = None) -> Compiled:
         f"{plan.name}.md": record.render(shown).encode("utf-8"),
         f"{plan.name}.json": jsonout.dumps(jsonout.document(shown)).encode("utf-8"),
         f"{plan.name}.xlsx": render_workbook(plan, evaluations, evaluations[0].model, shown),
-        shown.chart_name: shown.chart().encode("utf-8"),
+        **{name: chart.encode("utf-8") for name, chart in shown.charts().items()},
     }
     return Compiled(plan, evaluations, files)
 

@@ -2,8 +2,8 @@
 
 Everything the record says comes from the plan's view
 (:mod:`capplan.rendering.view`); this module adds only what is Markdown's
-own: the mermaid dependency graph and latency chart. The template decides
-how it looks. Nothing here depends on the clock or on dict order from
+own: the mermaid dependency graph and source links (the charts are SVG
+files beside it, written by the build). The template decides how it looks. Nothing here depends on the clock or on dict order from
 outside the model, so an unchanged plan renders byte-identical text.
 """
 
@@ -26,6 +26,7 @@ def _environment() -> jinja2.Environment:
                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
                              undefined=jinja2.StrictUndefined)
     env.filters["cell"] = markdown.cell
+    env.filters["source"] = markdown.source
     return env
 
 
@@ -35,33 +36,17 @@ def render(view: PlanView) -> str:
         "plan": view.plan,
         "sizing": view.model.switches["sizing"]["cases"][view.plan.switches["sizing"]],
         "headline": view.headline,
+        "decision": view.decision,
         "pending": view.pending,
         "sections": view.sections,
         "provenance": view.provenance,
         "overrides": view.overrides,
         "dependency_graph": dependency_graph(nominal),
-        "latency_chart": latency_chart,
     }
     text = _environment().get_template("record.md.j2").render(**context)
     while "\n\n\n" in text:
         text = text.replace("\n\n\n", "\n\n")
     return text
-
-
-def latency_chart(sweep: dict) -> str:
-    """A mermaid xychart of the sweep's latency series, each as a share of its SLO."""
-    series = sweep["chart"]
-    if len(sweep["rates"]) < 2 or not series:
-        return ""
-    top = max([1.0] + [x for s in series for x in s["shares"]])
-    names = ", ".join(s["label"] for s in series)
-    rates = ", ".join(f'"{r}"' for r in sweep["rates"])
-    return "\n".join(["xychart-beta",
-                      f'    title "Latency as a share of its SLO (lines: {names}; 1.0 = SLO)"',
-                      f'    x-axis "arrival rate (req/s)" [{rates}]',
-                      f'    y-axis "share of SLO" 0 --> {max(1.5, round(top * 1.1, 1)):.1f}',
-                      *("    line [" + ", ".join(f"{x:.3f}" for x in s["shares"]) + "]" for s in series),
-                      "    line [" + ", ".join("1" for _ in sweep["rates"]) + "]"])
 
 
 def tag_styles() -> dict[str, str]:
