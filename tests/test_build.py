@@ -314,10 +314,12 @@ def test_record_shows_derivations_tags_and_pending(built):
     assert "`hbm_efficiency` = 0.76" in text
     assert "**Gate 2: memory bandwidth (decode): PASS** — 10.96 ms ≤ 25 ms." in text
     assert "`instance_max_rate` = 7.5 req/s (pins a derived quantity)" in text
-    graph = text[text.index("```mermaid\nflowchart LR"):]
-    for line in ('  subgraph memory["Gate 1: memory"]', '    hbm_efficiency["hbm_efficiency"]:::pending',
-                 '    T_load_sweep["load_sweep (table)"]:::measurement', "  kv_pool --> kv_token_capacity",
-                 "  T_load_sweep --> instance_max_rate", "  resilient_gpus --> T_deployments"):
+    graph = text[text.index("## 8. Dependency graph"):]
+    for line in ('  S1["<b>2. Memory</b><br/>12 quantities, 0 given<br/>hands on: weight_memory, kv_bytes_per_token"]:::stage',
+                 '<details><summary>3. Throughput: 15 quantities and what they are computed from</summary>',
+                 '  given_pending["pending measurements:<br/>hbm_efficiency, tensor_efficiency"]:::pending',
+                 '  T_load_sweep["load_sweep (table)"]:::measurement', "  kv_pool --> kv_token_capacity",
+                 "  T_load_sweep --> instance_max_rate", "  S3 --> T_deployments", "  S0 --> S1", "  S3 --> S4"):
         assert line + "\n" in graph
     headings = [line for line in text.splitlines() if line.startswith("## ")]
     assert headings == ["## 1. Workload and SLO contract", "## 2. Physical boundary derivation",

@@ -38,7 +38,7 @@ from capplan.loading.plan import load
 from capplan.rendering import palette as palette_module
 from capplan.rendering.excel import lint_formula, looks_like_cell
 from capplan.rendering.palette import palette
-from capplan.rendering.record import dependency_graph
+from capplan.rendering.record import dependency_graphs
 from capplan.rendering.workbook import build_workbook, config, render_workbook, to_bytes
 from capplan.rendering.workbook.packaging import canonical_xml
 
@@ -463,7 +463,7 @@ def test_one_palette_colours_the_workbook_and_the_record(reference):
     plan, evs, built = reference[CHAT.stem]
     colours = palette()
     legend = {c.value: c for c in built.workbook[config()["summary_sheet"]]["A"] if c.value in colours["tags"]}
-    graph = dependency_graph(evs[0])
+    graph = "\n".join(g["graph"] for g in dependency_graphs(evs[0])["stages"])
     for tag, c in colours["tags"].items():
         cell = legend[tag]
         assert cell.fill.fgColor.rgb[-6:] == c["fill"] if c["fill"] else cell.fill.fill_type is None
