@@ -5,8 +5,8 @@ links it. They must be byte-deterministic (``capplan check`` compares them
 byte for byte), so coordinates are written with one decimal and the element
 order is the order of the calls; no dates, ids or dict order from outside.
 The helpers below are the pieces every chart needs: the canvas with its
-title, text, lines, boxes and markers, nice axis ticks (linear and
-logarithmic), and the tag colours of ``templates/palette.yaml``.
+title, text, lines, boxes and markers, nice axis ticks
+and the tag colours of ``templates/palette.yaml``.
 """
 
 from __future__ import annotations
@@ -109,16 +109,6 @@ def linear_ticks(top: float, count: int = 5) -> list[float]:
     return [i * step for i in range(math.ceil(top / step - 1e-9) + 1)]
 
 
-def log_ticks(low: float, high: float) -> list[float]:
-    """1, 2, 5 times powers of ten from below ``low`` to above ``high`` (both > 0)."""
-    ticks, power = [], 10.0 ** math.floor(math.log10(low))
-    while True:
-        for m in (1, 2, 5):
-            t = m * power
-            if t >= high:
-                return [x for x in ticks if x >= low / 2.01] + [t]
-            ticks.append(t)
-        power *= 10
 
 
 def tag_colours(tag: str) -> tuple[str, str]:
