@@ -329,3 +329,27 @@ def test_record_shows_derivations_tags_and_pending(built):
     retail = (built / "out" / "llama3-8b-a100-retail-chatbot.md").read_text()
     assert "**Gate 2: memory bandwidth (decode): FAIL**" in retail
     assert "## 3. Empirical" in retail and "Little's-law sizing" in retail and "Load sweep" not in retail
+
+
+def test_an_output_the_plan_no_longer_makes_is_removed(project, run_main, monkeypatch):
+    """A plan that loses its scenarios loses its scenarios chart: out/ holds what the manifest lists."""
+    assert run_main("build", MAIN)[0] == 0
+    chart = project / "out" / f"{STEM}.scenarios.svg"
+    assert chart.is_file()
+    plan = yaml.safe_load(MAIN_PLAN.read_text())
+    del plan["scenarios"]
+    (project / MAIN).write_text(yaml.safe_dump(plan, sort_keys=False, allow_unicode=True))
+    (project / "out" / "unrelated.txt").write_text("kept")
+    def refused(*_args, **_kwargs):                              # a file system that refuses the removal
+        raise PermissionError(errno.EROFS, os.strerror(errno.EROFS))
+    with monkeypatch.context() as m:
+        m.setattr(Path, "unlink", refused)
+        code, _, err = run_main("build", MAIN)
+    assert code == 1 and (f"error: cannot remove out/{STEM}.scenarios.svg, an output the plan no longer makes: "
+                          "Read-only file system\n") in err
+    assert chart.is_file() and f"{STEM}.scenarios.svg" in (project / "out" / f"{STEM}.md").read_text()
+    code, out, _ = run_main("build", MAIN)
+    assert code == 0 and out.endswith(f"; removed {STEM}.scenarios.svg\n")
+    assert not chart.exists() and (project / "out" / "unrelated.txt").read_text() == "kept"
+    recorded = json.loads((project / "out" / manifest.NAME).read_text())["plans"][STEM]["outputs"]
+    assert sorted(recorded) == sorted(p.name for p in (project / "out").glob(f"{STEM}.*"))

@@ -122,6 +122,7 @@ def test_scenario_chart_is_left_out_with_a_single_scenario():
     v = _view(BIG_PLAN)
     assert sorted(v.charts()) == [f"{BIG_PLAN.stem}.holds.svg", f"{BIG_PLAN.stem}.sweep.svg"]
     assert "scenarios.svg" not in record.render(v)
+    assert v.decision["text"].startswith("No scenario but the nominal one tests it (add scenarios to the plan).")
 
 
 def test_decision_names_the_breaking_scenarios_and_the_pending_measurements():
@@ -145,11 +146,15 @@ def test_decision_names_the_breaking_scenarios_and_the_pending_measurements():
     assert f"**Decision.** {v.headline}\\\n{v.decision['text']}\n" in text
 
 
-def test_decision_when_every_fleet_holds_names_what_the_sizing_rests_on():
-    v = _view(ROOT / "plans" / "llama3-8b-a100-retail-chatbot.yaml")
-    assert all(not s for s in v.decision["fleet_breaks"].values())
+def test_decision_when_every_fleet_holds_names_what_the_sizing_rests_on(write_plan):
+    plan = yaml.safe_load(MAIN_PLAN.read_text())
+    plan["scenarios"] = {k: v for k, v in plan["scenarios"].items() if k in ("fp8_kv", "n_minus_1")}
+    v = _view(write_plan(plan))
+    assert v.decision["fleet_breaks"] == {"aws-p4de.24xlarge": [], FRACTIONAL: []}
     assert "Today's fleet holds in every scenario." in v.decision["text"]
-    assert v.decision["pending"]["decode_throughput"] == ["active GPUs", "resilient GPUs", "nodes", "nominal fleet holds"]
+    retail = _view(ROOT / "plans" / "llama3-8b-a100-retail-chatbot.yaml")
+    assert retail.decision["pending"]["decode_throughput"] == ["active GPUs", "resilient GPUs", "nodes",
+                                                               "nominal fleet holds"]
 
 
 def test_record_polish_numbering_conversions_and_source_links():

@@ -197,7 +197,7 @@ class PlanView:
             rests = list(dict.fromkeys(d.label for d in decided if p["name"] in e.pending_inputs(d.target.name)))
             if rests:
                 pending.append({"name": p["name"], "decisions": rests})
-        text = sentence("decision", breaks=rows, pending=pending)
+        text = sentence("decision", breaks=rows, scenarios=len(self.scenarios), pending=pending)
         return {"text": text, "fleet_breaks": {r["row"]: r["scenarios"] for r in rows},
                 "pending": {p["name"]: p["decisions"] for p in pending}}
 
