@@ -144,8 +144,8 @@ def _stage_graph(graph: _Graph, i: int, stages: list[dict]) -> str:
     lines = [f"flowchart {_direction(boxes, local)}"]
     lines += [f'  {box}["{label}"]:::{cls}' for box, (label, cls) in boxes.items()]
     lines += [f"  {a} --> {b}" for a, b in local]
-    lines += [f"  classDef {t} {style}" for t, style in tag_styles().items()]
-    lines.append(f"  classDef stage {STAGE_STYLE}")
+    used = {cls for _, cls in boxes.values()}
+    lines += [f"  classDef {t} {style}" for t, style in {**tag_styles(), "stage": STAGE_STYLE}.items() if t in used]
     return "\n".join(lines)
 
 
