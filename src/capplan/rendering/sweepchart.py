@@ -50,7 +50,7 @@ def svg(chart: dict, title: str) -> str:
         left = LEFT + i * (width + GAP)
         _panel(c, chart, s, left, width, lambda r, left=left: left + x_of(r) * width, COLOURS[i % len(COLOURS)])
     axis = f"arrival rate [{chart['rate_unit']}]" + (", log scale" if log else "")
-    c.text(WIDTH / 2, TOP + PANEL_HEIGHT + 44, axis, anchor="middle", fill=DARK)
+    c.text(WIDTH / 2, TOP + PANEL_HEIGHT + 44, axis, size=13, anchor="middle", fill=DARK)
     _legend(c, chart, TOP + PANEL_HEIGHT + 76)
     return c.render()
 
@@ -85,20 +85,20 @@ def _panel(c: Canvas, chart: dict, s: dict, left: float, width: float, x_of, col
         c.text((x_of(chart["star"]) + x_of(chart["knee"])) / 2, top + 14, "knee", size=11, anchor="middle", fill=FAIL)
     for t in ticks:
         c.line(left, y_of(t), left + width, y_of(t), stroke=GRID)
-        c.text(left - 6, y_of(t) + 4, formatting.number(t), size=11, anchor="end", fill=GREY)
+        c.text(left - 6, y_of(t) + 4, formatting.number(t), size=12, anchor="end", fill=GREY)
     for r in chart["rates"]:
         c.line(x_of(r), bottom, x_of(r), bottom + 5, stroke=GREY)
-        c.text(x_of(r), bottom + 18, formatting.number(r), size=11, anchor="middle", fill=GREY)
+        c.text(x_of(r), bottom + 18, formatting.number(r), size=12, anchor="middle", fill=GREY)
     c.rect(left, top, width, PANEL_HEIGHT, fill="none", stroke="#999999")
     star = x_of(chart["star"])
     c.line(star, top, star, bottom, stroke=DARK, width=1.5, dash="2,3")
     label = f"λ* = {chart['star_text']}"
-    inside = star - left > text_width(label) + 8              # left of the line, at the top, where it fits
-    c.text(star - 4 if inside else star + 4, top + 14, label, size=11, anchor="end" if inside else "start",
+    inside = star - left > text_width(label, 12) + 8          # left of the line, at the top, where it fits
+    c.text(star - 4 if inside else star + 4, top + 15, label, size=12, anchor="end" if inside else "start",
            fill=DARK, weight="bold")
     limit = y_of(s["limit"])
     c.line(left, limit, left + width, limit, stroke=FAIL, width=1.5, dash="7,4")
-    c.text(left + 4, limit - 5, f"SLO {s['limit_text']}", size=11, fill=FAIL, weight="bold")
+    c.text(left + 4, limit - 5, f"SLO {s['limit_text']}", size=12, fill=FAIL, weight="bold")
     points = [(x_of(r), y_of(v), ok) for r, v, ok in zip(chart["rates"], s["values"], s["ok"]) if not math.isnan(v)]
     c.polyline([(x, y) for x, y, _ in points], stroke=colour)
     for x, y, ok in points:
