@@ -98,7 +98,8 @@ def _panel(c: Canvas, chart: dict, s: dict, left: float, width: float, x_of, col
            fill=DARK, weight="bold")
     limit = y_of(s["limit"])
     c.line(left, limit, left + width, limit, stroke=FAIL, width=1.5, dash="7,4")
-    c.text(left + 4, limit - 5, f"SLO {s['limit_text']}", size=12, fill=FAIL, weight="bold")
+    below = limit - top < 36                                  # near the top the λ* label is there: go under the line
+    c.text(left + 4, limit + 16 if below else limit - 5, f"SLO {s['limit_text']}", size=12, fill=FAIL, weight="bold")
     points = [(x_of(r), y_of(v), ok) for r, v, ok in zip(chart["rates"], s["values"], s["ok"]) if not math.isnan(v)]
     c.polyline([(x, y) for x, y, _ in points], stroke=colour)
     for x, y, ok in points:
