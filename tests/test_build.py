@@ -70,9 +70,10 @@ def test_build_twice_is_byte_identical(built, run_main):
     code, out, _ = run_main("build")
     assert code == 0
     retail = RETAIL_PLAN.stem
-    assert out.splitlines() == [f"{MAIN}: unchanged ({STEM}.holds.svg, {STEM}.json, {STEM}.md, {STEM}.xlsx)",
-                                f"plans/{RETAIL_PLAN.name}: unchanged ({retail}.holds.svg, {retail}.json, {retail}.md, "
-                                f"{retail}.xlsx)"]
+    assert out.splitlines() == [(f"{MAIN}: unchanged ({STEM}.holds.svg, {STEM}.json, {STEM}.md, {STEM}.scenarios.svg, "
+                                 f"{STEM}.sweep.svg, {STEM}.xlsx)"),
+                                (f"plans/{RETAIL_PLAN.name}: unchanged ({retail}.holds.svg, {retail}.json, {retail}.md, "
+                                 f"{retail}.xlsx)")]
     assert _snapshot(built / "out") == first
     assert run_main("build", "--out", "again")[0] == 0          # a clean build elsewhere: the same bytes
     assert _snapshot(built / "again") == first
@@ -84,7 +85,8 @@ def test_manifest_records_inputs_outputs_and_versions(built):
     assert entry["file"] == MAIN
     assert entry["inputs"] == {MAIN: manifest.sha256(MAIN_PLAN.read_bytes())}
     assert entry["outputs"] == {name: manifest.sha256((built / "out" / name).read_bytes())
-                                for name in (f"{STEM}.holds.svg", f"{STEM}.json", f"{STEM}.md", f"{STEM}.xlsx")}
+                                for name in (f"{STEM}.holds.svg", f"{STEM}.json", f"{STEM}.md", f"{STEM}.scenarios.svg",
+                                             f"{STEM}.sweep.svg", f"{STEM}.xlsx")}
     assert entry["toolchain"]["openpyxl"] == metadata.version("openpyxl")
     assert entry["toolchain"]["capplan"] == metadata.version("capplan")
     assert entry["data"]["model/quantities.yaml"] == manifest.sha256((ROOT / "model" / "quantities.yaml").read_bytes())
@@ -312,14 +314,42 @@ def test_record_shows_derivations_tags_and_pending(built):
     assert "`hbm_efficiency` = 0.76" in text
     assert "**Gate 2: memory bandwidth (decode): PASS** — 10.96 ms ≤ 25 ms." in text
     assert "`instance_max_rate` = 7.5 req/s (pins a derived quantity)" in text
-    graph = text[text.index("```mermaid\nflowchart LR"):]
-    for line in ('  subgraph memory["Gate 1: memory"]', '    hbm_efficiency["hbm_efficiency"]:::pending',
-                 '    T_load_sweep["load_sweep (table)"]:::measurement', "  kv_pool --> kv_token_capacity",
-                 "  T_load_sweep --> instance_max_rate", "  resilient_gpus --> T_deployments"):
+    graph = text[text.index("## 8. Dependency graph"):]
+    for line in ('  S1["<b>2. Memory</b><br/>12 quantities, 0 given<br/>hands on: weight_memory, kv_bytes_per_token"]:::stage',
+                 '<details><summary>3. Throughput: 15 quantities and what they are computed from</summary>',
+                 '  given_pending["pending measurements:<br/>hbm_efficiency, tensor_efficiency"]:::pending',
+                 '  T_load_sweep["load_sweep (table)"]:::measurement', "  kv_pool --> kv_token_capacity",
+                 "  T_load_sweep --> instance_max_rate", "  S3 --> T_deployments", "  S0 --> S1", "  S3 --> S4"):
         assert line + "\n" in graph
-    for heading in ("7.1 Workload", "7.2 Physical", "7.3 Empirical", "7.4 Bin-packed", "7.5 Monthly TCO",
-                    "7.6 Sensitivity", "Provenance of every input"):
-        assert heading in text
+    headings = [line for line in text.splitlines() if line.startswith("## ")]
+    assert headings == ["## 1. Workload and SLO contract", "## 2. Physical boundary derivation",
+                        "## 3. Empirical load-vs-SLO curve", "## 4. Bin-packed cluster sizing", "## 5. Monthly TCO",
+                        "## 6. Sensitivity", "## 7. How far the decision holds", "## 8. Dependency graph",
+                        "## 9. Provenance of every input"]
     retail = (built / "out" / "llama3-8b-a100-retail-chatbot.md").read_text()
     assert "**Gate 2: memory bandwidth (decode): FAIL**" in retail
-    assert "7.3 Empirical" in retail and "Little's-law sizing" in retail and "Load sweep" not in retail
+    assert "## 3. Empirical" in retail and "Little's-law sizing" in retail and "Load sweep" not in retail
+
+
+def test_an_output_the_plan_no_longer_makes_is_removed(project, run_main, monkeypatch):
+    """A plan that loses its scenarios loses its scenarios chart: out/ holds what the manifest lists."""
+    assert run_main("build", MAIN)[0] == 0
+    chart = project / "out" / f"{STEM}.scenarios.svg"
+    assert chart.is_file()
+    plan = yaml.safe_load(MAIN_PLAN.read_text())
+    del plan["scenarios"]
+    (project / MAIN).write_text(yaml.safe_dump(plan, sort_keys=False, allow_unicode=True))
+    (project / "out" / "unrelated.txt").write_text("kept")
+    def refused(*_args, **_kwargs):                              # a file system that refuses the removal
+        raise PermissionError(errno.EROFS, os.strerror(errno.EROFS))
+    with monkeypatch.context() as m:
+        m.setattr(Path, "unlink", refused)
+        code, _, err = run_main("build", MAIN)
+    assert code == 1 and (f"error: cannot remove out/{STEM}.scenarios.svg, an output the plan no longer makes: "
+                          "Read-only file system\n") in err
+    assert chart.is_file() and f"{STEM}.scenarios.svg" in (project / "out" / f"{STEM}.md").read_text()
+    code, out, _ = run_main("build", MAIN)
+    assert code == 0 and out.endswith(f"; removed {STEM}.scenarios.svg\n")
+    assert not chart.exists() and (project / "out" / "unrelated.txt").read_text() == "kept"
+    recorded = json.loads((project / "out" / manifest.NAME).read_text())["plans"][STEM]["outputs"]
+    assert sorted(recorded) == sorted(p.name for p in (project / "out").glob(f"{STEM}.*"))

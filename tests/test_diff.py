@@ -216,6 +216,8 @@ def test_base_revision_against_the_working_tree(tmp_path, run_main, monkeypatch)
             "aws-p4de.24xlarge unchanged (2 nodes); active GPUs 9 → 13;") in out
     assert "- `llama3-8b-a100-retail-chatbot`: **Plan removed. It said: 25 GPUs carry the 50 req/s peak" in out
     assert "- `retail-copy`: **New plan: 25 GPUs carry the 50 req/s peak" in out
+    assert ("$4.33 per 1M output tokens. No scenario but the nominal one tests it (add scenarios to the plan). "
+            "Pending measurements under the decisions: decode_throughput") in out       # the Decision line, whole
     assert "against `HEAD`" in out
 
     # one plan named; unchanged against itself once committed

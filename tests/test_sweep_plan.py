@@ -73,7 +73,9 @@ def test_record_states_the_knee_and_the_evidence(run_main, tmp_path):
     assert "| 16 | 79.85 | 35.38 | 23.15 | 1,354 | 1 | 0 | ✓ TTFT ✗ TPOT ✓ E2E ✓ errors ✓ delivered | FAIL |" in text
     assert "qps_inf.json: closed burst" in text and "not counted" in text
     assert "`sweeps/llama-3.3-70b-tp8/qps_04.json` | `4c9ece53c18d9fb0db0f37c5fbe5e23e301d802a568fb1ccaed5e9134b9ad19e`" in text
-    assert "```mermaid\nxychart-beta" in text
+    chart = "llama3.3-70b-a100-40gb-tp8-sharegpt.sweep.svg"
+    assert f"]({chart})" in text and "xychart" not in text
+    assert (tmp_path / "o" / chart).read_text().count("<circle") == 3 * 3 + 2       # 3 rates x 3 SLOs, 2 in the legend
 
 
 def _sweep_plan(base_plan, rows):

@@ -50,6 +50,7 @@ class Built:
     file: str                        # the plan as messages name it
     outputs: list[str] = field(default_factory=list)
     changed: list[Path] = field(default_factory=list)
+    removed: list[Path] = field(default_factory=list)   # outputs of the last build this one no longer makes
     skipped: bool = False            # inputs and outputs as recorded: not evaluated
     error: CapplanError | None = None
 
@@ -112,7 +113,7 @@ def compile_plan(path: Path, model: Model | None = None) -> Compiled:
         f"{plan.name}.md": record.render(shown).encode("utf-8"),
         f"{plan.name}.json": jsonout.dumps(jsonout.document(shown)).encode("utf-8"),
         f"{plan.name}.xlsx": render_workbook(plan, evaluations, evaluations[0].model, shown),
-        shown.chart_name: shown.chart().encode("utf-8"),
+        **{name: chart.encode("utf-8") for name, chart in shown.charts().items()},
     }
     return Compiled(plan, evaluations, files)
 
@@ -136,6 +137,7 @@ def build(paths: list[Path], out_dir: Path) -> list[Built]:
             try:
                 compiled, entry = _compile_and_record(path)
                 result.outputs = sorted(compiled.files)
+                result.removed = _remove_stale(out_dir, recorded.get(compiled.plan.name), compiled.files)
                 result.changed = write(out_dir, compiled.files)
             except CapplanError as err:
                 result.error = err
@@ -233,6 +235,26 @@ def write(out_dir: Path, files: dict[str, bytes]) -> list[Path]:
                  else "; the previous files are untouched")
         raise CapplanError(f"cannot write {target}: {err.strerror or err}{after}") from None
     return [target for target, _ in staged]
+
+
+def _remove_stale(out_dir: Path, entry: dict | None, files: dict[str, bytes]) -> list[Path]:
+    """Remove the outputs the plan's last build recorded that this build no
+    longer makes (a chart a plan no longer has), so out/ holds what the
+    manifest lists and no stale file a reader could take for current. Done
+    before the new files are written, so a refusal leaves out/ as it was;
+    only plain file names inside out_dir are touched."""
+    removed = []
+    for name in sorted((entry or {}).get("outputs", {})):
+        path = out_dir / name
+        if name in files or Path(name).name != name or name == manifest.NAME or not path.is_file():
+            continue
+        try:
+            path.unlink()
+        except OSError as err:
+            raise CapplanError(f"cannot remove {path}, an output the plan no longer makes: "
+                               f"{err.strerror or err}") from None
+        removed.append(path)
+    return removed
 
 
 def _ensure_folder(folder: Path) -> None:

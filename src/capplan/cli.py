@@ -172,7 +172,8 @@ def cmd_build(args) -> int:
             print(f"error: {r.error}", file=sys.stderr)
         else:
             state = "unchanged" if not r.changed else f"wrote {len(r.changed)}"
-            print(f"{r.file}: {state} ({', '.join(r.outputs)})")
+            gone = f"; removed {', '.join(p.name for p in r.removed)}" if r.removed else ""
+            print(f"{r.file}: {state} ({', '.join(r.outputs)}){gone}")
     failed = sum(1 for r in results if r.error)
     if failed:
         print(f"{failed} plan(s) failed; their previous outputs are untouched", file=sys.stderr)

@@ -1,6 +1,8 @@
 """The JSON document of ``capplan eval --json``: the contract scripts read.
 
-Per scenario: the key results (as the record and the diff show them), then
+First the decision as the record's Decision line says it (the headline, the
+scenarios in which today's fleet breaks per deployment, the pending
+measurements under the decisions). Per scenario: the key results (as the record and the diff show them), then
 every quantity's value in its display unit, unit, tag, formula and
 provenance, every table's columns and rows, and how far the decision holds
 (each relevant input's interval and first flip on each side); then the
@@ -32,6 +34,7 @@ def document(view: PlanView) -> dict:
         "gpu": plan.gpu.id,
         "model": plan.model_entry.id,
         "switches": dict(sorted(plan.switches.items())),
+        "decision": {"headline": view.headline, **view.decision},
         "scenarios": {s.name: {**_scenario(e, s), "how_far_the_decision_holds": view.holds.as_json(s.name)}
                       for e, s in zip(view.evaluations, view.scenarios)},
         "breakeven": view.holds.breakeven,

@@ -19,6 +19,7 @@ from sympy.printing.latex import LatexPrinter
 
 from capplan import formatting
 from capplan.engine.evaluate import Evaluation
+from capplan.engine.exact import factor
 from capplan.engine.formula import TABLE_FUNCTIONS, Formula
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)?")
@@ -85,7 +86,8 @@ def row(e: Evaluation, name: str) -> Row:
                    given.source or "", given.date or "", given.note or "",
                    replaced.text if replaced else "", latex(e, replaced.expr) if replaced else "", "", "")
     return Row(name, q.symbol, q.description, value, "derived", False, tuple(e.pending_inputs(name)), False,
-               "", "", "", node.formula.text, latex(e, node.formula.expr), substituted(e, node.formula),
+               "", "", "", node.formula.text, latex(e, node.formula.expr),
+               conversion(e, name, node.formula) or substituted(e, node.formula),
                rests_on(e, name))
 
 
@@ -120,6 +122,20 @@ def substituted(e: Evaluation, formula) -> str:
     for plain, pretty in ((" * ", " × "), (" <= ", " ≤ "), (" >= ", " ≥ ")):
         text = text.replace(plain, pretty)
     return text
+
+
+def conversion(e: Evaluation, name: str, formula) -> str:
+    """A formula that only changes the unit (``hours_per_month = days_per_month``)
+    with the conversion written out: '30.5 days × 24 h/day = 732 h' (the
+    workbook's cell multiplies by the same factor); '' for any other formula."""
+    if not isinstance(formula.expr, sympy.Symbol) or formula.expr.name not in e.model.quantities:
+        return ""
+    source, target = e.model.quantities[formula.expr.name], e.model.quantities[name]
+    ratio = factor(source.unit) / factor(target.unit)
+    if ratio == 1 or source.table or target.table:
+        return ""
+    per = f"{formatting.unit_label(target.unit)}/{source.unit}"
+    return f"{shown(e, formula.expr.name).text} × {formatting.number(float(ratio))} {per} = {shown(e, name).text}"
 
 
 _ANNOTATION = re.compile(r"\b(?:per_token|per_gpu)\(")

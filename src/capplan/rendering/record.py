@@ -2,8 +2,8 @@
 
 Everything the record says comes from the plan's view
 (:mod:`capplan.rendering.view`); this module adds only what is Markdown's
-own: the mermaid dependency graph and latency chart. The template decides
-how it looks. Nothing here depends on the clock or on dict order from
+own: the mermaid dependency graph and source links (the charts are SVG
+files beside it, written by the build). The template decides how it looks. Nothing here depends on the clock or on dict order from
 outside the model, so an unchanged plan renders byte-identical text.
 """
 
@@ -15,6 +15,7 @@ import jinja2
 
 from capplan.engine.evaluate import Evaluation
 from capplan.rendering import markdown
+from capplan.rendering.layout import layout
 from capplan.rendering.palette import palette
 from capplan.rendering.view import PlanView
 from capplan.resources import templates_dir
@@ -26,6 +27,7 @@ def _environment() -> jinja2.Environment:
                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
                              undefined=jinja2.StrictUndefined)
     env.filters["cell"] = markdown.cell
+    env.filters["source"] = markdown.source
     return env
 
 
@@ -35,33 +37,17 @@ def render(view: PlanView) -> str:
         "plan": view.plan,
         "sizing": view.model.switches["sizing"]["cases"][view.plan.switches["sizing"]],
         "headline": view.headline,
+        "decision": view.decision,
         "pending": view.pending,
         "sections": view.sections,
         "provenance": view.provenance,
         "overrides": view.overrides,
-        "dependency_graph": dependency_graph(nominal),
-        "latency_chart": latency_chart,
+        "graphs": dependency_graphs(nominal),
     }
     text = _environment().get_template("record.md.j2").render(**context)
     while "\n\n\n" in text:
         text = text.replace("\n\n\n", "\n\n")
     return text
-
-
-def latency_chart(sweep: dict) -> str:
-    """A mermaid xychart of the sweep's latency series, each as a share of its SLO."""
-    series = sweep["chart"]
-    if len(sweep["rates"]) < 2 or not series:
-        return ""
-    top = max([1.0] + [x for s in series for x in s["shares"]])
-    names = ", ".join(s["label"] for s in series)
-    rates = ", ".join(f'"{r}"' for r in sweep["rates"])
-    return "\n".join(["xychart-beta",
-                      f'    title "Latency as a share of its SLO (lines: {names}; 1.0 = SLO)"',
-                      f'    x-axis "arrival rate (req/s)" [{rates}]',
-                      f'    y-axis "share of SLO" 0 --> {max(1.5, round(top * 1.1, 1)):.1f}',
-                      *("    line [" + ", ".join(f"{x:.3f}" for x in s["shares"]) + "]" for s in series),
-                      "    line [" + ", ".join("1" for _ in sweep["rates"]) + "]"])
 
 
 def tag_styles() -> dict[str, str]:
@@ -74,45 +60,124 @@ def tag_styles() -> dict[str, str]:
     return out
 
 
-def dependency_graph(e: Evaluation) -> str:
-    """A mermaid flowchart of the plan's quantities: one box per model group
-    (workload, memory, roofline, sweep, sizing, cost …), each quantity coloured
-    by its tag, each table one node."""
-    model = e.model
-    def node_id(name):
-        q = model.quantities[name]
-        return f"T_{q.table}" if q.table else name
+def dependency_graphs(e: Evaluation) -> dict:
+    """The plan's quantities as mermaid flowcharts small enough to read at page width.
 
-    def tag(name):
-        q = model.quantities[name]
-        if q.table:
-            return model.tables[q.table].tag      # a table node stands for its rows of data
-        given = e.inputs.get(name)
-        return ("pending" if given.pending else given.tag) if given else "derived"
-
-    groups: dict[str, list[str]] = {}
-    classes: dict[str, str] = {}
-    edges: set[tuple[str, str]] = set()
-    for name in e.graph.order:
-        q = model.quantities[name]
-        nid = node_id(name)
-        group = model.tables[q.table].group if q.table else q.group
-        if nid not in classes:
-            groups.setdefault(group, []).append(nid)
-        classes[nid] = tag(name)
-        for dep in e.graph.nodes[name].deps:
-            if node_id(dep) != nid:
-                edges.add((node_id(dep), nid))
-    lines = ["flowchart LR"]
-    for group in model.groups:
-        members = groups.get(group)
+    ``overview``: one box per stage of ``graph.stages`` in layout.yaml
+    (inputs → memory → throughput → sizing → cost), each saying how many
+    quantities it holds and what it hands on; an arrow where one stage reads
+    another. ``stages``: per stage, its derived quantities and tables one box
+    each, coloured by tag, its own inputs folded into one box per tag
+    (pending ones in their own), and each other stage it reads as one box
+    naming what it reads. (One graph of every quantity rendered 2,907 ×
+    4,088 px, its text 6 px high at page width.)
+    """
+    graph = _Graph(e)
+    stages = layout()["graph"]["stages"]
+    overview = ["flowchart TB"]
+    for i, spec in enumerate(stages):
+        members = graph.members(i)
         if not members:
             continue
-        lines.append(f'  subgraph {group}["{model.groups[group].title}"]')
-        for nid in members:
-            label = nid[2:] + " (table)" if nid.startswith("T_") else nid
-            lines.append(f'    {nid}["{label}"]:::{classes[nid]}')
-        lines.append("  end")
-    lines += [f"  {a} --> {b}" for a, b in sorted(edges)]
-    lines += [f"  classDef {t} {style}" for t, style in tag_styles().items()]
+        given = [n for n in members if graph.nodes[n] != "derived"]
+        pending = sum(1 for n in given if graph.nodes[n] == "pending")
+        handed = [n for n in members if any(a == n and graph.stage(b) != i for a, b in graph.edges)]
+        counts = f"{len(members)} quantities, {len(given)} given" + (f" ({pending} pending)" if pending else "")
+        hands = _wrapped([_label(n) for n in handed], most=4) if handed else "the results"
+        overview.append(f'  S{i}["<b>{i + 1}. {spec["title"]}</b><br/>{counts}<br/>hands on: {hands}"]:::stage')
+    crossing = sorted({(graph.stage(a), graph.stage(b)) for a, b in graph.edges if graph.stage(a) != graph.stage(b)})
+    overview += [f"  S{a} --> S{b}" for a, b in crossing]
+    overview.append(f"  classDef stage {STAGE_STYLE}")
+    graphs = [{"title": f"{i + 1}. {spec['title']}", "count": len(graph.members(i)),
+               "graph": _stage_graph(graph, i, stages)} for i, spec in enumerate(stages) if graph.members(i)]
+    return {"overview": "\n".join(overview), "stages": graphs}
+
+
+class _Graph:
+    """The plan's quantities as nodes (a table is one node), each with its tag and stage."""
+
+    def __init__(self, e: Evaluation):
+        self.model = model = e.model
+        self.stage_of_group = {g: i for i, stage in enumerate(layout()["graph"]["stages"]) for g in stage["groups"]}
+        self.nodes: dict[str, str] = {}          # node id -> tag, in the graph's order
+        self.edges: set[tuple[str, str]] = set()
+        for name in e.graph.order:
+            nid = self.node_id(name)
+            q = model.quantities[name]
+            given = e.inputs.get(name)
+            tag = (model.tables[q.table].tag if q.table           # a table node stands for its rows of data
+                   else ("pending" if given.pending else given.tag) if given else "derived")
+            self.nodes.setdefault(nid, tag)
+            self.edges |= {(self.node_id(d), nid) for d in e.graph.nodes[name].deps if self.node_id(d) != nid}
+
+    def node_id(self, name: str) -> str:
+        q = self.model.quantities[name]
+        return f"T_{q.table}" if q.table else name
+
+    def stage(self, nid: str) -> int:
+        if nid.startswith("T_"):
+            return self.stage_of_group[self.model.tables[nid[2:]].group]
+        return self.stage_of_group[self.model.quantities[nid].group]
+
+    def members(self, i: int) -> list[str]:
+        return [n for n in self.nodes if self.stage(n) == i]
+
+
+def _stage_graph(graph: _Graph, i: int, stages: list[dict]) -> str:
+    """One stage's flowchart: its derived quantities, its inputs folded by tag, the stages it reads."""
+    members = graph.members(i)
+    folded = {n: f"given_{graph.nodes[n]}" for n in members if graph.nodes[n] != "derived" and not n.startswith("T_")}
+    boxes: dict[str, tuple[str, str]] = {}      # box id -> (label, class)
+    for j, spec in enumerate(stages):
+        reads = [a for a in graph.nodes if graph.stage(a) == j != i
+                 and any(x == a and graph.stage(b) == i for x, b in graph.edges)]
+        if reads:
+            boxes[f"S{j}"] = (f"from {j + 1}. {spec['title']}:<br/>{_wrapped([_label(n) for n in reads])}", "stage")
+    for box in dict.fromkeys(folded.values()):
+        tag = box.removeprefix("given_")
+        word = "pending measurements" if tag == "pending" else f"{tag} inputs"
+        boxes[box] = (f"{word}:<br/>{_wrapped([n for n, f in folded.items() if f == box])}", tag)
+    boxes.update({n: (_label(n), graph.nodes[n]) for n in members if n not in folded})
+    local = {(folded.get(a, a) if graph.stage(a) == i else f"S{graph.stage(a)}", folded.get(b, b))
+             for a, b in graph.edges if graph.stage(b) == i}
+    local = sorted((a, b) for a, b in local if a != b)
+    lines = [f"flowchart {_direction(boxes, local)}"]
+    lines += [f'  {box}["{label}"]:::{cls}' for box, (label, cls) in boxes.items()]
+    lines += [f"  {a} --> {b}" for a, b in local]
+    used = {cls for _, cls in boxes.values()}
+    lines += [f"  classDef {t} {style}" for t, style in {**tag_styles(), "stage": STAGE_STYLE}.items() if t in used]
     return "\n".join(lines)
+
+
+def _direction(boxes: dict[str, tuple[str, str]], edges: list[tuple[str, str]]) -> str:
+    """Top to bottom or left to right, whichever draws the graph narrower
+    (about: the boxes side by side on its widest level, or the widest box of
+    each level in a row), so the renderer shrinks its text the least."""
+    rank = dict.fromkeys(boxes, 0)
+    for _ in range(len(edges) + 1):              # longest path from a source; the graph has no cycle
+        changed = False
+        for a, b in edges:
+            if rank[b] < rank[a] + 1:
+                rank[b], changed = rank[a] + 1, True
+        if not changed:
+            break
+    widths = {box: 7 * max(len(line) for line in label.split("<br/>")) + 40 for box, (label, _) in boxes.items()}
+    levels = [[w for box, w in widths.items() if rank[box] == r] for r in range(max(rank.values()) + 1)]
+    across = max(sum(level) for level in levels)
+    along = sum(max(level) + 50 for level in levels)
+    return "LR" if along < across else "TB"
+
+
+STAGE_STYLE = "fill:#f2f2f2,stroke:#7f7f7f,color:#000000"
+
+
+def _label(nid: str) -> str:
+    return nid[2:] + " (table)" if nid.startswith("T_") else nid
+
+
+def _wrapped(names: list[str], per_line: int = 2, most: int | None = None) -> str:
+    """Names two to a line, so a box stays narrow; past ``most`` names, how many more."""
+    more = len(names) - most if most and len(names) > most else 0
+    shown = names[:most - 1] if more else names
+    lines = [", ".join(shown[k:k + per_line]) for k in range(0, len(shown), per_line)]
+    return "<br/>".join(lines + ([f"and {more + 1} more"] if more else []))

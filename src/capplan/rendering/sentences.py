@@ -2,8 +2,9 @@
 
 A team rewords the record's headline or a sensitivity cell there, not in
 Python. Values arrive as :class:`~capplan.rendering.present.Shown` (their
-text, with ``.value`` for the number); two filters cover what plain text
-cannot: ``count`` ("1 node" / "2 nodes") and ``money`` ("$59,965.44").
+text, with ``.value`` for the number); three filters cover what plain text
+cannot: ``count`` ("1 node" / "2 nodes"), ``money`` ("$59,965.44") and
+``and_list`` ("a, b and c").
 """
 
 from __future__ import annotations
@@ -21,10 +22,16 @@ def count(x, word: str) -> str:
     return f"{formatting.number(value)} {word}{'' if value == 1 else 's'}"
 
 
+def and_list(items) -> str:
+    """'a', 'a and b', 'a, b and c'."""
+    items = [str(i) for i in items]
+    return ", ".join(items[:-1]) + " and " + items[-1] if len(items) > 1 else "".join(items)
+
+
 @lru_cache(maxsize=None)
 def _template(source: str) -> jinja2.Template:
     env = SandboxedEnvironment(undefined=jinja2.StrictUndefined, autoescape=False)
-    env.filters.update(count=count, money=formatting.money)
+    env.filters.update(count=count, money=formatting.money, and_list=and_list)
     return env.from_string(source)
 
 

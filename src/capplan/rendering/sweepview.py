@@ -1,6 +1,6 @@
 """The load sweep as the record shows it: the table with per-SLO verdicts,
-the knee bracket in words, closed bursts, the evidence files, and the
-series of the latency chart.
+the knee bracket in words, closed bursts, the evidence files, and what
+the latency chart draws (:mod:`capplan.rendering.sweepchart`).
 
 What is shown comes from the ``sweep:`` part of ``templates/layout.yaml``
 (columns, spreads, the per-SLO checks and their short names, the λ* and
@@ -45,8 +45,7 @@ def sweep(e: Evaluation, spec: dict) -> dict:
         rows.append(cells + [verdicts, "**PASS**" if ok[i] else "FAIL"])
     return {"header": header, "numeric": [True] * len(columns) + [False, False], "rows": rows,
             "knee": _knee(e, spec, checks, ok), "files": _files(data), "bursts": _bursts(data),
-            "chart": _chart_series(e, table, checks), "rates": [formatting.number(r) for r in e.display(col("arrival_rate"))]
-            if col("arrival_rate") in e.values else [],
+            "chart": _chart(e, spec, checks, ok),
             "description": model.tables[table].description, "source": data.source or "", "note": data.note or ""}
 
 
@@ -116,12 +115,34 @@ def _rate(rate: float) -> str:
 
 
 def _chart_series(e: Evaluation, table: str, checks: dict) -> list[dict]:
-    """Each latency check's measured values as a share of its limit (1.0 = at
-    the limit): one scale for every SLO. Checks whose limit is not a time
-    (the error budget) are left out of a latency chart."""
+    """Each latency check's measured values against its limit, with the
+    check's verdict per point, for the latency chart. Checks whose limit is
+    not a time (the error budget) are left out of a latency chart."""
     series = []
-    for measured, limit, label in checks.values():
+    for ok, (measured, limit, label) in checks.items():
         if measured is None or e.model.quantities[limit].unit in ("", None):
             continue
-        series.append({"label": e.model.quantities[measured].column, "shares": [m / e.display(limit) for m in e.display(measured)]})
+        q = e.model.quantities[measured]
+        series.append({"label": label, "column": q.column, "unit": formatting.unit_label(q.unit),
+                       "values": [float(v) for v in e.display(measured)],
+                       "limit": float(e.display(limit)), "limit_text": shown(e, limit).text,
+                       "ok": [bool(v) for v in e.display(f"{table}.{ok}")]})
     return series
+
+
+def _chart(e: Evaluation, spec: dict, checks: dict, ok: list[bool]) -> dict | None:
+    """What the latency chart draws: the swept rates, each latency series,
+    λ* and the top of the knee bracket (None where the sweep has no failure
+    or λ* is pinned) — every number a value of the model."""
+    table = spec["table"]
+    if f"{table}.arrival_rate" not in e.values:
+        return None
+    rate_unit = e.model.quantities[f"{table}.arrival_rate"].unit
+    pinned = e.inputs.get(spec["rate"]) is not None
+    failed = not all(ok)
+    return {"rates": [float(r) for r in e.display(f"{table}.arrival_rate")], "rate_unit": formatting.unit_label(rate_unit),
+            "ok": ok, "series": _chart_series(e, table, checks),
+            "star": float(e.display(spec["rate"])), "star_text": shown(e, spec["rate"]).text,
+            "star_pinned": pinned,
+            "knee": float(e.display(spec["knee"])) if failed and not pinned else None,
+            "knee_text": shown(e, spec["knee"]).text if failed and not pinned else ""}

@@ -24,7 +24,7 @@ from functools import cached_property
 from capplan import formatting
 from capplan.engine.evaluate import Evaluation
 from capplan.loading.plan import Plan
-from capplan.rendering import sweepview
+from capplan.rendering import sweepchart, sweepview
 from capplan.rendering.layout import layout
 from capplan.rendering.present import Shown, row, shown
 
@@ -150,14 +150,56 @@ class PlanView:
         from capplan.rendering.holds import PlanHolds
         return PlanHolds(self.evaluations)
 
-    @property
-    def chart_name(self) -> str:
-        """The file next to the record that holds the tornado chart."""
-        return f"{self.plan.name}.holds.svg"
+    def chart_file(self, kind: str) -> str:
+        """The file next to the record that holds one of its charts ('holds', 'sweep', 'scenarios')."""
+        return f"{self.plan.name}.{kind}.svg"
 
-    def chart(self) -> str:
-        from capplan.rendering import tornado
-        return tornado.svg(self.holds.nominal, f"How far the decision holds: {self.plan.title}")
+    def charts(self) -> dict[str, str]:
+        """Every chart the record links, as ``{file name: SVG text}``: the
+        tornado, the latency chart of the load sweep, the scenarios chart."""
+        from capplan.rendering import scenariochart, sweepchart, tornado
+        out = {self.chart_file("holds"): tornado.svg(self.holds.nominal, f"How far the decision holds: {self.plan.title}")}
+        for section in self.sections:
+            for part in section["parts"]:
+                if part["sweep"] and part["sweep"]["chart_file"]:
+                    out[part["sweep"]["chart_file"]] = sweepchart.svg(
+                        part["sweep"]["chart"], f"Latency against each SLO: {self.plan.title}")
+            if section["sensitivity"] and section["sensitivity"]["chart"]:
+                out[section["sensitivity"]["chart"]] = scenariochart.svg(
+                    self, f"Nodes and monthly cost per scenario: {self.plan.title}")
+        return out
+
+    @cached_property
+    def decision(self) -> dict:
+        """What a reviewer must know first, after the headline: per row of the
+        key table (deployment), the scenarios in which today's fleet breaks
+        (its ``verdict`` key result false), and the pending measurements the
+        decisions rest on, each with the decisions it moves (``sentences.decision``
+        words them). ``cheapest`` marks the row with the lowest nominal cost."""
+        from capplan.rendering.holds import decisions
+        breaks: dict[str, dict] = {}
+        for s in self.scenarios:
+            for key, results in s.rows().items():
+                entry = breaks.setdefault(key, {"row": key, "scenarios": [], "cost": None, "cheapest": False})
+                for k in results:
+                    if k.role == "verdict" and k.value is not None and not k.value:
+                        entry["scenarios"].append(s.name)
+                    if k.role == "cost" and s is self.scenarios[0]:
+                        entry["cost"] = k
+        rows = list(breaks.values())
+        costs = [r["cost"].value for r in rows if r["cost"] is not None]
+        if len(costs) > 1 and costs.count(min(costs)) == 1:
+            next(r for r in rows if r["cost"] is not None and r["cost"].value == min(costs))["cheapest"] = True
+        e = self.nominal
+        decided = decisions(e)[0]
+        pending = []
+        for p in self.pending:
+            rests = list(dict.fromkeys(d.label for d in decided if p["name"] in e.pending_inputs(d.target.name)))
+            if rests:
+                pending.append({"name": p["name"], "decisions": rests})
+        text = sentence("decision", breaks=rows, scenarios=len(self.scenarios), pending=pending)
+        return {"text": text, "fleet_breaks": {r["row"]: r["scenarios"] for r in rows},
+                "pending": {p["name"]: p["decisions"] for p in pending}}
 
     @cached_property
     def pending(self) -> list[dict]:
@@ -210,6 +252,8 @@ class PlanView:
             tables = [_table(e, t, part.get("columns", {})) for t in part.get("tables", []) if t in e.scenario.tables]
             swept = part.get("sweep")
             sweep = sweepview.sweep(e, swept) if swept and swept["table"] in e.scenario.tables else None
+            if sweep:
+                sweep["chart_file"] = self.chart_file("sweep") if sweepchart.drawable(sweep["chart"]) else None
             if not rows and not tables and not sweep:
                 continue
             gate = None
@@ -219,7 +263,7 @@ class PlanView:
             parts.append({"title": part["title"], "rows": rows, "tables": tables, "gate": gate, "sweep": sweep})
         return {"title": spec["title"], "parts": parts,
                 "sensitivity": self._sensitivity() if spec.get("sensitivity") else None,
-                "holds": self.holds.section(self.chart_name) if spec.get("holds") else None}
+                "holds": self.holds.section(self.chart_file("holds")) if spec.get("holds") else None}
 
     def _sensitivity(self) -> dict:
         """Per scenario: the scalar key results, then one summary per row of the key table."""
@@ -231,7 +275,8 @@ class PlanView:
             cells = [k.text for k in s.scalars()]
             cells += [self.row_summary(e, keys[0].index) for keys in s.rows().values()]
             rows.append({"name": s.name, "title": s.title, "changes": list(s.changes) or ["—"], "cells": cells})
-        return {"columns": columns, "rows": rows}
+        from capplan.rendering.scenariochart import bars
+        return {"columns": columns, "rows": rows, "chart": self.chart_file("scenarios") if bars(self) else None}
 
 
 def _context(e: Evaluation) -> dict:

@@ -243,7 +243,7 @@ def compare_plan(old: Side | None, new: Side | None) -> dict:
     if not old_ok:
         out["status"] = "base_error" if old is not None else "added"
         lead = "New plan: " if old is None else "The old version does not load with this capplan; the new one says: "
-        out["headline"] = lead + n_v.headline
+        out["headline"] = f"{lead}{n_v.headline} {n_v.decision['text']}"
         return out
     o_e, n_e = old.nominal, new.nominal
     out["results"] = _results(o_e, n_e)

@@ -1,0 +1,179 @@
+"""The record's SVG charts and its Decision line, checked against the plan
+files read independently (the sweep rows and SLOs as written in the YAML,
+the fleet verdicts from the evaluation's own values)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+import xml.etree.ElementTree as ET
+
+import yaml
+from conftest import MAIN_PLAN, ROOT
+
+import capplan
+from capplan.rendering import markdown, record, svg, view
+
+SVG = "{http://www.w3.org/2000/svg}"
+BIG_PLAN = ROOT / "plans" / "llama3.3-70b-a100-40gb-tp8-sharegpt.yaml"
+FRACTIONAL = "fractional-a100-80gb"
+
+
+def _view(path):
+    plan = capplan.load(path)
+    return view.build(plan, capplan.evaluate(plan))
+
+
+def _svg(v, kind):
+    return ET.fromstring(v.charts()[v.chart_file(kind)])
+
+
+def _texts(root):
+    return [t.text for t in root.iter(f"{SVG}text")]
+
+
+def _failing_markers(root):
+    """Centres of the red-ringed crosses (a point that misses its panel's SLO), legend excluded."""
+    return [(float(c.get("cx")), float(c.get("cy"))) for c in root.iter(f"{SVG}circle")
+            if c.get("stroke") == svg.FAIL and float(c.get("cy")) < 350]
+
+
+def _plan_sweep(path):
+    """The sweep rows and the SLOs in their plan units, read from the YAML, not from capplan."""
+    doc = yaml.safe_load(path.read_text())
+    return doc["tables"]["load_sweep"]["rows"], doc["inputs"]
+
+
+def test_charts_are_byte_identical_across_builds():
+    first, second = _view(MAIN_PLAN).charts(), _view(MAIN_PLAN).charts()
+    assert sorted(first) == [f"{MAIN_PLAN.stem}.{k}.svg" for k in ("holds", "scenarios", "sweep")]
+    assert first == second
+    for text in first.values():
+        ET.fromstring(text)                                  # well-formed XML
+
+
+def test_latency_chart_draws_each_slo_and_marks_the_failing_points():
+    rows, inputs = _plan_sweep(MAIN_PLAN)
+    limits = {"ttft_p95": 1000, "tpot_p95": 25, "e2e_p99": 5}     # ms, ms, s as in the plan (1 s = 1000 ms)
+    assert inputs["ttft_p95_slo"]["value"] == "1 s" and inputs["e2e_p99_slo"]["value"] == "5 s"
+    failing = sum(1 for r in rows for c, limit in limits.items() if r[c] > limit)
+    assert failing == 6                                      # 12 and 14 req/s miss all three
+    root = _svg(_view(MAIN_PLAN), "sweep")
+    texts = _texts(root)
+    for label in ("TTFT: ttft_p95 [ms]", "TPOT: tpot_p95 [ms]", "E2E: e2e_p99 [s]", "SLO 1,000 ms", "SLO 25 ms",
+                  "SLO 5 s", "λ* = 10 req/s", "arrival rate [req/s]", "knee"):
+        assert label in texts, label
+    assert [t for t in texts if t in {str(r["arrival_rate"]) for r in rows}][:7] == [str(r["arrival_rate"]) for r in rows]
+    markers = _failing_markers(root)
+    assert len(markers) == failing
+    circles = [c for c in root.iter(f"{SVG}circle") if float(c.get("cy")) < 350]
+    assert len(circles) == 3 * len(rows)                     # every point of every panel is drawn
+    # linear axis (the sweep spans 2..14 req/s, under a factor of 8): even spacing of the rates
+    xs = sorted({float(c.get("cx")) for c in circles})[:len(rows)]
+    gaps = [round(b - a, 1) for a, b in itertools.pairwise(xs)]
+    assert max(gaps) - min(gaps) <= 0.2
+    # the knee band runs from λ* (10 req/s) to the first failure (12 req/s), where the points are
+    band = next(r for r in root.iter(f"{SVG}rect") if r.get("fill") == "#fbe3d6")
+    left, right = float(band.get("x")), float(band.get("x")) + float(band.get("width"))
+    assert (round(left, 1), round(right, 1)) == (xs[4], xs[5])
+
+
+def test_latency_chart_of_a_sweep_over_a_factor_of_16_has_a_log_axis():
+    rows, _ = _plan_sweep(BIG_PLAN)
+    assert [r["arrival_rate"] for r in rows] == [1, 4, 16]
+    root = _svg(_view(BIG_PLAN), "sweep")
+    assert "arrival rate [req/s], log scale" in _texts(root)
+    xs = sorted({float(c.get("cx")) for c in root.iter(f"{SVG}circle") if float(c.get("cy")) < 350})[:3]
+    assert abs((xs[1] - xs[0]) - (xs[2] - xs[1])) <= 0.2       # 1 → 4 and 4 → 16 are the same ratio
+    assert len(_failing_markers(root)) == sum(1 for r in rows if r["tpot_p95"] > 35) == 1
+
+
+def test_latency_chart_numbers_come_from_the_view():
+    v = _view(MAIN_PLAN)
+    chart = next(p["sweep"] for s in v.sections for p in s["parts"] if p["sweep"])["chart"]
+    e = v.nominal
+    assert chart["rates"] == e.display("load_sweep.arrival_rate")
+    assert (chart["star"], chart["knee"]) == (e.display("instance_max_rate"), e.display("knee_upper_rate"))
+    ttft = chart["series"][0]
+    assert ttft["values"] == e.display("load_sweep.ttft_p95") and ttft["limit"] == e.display("ttft_p95_slo")
+
+
+def test_scenario_chart_marks_the_scenarios_that_break_todays_fleet():
+    v = _view(MAIN_PLAN)
+    root = _svg(v, "scenarios")
+    texts = _texts(root)
+    breaking = [e.scenario.name for e in v.evaluations
+                if e.display("deployments.fleet_safe_capacity")[1] < e.display("peak_arrival_rate")]
+    assert breaking == ["surge_50", "context_x2", "ttft_400ms"]
+    assert texts.count("✗ today's fleet breaks") == len(breaking)
+    names = [t for t in texts if t in {e.scenario.name for e in v.evaluations}]
+    assert names == [e.scenario.name for e in v.evaluations]
+    bars = [r for r in root.iter(f"{SVG}rect") if r.get("height") == "15.0"]
+    assert len(bars) == 2 * 2 * len(v.evaluations)           # nodes and cost, per deployment, per scenario
+    assert sum(1 for r in bars if r.get("stroke") == svg.FAIL) == 2 * len(breaking)
+    # bar lengths follow the values: fractional nodes 14 (surge) against 10 (nominal)
+    nodes = [float(r.get("width")) for r in bars if float(r.get("x")) == 250.0]
+    assert math.isclose(nodes[1 * 2 + 1] / nodes[1], 14 / 10, rel_tol=1e-3)
+    assert "$25,517.52" in texts
+
+
+def test_scenario_chart_is_left_out_with_a_single_scenario():
+    v = _view(BIG_PLAN)
+    assert sorted(v.charts()) == [f"{BIG_PLAN.stem}.holds.svg", f"{BIG_PLAN.stem}.sweep.svg"]
+    assert "scenarios.svg" not in record.render(v)
+    assert v.decision["text"].startswith("No scenario but the nominal one tests it (add scenarios to the plan).")
+
+
+def test_decision_names_the_breaking_scenarios_and_the_pending_measurements():
+    v = _view(MAIN_PLAN)
+    breaks = {}
+    for e in v.evaluations:                                  # the evaluation's own values, not the view's
+        for name, capacity in zip(e.display("deployments.name"), e.display("deployments.fleet_safe_capacity")):
+            breaks.setdefault(name, [])
+            if capacity < e.display("peak_arrival_rate"):
+                breaks[name].append(e.scenario.name)
+    assert v.decision["fleet_breaks"] == breaks == {"aws-p4de.24xlarge": [], FRACTIONAL: ["surge_50", "context_x2",
+                                                                                           "ttft_400ms"]}
+    assert v.decision["text"].startswith(f"Today's fleet on {FRACTIONAL}, the cheaper ($18,226.80 a month), breaks in "
+                                         "surge_50, context_x2 and ttft_400ms. On aws-p4de.24xlarge it holds in every "
+                                         "scenario.")
+    e = v.nominal
+    assert "hbm_efficiency" in e.provenance["bandwidth_gate"] and "hbm_efficiency" not in e.provenance["active_gpus"]
+    assert v.decision["pending"] == {"hbm_efficiency": ["Gate 2: memory bandwidth (decode)"],
+                                     "tensor_efficiency": ["Gate 3: compute (prefill)"]}
+    text = record.render(v)
+    assert f"**Decision.** {v.headline}\\\n{v.decision['text']}\n" in text
+
+
+def test_decision_when_every_fleet_holds_names_what_the_sizing_rests_on(write_plan):
+    plan = yaml.safe_load(MAIN_PLAN.read_text())
+    plan["scenarios"] = {k: v for k, v in plan["scenarios"].items() if k in ("fp8_kv", "n_minus_1")}
+    v = _view(write_plan(plan))
+    assert v.decision["fleet_breaks"] == {"aws-p4de.24xlarge": [], FRACTIONAL: []}
+    assert "Today's fleet holds in every scenario." in v.decision["text"]
+    retail = _view(ROOT / "plans" / "llama3-8b-a100-retail-chatbot.yaml")
+    assert retail.decision["pending"]["decode_throughput"] == ["active GPUs", "resilient GPUs", "nodes",
+                                                               "nominal fleet holds"]
+
+
+def test_record_polish_numbering_conversions_and_source_links():
+    text = record.render(_view(MAIN_PLAN))
+    assert not re.search(r"^#+ 7\.\d", text, re.MULTILINE) and "## 1. Workload and SLO contract" in text
+    assert "<br>= 30.5 days × 24 h/day = 732 h |" in text
+    assert ("[mlc-ai/mlc-llm@50e2686:python/mlc_llm/model/model_preset.py](https://github.com/mlc-ai/mlc-llm/blob/"
+            "50e268686829491626d5a3d1511b7e4192b72645/python/mlc_llm/model/model_preset.py) (llama3_8b)") in text
+    assert not re.search(r"\b[0-9a-f]{40}\b", re.sub(r"\]\([^)]*\)", "", text))     # no long hash outside a link
+
+
+def test_conversion_follows_the_plan(base_plan, write_plan):
+    base_plan["inputs"]["days_per_month"] = "30 day"
+    plan = capplan.load(write_plan(base_plan))
+    assert "= 30 days × 24 h/day = 720 h" in record.render(view.build(plan, capplan.evaluate(plan)))
+
+
+def test_source_links_only_a_pinned_repository_reference():
+    assert markdown.source("a/b@" + "0123456789" * 4 + ":x/y.md; see a/b@abc") == (
+        "[a/b@0123456:x/y.md](https://github.com/a/b/blob/" + "0123456789" * 4 + "/x/y.md); see a/b@abc")
+    assert markdown.source("a/b@" + "f" * 40 + ".") == f"[a/b@fffffff](https://github.com/a/b/tree/{'f' * 40})."
+    assert markdown.source("plain | text <b>") == "plain \\| text &lt;b>"
