@@ -91,8 +91,23 @@ def test_tensor_parallel_splits_the_feed_forward_and_pays_the_overhead_on_every_
     assert one.display("forward_activation_per_token") == pytest.approx(24 + 84)
     assert two.display("forward_activation_per_token") == pytest.approx(24 + 42)
     assert two.display("activation_memory") < one.display("activation_memory")
-    assert two.display("non_kv_memory") == pytest.approx(2 * (two.display("activation_memory") + 0.15))
+    # every GPU pays its CUDA context (0.15 GiB) and, under TP, its collective buffers (0.40 GiB)
+    assert one.display("non_torch_replica_memory") == pytest.approx(0.15)
+    assert two.display("non_torch_replica_memory") == pytest.approx(2 * (0.15 + 0.40))
+    assert two.display("non_kv_memory") == pytest.approx(2 * (two.display("activation_memory") + 0.15 + 0.40))
     assert two.display("usable_vram") == pytest.approx(2 * one.display("usable_vram"))
+
+
+def test_non_torch_memory_is_paid_on_every_gpu_of_a_replica(write_plan):
+    """TP 4 with the logged per-GPU values: 4 x (0.14 + 0.41) GiB, not 0.55 GiB once."""
+    e = evaluated(engine_plan(write_plan, name="tp4", gpus_per_replica="4 GPU", non_torch_memory="0.14 GiB/GPU",
+                              collective_buffer_memory="0.41 GiB/GPU", cuda_graph_memory="0.5 GiB/GPU"))
+    assert e.display("non_torch_replica_memory") == pytest.approx(4 * 0.55)
+    act = e.display("activation_memory")
+    assert e.display("non_kv_memory") == pytest.approx(4 * (act + 0.5) + 2.2)
+    # the pool: 4 GPUs x (80 - 0.44) GiB x 0.9, less the weights, less 4 x (activation + graphs + 0.55)
+    weights = 8_030_000_000 * 2 / GiB
+    assert e.display("kv_pool") == pytest.approx(4 * (80 - 0.44) * 0.9 - weights - 4 * (act + 0.5 + 0.55))
 
 
 def test_the_catalog_can_pin_the_runtime_total_and_a_plan_the_engine_overhead(write_plan):
