@@ -201,6 +201,7 @@ def test_the_gpt_oss_engine_plan_by_hand():
     assert e.display("avg_cached_tokens") == pytest.approx(cached)
     assert e.display("mix_token_capacity") == int(tokens * context / cached) == 25_817_703
     assert e.display("decode_bytes_per_step") == pytest.approx((116.83e9 * 0.5588 + 256 * cached * 73728) / 1e9)
-    # Little's law on the measured 7,404.72 tok/s: 197.144 tokens in 30 s need 6.57 tok/s each
-    assert e.display("slo_batch_limit") == int(7404.72 / (197.144 / 30)) == 1126
-    assert e.display("active_replicas") == 1                          # 900 in flight < 1,126
+    # Little's law on the measured 7,404.72 tok/s: 197.144 tokens in 7 s need 28.16 tok/s each
+    assert e.display("slo_batch_limit") == int(7404.72 / (197.144 / 7)) == 262
+    assert e.display("in_flight_requests") == 30 * 7
+    assert e.display("active_replicas") == 1                          # 210 in flight < 262
