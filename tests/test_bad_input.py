@@ -278,8 +278,8 @@ CASES = {
     "expect of a pass/fail result that is a number": (
         _expect("memory_gate", 5), ["expect.memory_gate: expected true or false"]),
     "model: a mapping other than {config:}": (
-        lambda p: p.update({"model": {"id": "llama-3-8b"}}),
-        ["model: expected a catalog id or {config: path/to/config.json}"]),
+        lambda p: p.update({"model": {"name": "llama-3-8b"}}),
+        ["model: expected a catalog id, {id: catalog id, weights: format} or {config: path/to/config.json}"]),
     "model: a config.json that is missing": (
         lambda p: p.update({"model": {"config": "nope/config.json"}}), ["model.config: "]),
 }

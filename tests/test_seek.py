@@ -413,3 +413,15 @@ def test_a_closed_form_flip_point_moves_when_the_peak_is_edited(tmp_path):
     h = p.holds(*flips.base_range(p.today, p.quantity, Fraction(10)))
     assert got[:2] == [display(p, h.low.value), display(p, h.high.value)] == [63, 70]
     assert got[2:] == pytest.approx([(63 - 64) / 64, (70 - 64) / 64])
+
+
+def test_a_step_of_a_step_has_a_closed_form(run_main):
+    """Little's law on gpt-oss-120b: replicas = ceil(210 / floor(throughput / 28.16)); the inner floor
+    crosses thousands of integers over the range, the outer ceil changes once: where the batch limit
+    drops below the 210 requests in flight, at 210 x 197.144 / 7 = 5,914.32 tok/s exactly."""
+    plan = MAIN_PLAN.parent / "gpt-oss-120b-b200-tp8-engine.yaml"
+    _, out, _ = run_main("eval", plan, "--json")
+    rows = {r["input"]: r for r in json.loads(out)["scenarios"]["nominal"]["how_far_the_decision_holds"]}
+    flip = rows["decode_throughput"]["first_flip"]["below"]
+    assert (flip["value"], flip["exact"], flip["belongs_to"]) == (5914.32, True, "above")
+    assert (flip["decisions_before"]["active_gpus"], flip["decisions_after"]["active_gpus"]) == (8, 16)

@@ -397,7 +397,12 @@ def _find_points(expr, x, lo, hi) -> set[Fraction]:
         return set()
     if isinstance(expr, sympy.core.relational.Relational):
         return _relation_points(expr, x, lo, hi)
-    inner = set().union(*(_points(a, x, lo, hi) for a in _parts(expr)))
+    try:
+        inner = set().union(*(_points(a, x, lo, hi) for a in _parts(expr)))
+    except _TooMany:
+        if isinstance(expr, _STEPS) and (nested := _step_of_a_step(expr, x, lo, hi)) is not None:
+            return nested
+        raise
     if isinstance(expr, _STEPS):
         return inner | _crossings(expr.args[0], x, lo, hi, inner, integers=True)
     if isinstance(expr, sympy.Abs):
@@ -408,6 +413,37 @@ def _find_points(expr, x, lo, hi) -> set[Fraction]:
             for b in args[i + 1:]:
                 inner |= _crossings(a - b, x, lo, hi, inner)
     return inner
+
+
+def _step_of_a_step(expr, x, lo, hi) -> set[Fraction] | None:
+    """``ceil(g(floor(u)))`` where the inner step crosses too many integers to
+    list (Little's law: ``ceil(210 / floor(throughput / 28.2))``): the outer
+    step changes only where ``g`` of the inner step's value crosses an integer,
+    which is found with the inner value ``k`` as the variable; each such ``k``
+    is then where ``u`` crosses an integer next to it. None when ``expr`` is not
+    of that form (x outside the one inner step, or a step inside ``u``)."""
+    g = expr.args[0]
+    steps = {n for n in sympy.preorder_traversal(g) if isinstance(n, _STEPS) and x in n.free_symbols}
+    if len(steps) != 1 or _smooth_in(g, x):
+        return None
+    (step,) = steps
+    u = step.args[0]
+    if any(isinstance(n, _STEPS + _BRANCHES) for n in sympy.preorder_traversal(u)):
+        return None
+    k = sympy.Dummy("k")
+    outer = g.xreplace({step: k})
+    if x in outer.free_symbols:
+        return None
+    ends = [v for v in (lo, hi, *_smooth_crossings(sympy.diff(u, x), x, lo, hi, False))]
+    try:
+        f = compile_exact(u, x)
+        values = [f(v) for v in ends]
+    except (Undefined, ZeroDivisionError):
+        return None
+    low, high = Fraction(math.floor(min(values)) - 1), Fraction(math.ceil(max(values)) + 1)
+    turns = _smooth_crossings(outer, k, low, high, integers=True)   # may raise _TooMany itself
+    levels = {m for t in turns for m in (math.floor(t) - 1, math.floor(t), math.floor(t) + 1, math.ceil(t))}
+    return set().union(*(_smooth_crossings(u - m, x, lo, hi, False) for m in levels))
 
 
 def _parts(expr):

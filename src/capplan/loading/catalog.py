@@ -2,11 +2,18 @@
 
 A plan names ``gpu:`` and ``model:`` by id; their values become inputs
 tagged ``fact`` with the catalog's source, which the plan may override.
+
+A model entry may list the weight formats its checkpoints ship in
+(``weights: {bf16: ..., fp8: ...}``), each with its bytes per parameter and
+source; the first is the one a plan gets unless it names another
+(``model: {id: qwen3-32b, weights: fp8}``). A format is a published
+checkpoint, not a generic cast: an FP8 or NVFP4 release keeps its norms,
+router and often the embeddings in BF16, which its bytes per parameter say.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from capplan.errors import CapplanError
@@ -27,6 +34,7 @@ class Entry:
     values: dict[str, dict]        # quantity name -> {value, source, note}
     file: str
     required: tuple[str, ...] = ()  # inputs the plan must give itself (what a config.json cannot say)
+    weights: dict[str, dict] = field(default_factory=dict)  # weight format -> {value, checkpoint, source, note}
 
 
 @lru_cache(maxsize=None)
@@ -39,7 +47,8 @@ def _load(kind: str) -> dict[str, Entry]:
         for name, raw in (spec.get("values") or {}).items():
             values[name] = raw if isinstance(raw, dict) else {"value": raw}
         out[cid] = Entry(kind=kind, id=cid, name=spec.get("name", cid), status=spec.get("status", "unconfirmed"),
-                         attention=spec.get("attention"), values=values, file=doc.file)
+                         attention=spec.get("attention"), values=values, file=doc.file,
+                         weights=dict(spec.get("weights") or {}))
     return out
 
 
@@ -52,4 +61,22 @@ def lookup(kind: str, cid: str) -> Entry:
     if cid not in entries:
         hint = nearest(str(cid).lower(), entries, cutoff=0.5) or f"; known: {', '.join(sorted(entries))}"
         raise CapplanError(f"unknown {kind} '{cid}' in the catalog{hint}")
-    return entries[cid]
+    return with_weights(entries[cid])
+
+
+def with_weights(entry: Entry, fmt: str | None = None) -> Entry:
+    """The entry with one weight format's bytes per parameter among its values (the first listed by default)."""
+    if not entry.weights:
+        if fmt is None:
+            return entry
+        raise CapplanError(f"model '{entry.id}' lists no weight formats; give weight_bytes_per_param under inputs:")
+    chosen = next(iter(entry.weights)) if fmt is None else str(fmt)
+    if chosen not in entry.weights:
+        raise CapplanError(f"model '{entry.id}' has no weight format '{chosen}' in the catalog; "
+                           f"known: {', '.join(entry.weights)}")
+    spec = entry.weights[chosen]
+    cited = {"value": spec["value"], "source": f"weights {chosen} ({spec['checkpoint']}): {spec['source']}"}
+    if spec.get("note"):
+        cited["note"] = spec["note"]
+    return replace(entry, name=f"{entry.name} ({chosen.upper()})",
+                   values={**entry.values, "weight_bytes_per_param": cited})

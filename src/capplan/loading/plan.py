@@ -201,9 +201,15 @@ class _PlanReader:
             raise self.err(err.message, kind) from None
 
     def _config_entry(self, spec: dict) -> catalog.Entry:
-        """``model: {config: path}``: the architecture from a Hugging Face config.json."""
+        """``model: {config: path}`` (a Hugging Face config.json) or ``{id: ..., weights: ...}`` (a checkpoint's format)."""
+        if set(spec) in ({"id"}, {"id", "weights"}):
+            try:
+                return catalog.with_weights(catalog.lookup("model", str(spec["id"])), spec.get("weights"))
+            except CapplanError as err:
+                raise self.err(err.message, "model") from None
         if set(spec) != {"config"}:
-            raise self.err("expected a catalog id or {config: path/to/config.json}", "model")
+            raise self.err("expected a catalog id, {id: catalog id, weights: format} or {config: path/to/config.json}",
+                           "model")
         try:
             return hf_config.load(self.path.parent, spec["config"])
         except CapplanError as err:

@@ -157,9 +157,14 @@ class _Generator:
                     "description": "GPU by catalog id; its facts (memory, bandwidth, FLOP/s) come with sources. "
                                    + _catalog_list("gpu")},
             "model": {"description": "Model architecture by catalog id (parameters, layers, KV heads, head dim), "
+                                     "{id: catalog id, weights: format} for another of its checkpoints' weight "
+                                     "formats (bf16, fp8, nvfp4, ...), "
                                      "or {config: path} to a Hugging Face config.json next to the plan. "
                                      + _catalog_list("model"),
                       "anyOf": [{"type": "string", "enum": catalog.ids("model")},
+                                {"type": "object", "properties": {"id": {"type": "string", "enum": catalog.ids("model")},
+                                                                  "weights": {"type": "string"}},
+                                 "required": ["id"], "additionalProperties": False},
                                 {"type": "object", "properties": {"config": {"type": "string"}},
                                  "required": ["config"], "additionalProperties": False}]},
             **{key: {"type": "string", "enum": self.switch_cases[key], "default": self.defaults[key],
