@@ -109,6 +109,7 @@ class Plan:
     scenarios: list[Scenario]    # nominal first
     doc: yamlfile.Document | None = None
     notes: str = ""
+    slos: tuple[tuple[str, str], ...] = ()   # the SLOs the plan names, (metric, key); see Model.with_slos
 
     def line(self, key: str) -> int | None:
         """Line of a dotted key in the plan file ('tables.classes'), if written there."""
@@ -163,6 +164,8 @@ class _PlanReader:
             switches[key] = chosen
         switches["attention"] = model_entry.attention or switches["attention"]
         self.switches = switches
+        self.slos = self._slos()
+        self.model = self.model.with_slos(self.slos)
         self.active = set(self.model.active(switches))
 
         inputs = self._defaults()
@@ -180,7 +183,14 @@ class _PlanReader:
                     owner=self._text(self.data.get("owner"), "owner") or "",
                     description=(self._text(self.data.get("description"), "description") or "").strip(), gpu=gpu,
                     model_entry=model_entry, switches=switches, scenarios=scenarios, doc=self.doc,
-                    notes=(self._text(self.data.get("notes"), "notes") or "").strip())
+                    notes=(self._text(self.data.get("notes"), "notes") or "").strip(), slos=self.slos)
+
+    def _slos(self) -> tuple[tuple[str, str], ...]:
+        """The SLOs the plan's inputs name (``ttft_p99_slo`` -> ('ttft', 'p99'));
+        a metric it names none of keeps the model's default."""
+        given = self.data.get("inputs")
+        names = self.model.slo_inputs()
+        return tuple(names[n] for n in given if n in names) if isinstance(given, dict) else ()
 
     def _text(self, value, *path) -> str | None:
         """A text field (title, source, note, a date, a row name): a scalar, never a mapping or list."""
@@ -398,14 +408,22 @@ class _PlanReader:
         if not all(isinstance(p, str) for p in patterns):
             raise self.err("expected a file pattern or a list of them (relative to the plan)", *path)
         try:
-            files = sweep_import.read_sweep(self.path.parent, patterns)
+            files = sweep_import.read_sweep(self.path.parent, patterns, self.model.slos)
         except sweep_import.PatternError as err:
             raise self.err(err.message, *path, *([err.index] if listed else [])) from None
+        except sweep_import.MissingPercentile as err:
+            slo = err.slo
+            line = self.doc.line(("inputs", slo.limit))
+            where = f"line {line}, " if line else ""
+            raise self.err(f"{err.file}: {err.message}. The plan's SLO {slo.limit} ({where}"
+                           f"inputs: {slo.limit}) asks for {slo.text}; name another percentile "
+                           f"of {slo.label} there (inputs: {slo.metric}_<p50|p90|p95|p99|p999>_slo)",
+                           *path) from None
         except CapplanError as err:
             where = f"{err.file}: " if err.file else ""
             raise self.err(f"{where}{err.message}", *path) from None
         points = [p for f in files for p in f.points]
-        rows = [r.table_row() for r in sweep_import.combine_replicates(points)]
+        rows = [r.table_row(self.model.slos) for r in sweep_import.combine_replicates(points)]
         if not rows:
             raise self.err("the imported files hold no open-loop run (only closed bursts)", *path)
         return tuple(files), rows

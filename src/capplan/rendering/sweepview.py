@@ -6,7 +6,9 @@ What is shown comes from the ``sweep:`` part of ``templates/layout.yaml``
 (columns, spreads, the per-SLO checks and their short names, the λ* and
 knee quantities); each check's measured column and limit are read from its
 formula in the model (``ttft_p95 <= ttft_p95_slo``), so a new SLO column
-needs a line in the model and a name in the layout, not code.
+needs a line in the model and a name in the layout, not code. A layout name
+that stands for one column per SLO of the plan (``slo_values``) is expanded
+by the model; each SLO's check is named by its metric and percentile.
 """
 
 from __future__ import annotations
@@ -24,10 +26,17 @@ def sweep(e: Evaluation, spec: dict) -> dict:
     model = e.model
     data = e.scenario.tables[table]
     count = len(data.rows)
-    col = lambda c: f"{table}.{c}"              # noqa: E731 - a column's model name
-    columns = [c for c in spec["columns"] if col(c) in e.values and not _blank(e, col(c))]
+    col = lambda c: f"{table}.{c}"
+    bare = lambda names: [n.split(".", 1)[1] for n in model.expand(col(c) for c in names)]
+    columns = [c for c in bare(spec["columns"]) if col(c) in e.values and not _blank(e, col(c))]
+    spreads = {v: s for key, spread in spec.get("spreads", {}).items()
+               for v, s in zip(bare([key]), bare([spread]))}
+    labels = {}
+    for key, label in spec["checks"].items():       # one check per SLO: 'TTFT p95', ...
+        per_slo = model.expansions.get(col(key))
+        labels.update(zip(bare([key]), [s.text for s in model.slos]) if per_slo else [(key, label)])
     checks = {ok: (_relation(e, col(ok)) if ok != spec.get("delivery") else (None, None)) + (label,)
-              for ok, label in spec["checks"].items() if col(ok) in e.values}
+              for ok, label in labels.items() if col(ok) in e.values}
     ok = [bool(v) for v in e.display(col(spec["verdict"]))]
     replicates = e.display(col(spec["replicates"])) if col(spec.get("replicates", "")) in e.values else [1] * count
 
@@ -37,14 +46,14 @@ def sweep(e: Evaluation, spec: dict) -> dict:
         cells = []
         for c in columns:
             text = formatting.number(e.display(col(c))[i])
-            spread = spec.get("spreads", {}).get(c)
+            spread = spreads.get(c)
             if spread and col(spread) in e.values and replicates[i] > 1:
                 text += f" ± {formatting.number(e.display(col(spread))[i])}"
             cells.append(text)
         verdicts = " ".join(("✓ " if e.display(col(k))[i] else "✗ ") + label for k, (_, _, label) in checks.items())
         rows.append(cells + [verdicts, "**PASS**" if ok[i] else "FAIL"])
     return {"header": header, "numeric": [True] * len(columns) + [False, False], "rows": rows,
-            "knee": _knee(e, spec, checks, ok), "files": _files(data), "bursts": _bursts(data),
+            "knee": _knee(e, spec, checks, ok), "files": _files(data), "bursts": _bursts(data, model.slos),
             "chart": _chart_series(e, table, checks), "rates": [formatting.number(r) for r in e.display(col("arrival_rate"))]
             if col("arrival_rate") in e.values else [],
             "description": model.tables[table].description, "source": data.source or "", "note": data.note or ""}
@@ -103,12 +112,21 @@ def _files(data) -> list[dict]:
              "methods": sorted({m for p in f.points for m in p.methods})} for f in data.imported]
 
 
-def _bursts(data) -> list[str]:
-    """Closed bursts (all requests at once) are shown, never counted."""
-    return [f"{p.file}: closed burst (all requests at once), TTFT p95 {formatting.number(p.ttft_p95)} ms, "
-            f"TPOT p95 {formatting.number(p.tpot_p95)} ms, E2E p99 {formatting.number(p.e2e_p99)} s, "
-            f"{formatting.number(p.output_throughput)} tok/s — not an open-loop point, not counted"
-            for f in data.imported for p in f.points if math.isinf(p.arrival_rate)]
+def _bursts(data, slos) -> list[str]:
+    """Closed bursts (all requests at once) are shown, never counted: with the
+    percentiles of the plan's SLOs they have, and those they lack."""
+    out = []
+    for f in data.imported:
+        for p in f.points:
+            if not math.isinf(p.arrival_rate):
+                continue
+            have = [f"{s.text} {formatting.number(p.latency[s.column])} {s.unit}"
+                    for s in slos if s.column in p.latency]
+            lacks = [s.text for s in slos if s.column in p.missing]
+            parts = have + ([f"no {', '.join(lacks)} in the file"] if lacks else [])
+            out.append(f"{p.file}: closed burst (all requests at once), {', '.join(parts)}, "
+                       f"{formatting.number(p.output_throughput)} tok/s — not an open-loop point, not counted")
+    return out
 
 
 def _rate(rate: float) -> str:

@@ -1,9 +1,10 @@
 """The data an importer produces: one run (:class:`SweepPoint`) and one file.
 
 Units of a :class:`SweepPoint` are capplan's display units: ``arrival_rate``
-req/s (``math.inf`` for a run that is not open-loop), ``ttft_p95`` ms,
-``tpot_p95`` ms, ``e2e_p99`` **s**, ``output_throughput`` tok/s, ``goodput``
-req/s.
+req/s (``math.inf`` for a run that is not open-loop), each SLO's percentile
+in its metric's unit (``latency['ttft_p95']`` ms, ``latency['e2e_p99']``
+**s**; the keys are the plan's load_sweep columns), ``output_throughput``
+tok/s, ``goodput`` req/s.
 
 ``sent`` and ``achieved_rate`` say whether the point delivered the load it was
 offered: a run where requests did not complete, or whose achieved rate falls
@@ -13,7 +14,9 @@ cover only the requests that finished). 0 means the file does not tell.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from capplan.errors import CapplanError
 
 
 @dataclass(frozen=True)
@@ -21,9 +24,7 @@ class SweepPoint:
     """One benchmark run at one offered arrival rate, in capplan's units."""
 
     arrival_rate: float        # req/s; math.inf for a closed burst / closed loop
-    ttft_p95: float            # ms
-    tpot_p95: float            # ms
-    e2e_p99: float             # s
+    latency: dict[str, float]  # SLO column ('ttft_p95') -> its percentile (ms; E2E in s)
     output_throughput: float   # output tok/s
     completed: int
     failed: int
@@ -32,6 +33,7 @@ class SweepPoint:
     goodput: float | None      # req/s if the file reports it, else None
     file: str                  # path relative to the plan folder (POSIX)
     methods: tuple[str, ...]   # how each value was obtained
+    missing: dict[str, str] = field(default_factory=dict)   # SLO column -> why the file lacks it
 
 
 @dataclass(frozen=True)
@@ -42,3 +44,13 @@ class SweepFile:
     sha256: str
     format: str
     points: tuple[SweepPoint, ...]
+
+
+class MissingPercentile(CapplanError):
+    """A run lacks a percentile an SLO of the plan needs: neither in the file's
+    summary nor computable from per-request data. ``slo`` names the SLO, so
+    the plan can point at its line."""
+
+    def __init__(self, message: str, slo, key: str | None = None, line: int | None = None):
+        super().__init__(message, key=key, line=line)
+        self.slo = slo
