@@ -20,6 +20,7 @@ from capplan.loading.sweeps import read_sweep
 
 LEGACY_P99 = Path(__file__).resolve().parent / "data" / "vllm-legacy-p99"
 P99_SLOS = {"ttft_p99_slo": "1 s", "tpot_p99_slo": "40 ms", "e2e_p99_slo": "30 s"}
+P99_PLAN_SLOS = standard_model().with_slos([("ttft", "p99"), ("tpot", "p99")]).slos
 
 
 def _plan(base_plan, write_plan, tmp_path, inputs: dict, folder: Path = LEGACY_P99, pattern="qps_*.json"):

@@ -34,6 +34,8 @@ class SweepPoint:
     file: str                  # path relative to the plan folder (POSIX)
     methods: tuple[str, ...]   # how each value was obtained
     missing: dict[str, str] = field(default_factory=dict)   # SLO column -> why the file lacks it
+    # each successful request's (TTFT ms, TPOT ms, E2E s), where the file keeps them (goodput)
+    per_request: tuple[tuple[float, float, float], ...] = ()
 
 
 @dataclass(frozen=True)

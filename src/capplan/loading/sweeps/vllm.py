@@ -295,7 +295,22 @@ def parse(obj: dict, rel: str, line: int | None, slos) -> SweepPoint:
 
     return SweepPoint(arrival_rate=rate, latency=latency, output_throughput=throughput,
                       completed=completed, failed=failed, sent=sent, achieved_rate=0.0,
-                      goodput=goodput, file=rel, methods=tuple(methods), missing=missing)
+                      goodput=goodput, file=rel, methods=tuple(methods), missing=missing,
+                      per_request=_per_request(reqs, line))
+
+
+def _per_request(reqs: _VllmRequests, line: int | None) -> tuple[tuple[float, float, float], ...]:
+    """(TTFT ms, TPOT ms, E2E s) of each successful request, as vLLM's goodput
+    reads them; empty without ttfts, output_lens and a per-request E2E."""
+    if reqs.mask is None or not (reqs.has("ttfts") and reqs.has("output_lens")):
+        return ()
+    e2e = reqs.e2e()
+    if e2e is None:
+        return ()
+    ttfts = reqs.seconds("ttfts")
+    lens = [whole(v, "output_lens", line) for v in reqs.values("output_lens")]
+    return tuple((t * 1000, (e - t) / (n - 1) * 1000 if n > 1 else 0.0, e)
+                 for t, e, n in zip(ttfts, e2e[0], lens))
 
 
 def _sent(obj: dict, completed: int, failed: int, line: int | None, methods: list[str]) -> int:
