@@ -46,3 +46,36 @@ def test_a_file_without_per_request_data_has_no_goodput():
     from test_sweep_percentiles import LEGACY_P99, P99_PLAN_SLOS
     files = read_sweep(LEGACY_P99, ["qps_*.json"], P99_PLAN_SLOS)
     assert [compliant_share(p, LIMITS) for f in files for p in f.points] == [None] * 4
+
+
+def test_the_70b_record_shows_cost_per_million_compliant_tokens(run_main, tmp_path):
+    """At λ* = 4 req/s every request met every SLO (share 1), so a compliant token costs what
+    any output token costs; the check is the formula, cost / share, against the record's own numbers."""
+    from conftest import ROOT
+    plan = ROOT / "plans" / "llama3.3-70b-a100-40gb-tp8-sharegpt.yaml"
+    code, out, err = run_main("eval", plan, "--json")
+    assert code == 0, err
+    doc = json.loads(out)["scenarios"]["nominal"]
+    assert doc["quantities"]["compliant_share"]["value"] == 1          # min share up to λ* = 4
+    [row] = doc["tables"]["deployments"]["rows"]
+    assert row["cost_per_million_compliant_tokens"] == pytest.approx(row["cost_per_million_tokens"] / 1.0)
+    rows = doc["tables"]["load_sweep"]["rows"]
+    assert [r["goodput_share"] for r in rows] == [PINNED[1.0], PINNED[4.0], PINNED[16.0]]
+    assert [r["goodput_ok"] for r in rows] == [True, True, False]       # 0.9 < goodput_slo 0.99
+
+
+def test_goodput_below_lambda_star_raises_the_cost_of_a_compliant_token(base_plan, write_plan, run_main):
+    """Typed rows with goodput 0.98 at the λ* row: a compliant token costs cost / 0.98."""
+    shares = [1.0, 0.98, 0.5]
+    for row, share in zip(base_plan["tables"]["load_sweep"]["rows"], shares):
+        row["goodput_share"] = share
+    code, out, err = run_main("eval", write_plan(base_plan), "--json")
+    assert code == 0, err
+    doc = json.loads(out)["scenarios"]["nominal"]
+    assert doc["quantities"]["instance_max_rate"]["value"] == 4
+    assert doc["quantities"]["compliant_share"]["value"] == pytest.approx(0.98)
+    [row] = doc["tables"]["deployments"]["rows"]
+    assert row["cost_per_million_compliant_tokens"] == pytest.approx(row["cost_per_million_tokens"] / 0.98)
+    base_plan["inputs"]["goodput_slo"] = 0.99                        # 0.98 at 4 req/s now fails
+    code, out, err = run_main("eval", write_plan(base_plan), "--json")
+    assert json.loads(out)["scenarios"]["nominal"]["quantities"]["instance_max_rate"]["value"] == 2

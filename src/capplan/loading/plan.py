@@ -174,6 +174,7 @@ class _PlanReader:
         inputs.update(self._inputs(self.data.get("inputs") or {}, ("inputs",), origin="plan"))
         self._require_from_plan(model_entry, inputs)
         self._require_inputs(inputs)
+        self.inputs = inputs
         tables = self._tables()
         nominal = Scenario(NOMINAL, "Nominal", "The plan as written.", inputs, tables,
                            self._expect(self.data.get("expect") or {}, ("expect",)), [])
@@ -423,7 +424,11 @@ class _PlanReader:
             where = f"{err.file}: " if err.file else ""
             raise self.err(f"{where}{err.message}", *path) from None
         points = [p for f in files for p in f.points]
-        rows = [r.table_row(self.model.slos) for r in sweep_import.combine_replicates(points)]
+        limits = {}                            # per metric, the tightest SLO (display unit): goodput
+        for slo in self.model.slos:
+            value = units.to_display(self.inputs[slo.limit].value, slo.unit)
+            limits[slo.metric] = min(limits.get(slo.metric, value), value)
+        rows = [r.table_row(self.model.slos) for r in sweep_import.combine_replicates(points, limits)]
         if not rows:
             raise self.err("the imported files hold no open-loop run (only closed bursts)", *path)
         return tuple(files), rows

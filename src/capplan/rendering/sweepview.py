@@ -71,9 +71,14 @@ def _header(q) -> str:
 
 
 def _relation(e: Evaluation, name: str) -> tuple[str, str]:
-    """(measured, limit) of a check column ``measured <= limit``."""
+    """(measured, limit) of a check column ``measured <= limit`` (or ``>=``, a floor)."""
     measured, limit = (str(a) for a in e.graph.nodes[name].formula.expr.args)
     return measured, limit
+
+
+def _miss(e: Evaluation, check: str) -> str:
+    """How a failing check's measured value misses its limit: '>' a ceiling, '<' a floor."""
+    return "<" if e.graph.nodes[check].formula.text.split()[1] == ">=" else ">"
 
 
 def _knee(e: Evaluation, spec: dict, checks: dict, ok: list[bool]) -> str:
@@ -87,7 +92,9 @@ def _knee(e: Evaluation, spec: dict, checks: dict, ok: list[bool]) -> str:
     if first is None:
         return (f"Every swept rate meets the SLOs: λ* = {star} is only a lower bound; "
                 f"the knee lies above the highest rate swept. Extend the sweep.")
-    why = "; ".join(f"{label} {shown(e, measured, first).text} > {shown(e, limit).text}" if measured
+    table = spec["table"]
+    why = "; ".join(f"{label} {shown(e, measured, first).text} {_miss(e, table + '.' + k)} "
+                    f"{shown(e, limit).text}" if measured
                     else _undelivered(e, spec["table"], first)
                     for k, (measured, limit, label) in checks.items()
                     if not e.display(f"{spec['table']}.{k}")[first])

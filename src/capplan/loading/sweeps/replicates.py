@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from capplan.loading.sweeps.delivery import delivery_text
+from capplan.loading.sweeps.goodput import compliant_share
 from capplan.loading.sweeps.points import SweepPoint
 
 
@@ -31,6 +32,7 @@ class SweepRow:
     sent: int
     achieved_rate: float
     files: tuple[str, ...]
+    goodput_share: float | None = None   # median over the runs with per-request data
 
     def table_row(self, slos) -> dict:
         """The row of the plan's ``load_sweep`` table: its columns (one per SLO
@@ -40,6 +42,8 @@ class SweepRow:
                "output_throughput": self.output_throughput, "completed": self.completed,
                "failed": self.failed, "sent": self.sent, "achieved_rate": self.achieved_rate,
                "runs": self.runs, **{s.spread: self.spread[s.column] for s in slos}}
+        if self.goodput_share is not None:
+            row["goodput_share"] = self.goodput_share
         return {**row, "note": delivery_text(row)}
 
 
@@ -53,9 +57,11 @@ def _mad(values: list[float], centre: float) -> float:
     return _median(deviations)
 
 
-def combine_replicates(points: Iterable[SweepPoint]) -> list[SweepRow]:
+def combine_replicates(points: Iterable[SweepPoint], limits: dict[str, float] | None = None) -> list[SweepRow]:
     """Group by arrival_rate (open-loop only: math.inf points are excluded here),
-    median + MAD, sorted by rate.
+    median + MAD, sorted by rate; with SLO ``limits`` (see
+    :func:`~capplan.loading.sweeps.goodput.compliant_share`) the median goodput
+    share of the runs that keep per-request data.
 
     The MAD is the raw median of |x - median| (not scaled by 1.4826); one run
     gives 0. ``completed``, ``failed`` and ``sent`` are summed over the runs;
@@ -77,6 +83,7 @@ def combine_replicates(points: Iterable[SweepPoint]) -> list[SweepRow]:
             latency[name] = _median(values)
             spread[name] = _mad(values, latency[name])
         measured = [p.achieved_rate for p in group if p.achieved_rate > 0]
+        shares = [s for s in (compliant_share(p, limits) for p in group) if s is not None] if limits else []
         rows.append(SweepRow(
             arrival_rate=rate, latency=latency, spread=spread,
             output_throughput=_median([float(p.output_throughput) for p in group]),
@@ -86,5 +93,6 @@ def combine_replicates(points: Iterable[SweepPoint]) -> list[SweepRow]:
             sent=sum(p.sent for p in group),
             achieved_rate=_median(measured) if measured else 0.0,
             files=tuple(dict.fromkeys(p.file for p in group)),
+            goodput_share=_median(shares) if shares else None,
         ))
     return rows
