@@ -13,6 +13,7 @@ it: its formula is replaced by the given value, shown as an override.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -29,7 +30,7 @@ PLAN_KEYS = ("title", "owner", "description", "gpu", "model", "sizing", "memory_
              "tables", "scenarios", "expect", "notes")
 PLAN_SWITCHES = ("sizing", "memory_accounting")   # the model's switches a plan chooses by key
 INPUT_KEYS = ("value", "source", "status", "tag", "date", "note")
-TABLE_KEYS = ("rows", "import", "source", "as_of", "units", "note")
+TABLE_KEYS = ("rows", "import", "select", "source", "as_of", "units", "note")
 IMPORTABLE = ("load_sweep",)     # tables that can be read from benchmark result files
 ROW_META = ("source", "as_of", "note")
 SCENARIO_KEYS = ("title", "description", "set", "expect")
@@ -352,8 +353,11 @@ class _PlanReader:
                 raise self.err(f"table '{name}' cannot be imported (only {', '.join(IMPORTABLE)})", *path, "import")
             if "rows" in spec:
                 raise self.err("give either 'rows:' or 'import:', not both", *path)
-            imported, rows_raw = self._import(spec["import"], path + ("import",))
+            imported, rows_raw = self._import(spec["import"], path + ("import",), spec.get("select"))
         else:
+            if "select" in spec:
+                raise self.err("'select:' picks one series of imported files; this table has no 'import:'",
+                               *path, "select")
             rows_raw = spec.get("rows")
         if not isinstance(rows_raw, list) or not rows_raw:
             raise self.err(f"table '{name}' has no rows", *path)
@@ -395,7 +399,7 @@ class _PlanReader:
         self._check_keys(table, data, path)
         return data
 
-    def _import(self, patterns, path) -> tuple[tuple, list[dict]]:
+    def _import(self, patterns, path, select=None) -> tuple[tuple, list[dict]]:
         """Read benchmark files (globs relative to the plan, inside its repository) into sweep rows.
 
         Replicated runs at one rate become one row (median, with the MAD in
@@ -423,7 +427,7 @@ class _PlanReader:
         except CapplanError as err:
             where = f"{err.file}: " if err.file else ""
             raise self.err(f"{where}{err.message}", *path) from None
-        points = [p for f in files for p in f.points]
+        points = self._series([p for f in files for p in f.points], select, path[:-1])
         limits = {}                            # per metric, the tightest SLO (display unit): goodput
         for slo in self.model.slos:
             value = units.to_display(self.inputs[slo.limit].value, slo.unit)
@@ -432,6 +436,27 @@ class _PlanReader:
         if not rows:
             raise self.err("the imported files hold no open-loop run (only closed bursts)", *path)
         return tuple(files), rows
+
+    def _series(self, points: list, select, path: tuple) -> list:
+        """The runs of one configuration (model, TP, concurrency cap, server
+        settings): runs of different ones are separate series, never replicates.
+        Several in the files: ``select: {max_concurrency: 16}`` picks one."""
+        if select is not None:
+            if not isinstance(select, dict) or not select:
+                raise self.err("expected a mapping of configuration key: value (select: {max_concurrency: 16})",
+                               *path, "select")
+            wanted = {str(k): json.dumps(v) for k, v in select.items()}
+            points = [p for p in points if wanted.items() <= dict(p.config).items()]
+            if not points:
+                raise self.err(f"no imported run has {', '.join(f'{k}={v}' for k, v in wanted.items())}",
+                               *path, "select")
+        series = sorted({p.series for p in points})
+        if len(series) > 1:
+            listed = "; ".join(f"{{{s}}}" for s in series)
+            raise self.err(f"the files hold {len(series)} series of different configurations, which are never "
+                           f"combined as replicates: {listed}; pick one with select: (e.g. select: "
+                           f"{{{_differing(points)}}}) under this table", *path)
+        return points
 
     def _check_keys(self, table, data: TableData, path) -> None:
         key = table.key
@@ -532,6 +557,15 @@ class _PlanReader:
             out.append(Expectation(str(target), value, units.to_display(base, unit_text), unit_text,
                                    tolerance, self.doc.line(tpath)))
         return out
+
+
+def _differing(points) -> str:
+    """'max_concurrency: 16': a key whose value differs between the series, with the first value."""
+    configs = [dict(p.config) for p in points]
+    for key in configs[0]:
+        if len({c.get(key) for c in configs}) > 1:
+            return f"{key}: {configs[0][key]}"
+    return "..."
 
 
 def _kind(value) -> str:

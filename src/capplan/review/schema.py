@@ -319,6 +319,10 @@ class _Generator:
             "import": {"description": "Benchmark result files to read the rows from (globs relative to the plan's "
                                       "folder): vLLM --save-result JSON, GuideLLM benchmarks.json, or CSV.",
                        "anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}, "minItems": 1}]},
+            "select": {"type": "object", "minProperties": 1,
+                       "description": "With import: the one configuration to read when the files hold several "
+                                      "(runs of different model_id, tensor_parallel_size, max_concurrency, "
+                                      "max_num_seqs, ... are separate series), e.g. {max_concurrency: 16}."},
         }
         props = {k: known.get(k, {}) for k in plan_module.TABLE_KEYS}
         if "as_of" in props and props["as_of"]:

@@ -1,7 +1,8 @@
 """Plain CSV sweep tables (``*.csv``), one run per row.
 
 Header names are case-insensitive; unknown columns are ignored; blank lines and
-lines starting with ``#`` are skipped. Required columns: ``arrival_rate``
+lines starting with ``#`` are skipped. GuideLLM's own CSV export is refused
+with a pointer to its ``benchmarks.json``. Required columns: ``arrival_rate``
 (req/s; ``inf`` allowed), one per SLO of the plan, named as its load_sweep
 column (``ttft_p95``, ``tpot_p95``, ``e2e_p99`` by default; ``ttft_p99``,
 ``itl_p50``, ... for other SLOs), ``output_throughput`` (tok/s). Optional: ``completed``, ``failed``, ``sent``
@@ -78,6 +79,12 @@ def parse_csv(text: str, rel: str, slos) -> list[SweepPoint]:
                                   f"{columns[canon][1]!r} and {name!r})", name, line)
                     columns[canon] = (index, name, factor, unit)
                 missing = [c for c in required if c not in columns]
+                if missing and _is_guidellm(header):
+                    raise err("this is GuideLLM's CSV export (benchmarks.csv): its "
+                              f"{len(header)} columns hold summary statistics in GuideLLM's "
+                              "own layout, not one sweep point per row; import benchmarks.json "
+                              "instead (guidellm benchmark --output-path benchmarks.json), which "
+                              "capplan reads with every percentile and request count", None, line)
                 if missing:
                     raise err(f"the header lacks column(s) {', '.join(missing)} "
                               f"(found: {', '.join(header)})", missing[0], line)
@@ -93,6 +100,16 @@ def parse_csv(text: str, rel: str, slos) -> list[SweepPoint]:
     if not points:
         raise err("the CSV file has a header but no data rows")
     return points
+
+
+_GUIDELLM_MARKS = ("time to first token", "time_to_first_token", "inter token latency",
+                   "request latency", "run id", "strategy", "benchmark")
+
+
+def _is_guidellm(header: list[str]) -> bool:
+    """GuideLLM's CSV export: no arrival_rate, GuideLLM's metric and run names."""
+    text = " ".join(header).replace("_", " ")
+    return "arrival rate" not in text and sum(mark.replace("_", " ") in text for mark in _GUIDELLM_MARKS) >= 2
 
 
 def _csv_row(cells: list[str], columns: dict, rel: str, line: int, required: tuple,

@@ -111,8 +111,15 @@ def _parse_file(data: bytes, rel: str, slos) -> tuple[str, list[SweepPoint]]:
         if isinstance(doc, dict) and "benchmarks" in doc:
             return parse_guidellm(doc, rel, slos)
         if vllm.looks_like(doc):
+            if "run_number" in doc:                      # vllm bench sweep serve: <combination>/run=N.json
+                if doc["run_number"] == -1:
+                    return "vllm-bench-sweep-serve warm-up run (not counted)", []
+                return "vllm-bench-sweep-serve run", [vllm.parse(doc, rel, None, slos)]
             fmt = "vllm-benchmark-serving" if vllm.is_legacy(doc) else "vllm-bench-serve"
             return fmt, [vllm.parse(doc, rel, None, slos)]
+        if isinstance(doc, list) and doc and all(vllm.looks_like(d) for d in doc):
+            return "vllm-bench-sweep-serve summary", [_object(d, rel, None, slos, f"[{i}]")
+                                                       for i, d in enumerate(doc)]
         raise _unknown(doc)
 
     if not documents:
@@ -124,8 +131,20 @@ def _parse_file(data: bytes, rel: str, slos) -> tuple[str, list[SweepPoint]]:
             error.message += " (JSON Lines files must hold vLLM result objects)"
             error.line = line
             raise error
-        points.append(vllm.parse(doc, rel, line, slos))
+        points.append(_object(doc, rel, line, slos, f"object {len(points) + 1}"))
     return "vllm-bench-serve-jsonl", points
+
+
+def _object(doc: dict, rel: str, line: int | None, slos, which: str) -> SweepPoint:
+    """One vLLM result of several in a file; an error in it names the object
+    (its line in a JSON Lines file, its index in a list)."""
+    try:
+        return vllm.parse(doc, rel, line, slos)
+    except CapplanError as exc:
+        where = f"the {which} starting on line {line}" if line else f"the result at {which}"
+        if where not in exc.message:
+            exc.message += f" (in {where})"
+        raise exc.located(line=line)
 
 
 def _read_one(plan_dir: Path, rel: str, slos) -> SweepFile:

@@ -36,6 +36,14 @@ class SweepPoint:
     missing: dict[str, str] = field(default_factory=dict)   # SLO column -> why the file lacks it
     # each successful request's (TTFT ms, TPOT ms, E2E s), where the file keeps them (goodput)
     per_request: tuple[tuple[float, float, float], ...] = ()
+    # the configuration the run measured (model, TP, client concurrency cap, server
+    # settings): runs of different configurations are separate series, never replicates
+    config: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def series(self) -> str:
+        """'max_concurrency=16, model_id="llama"' (empty for a file that records none)."""
+        return ", ".join(f"{k}={v}" for k, v in self.config)
 
 
 @dataclass(frozen=True)

@@ -53,6 +53,7 @@ Values
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from typing import Any
@@ -296,7 +297,18 @@ def parse(obj: dict, rel: str, line: int | None, slos) -> SweepPoint:
     return SweepPoint(arrival_rate=rate, latency=latency, output_throughput=throughput,
                       completed=completed, failed=failed, sent=sent, achieved_rate=0.0,
                       goodput=goodput, file=rel, methods=tuple(methods), missing=missing,
-                      per_request=_per_request(reqs, line))
+                      per_request=_per_request(reqs, line), config=configuration(obj))
+
+
+# what a run measured beside the load: the model, its parallelism, the client's
+# concurrency cap and the server settings `vllm bench sweep serve` varies
+CONFIG_KEYS = ("model_id", "tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size",
+               "max_concurrency", "max_num_seqs", "max_num_batched_tokens")
+
+
+def configuration(obj: dict) -> tuple[tuple[str, str], ...]:
+    """The run's configuration, ``(key, JSON text)`` of the CONFIG_KEYS it records."""
+    return tuple((k, json.dumps(obj[k])) for k in CONFIG_KEYS if k in obj)
 
 
 def _per_request(reqs: _VllmRequests, line: int | None) -> tuple[tuple[float, float, float], ...]:
