@@ -150,8 +150,32 @@ def test_select_must_be_a_mapping_and_needs_import(base_plan, write_plan, tmp_pa
     path = _plan(base_plan, write_plan, tmp_path, SWEEP_SERVE, [f"sweep/{EXPERIMENT}/*/run=*.json"],
                  select=["max_num_seqs", 64])
     code, _, err = run_main("eval", path)
+    assert code == 1
     assert "tables.load_sweep.select: expected a mapping of configuration key: value" in err
     base_plan["tables"]["load_sweep"] = {"rows": [{"arrival_rate": 2, "ttft_p95": 85, "tpot_p95": 12.1,
                                                    "e2e_p99": 1.82}], "select": {"a": 1}}
     code, _, err = run_main("eval", write_plan(base_plan))
+    assert code == 1
     assert "tables.load_sweep.select: 'select:' picks one series of imported files; this table has no 'import:'" in err
+
+
+def test_the_evidence_names_tool_version_strategy_and_where_each_percentile_came_from(
+        base_plan, write_plan, tmp_path, run_main):
+    base_plan["inputs"]["e2e_p99_slo"] = "30 s"
+    path = _plan(base_plan, write_plan, tmp_path, SWEEP_SERVE, [f"sweep/{EXPERIMENT}/*/run=*.json"],
+                 select={"max_num_seqs": 64})
+    code, _, err = run_main("build", path, "--out", tmp_path / "o")
+    assert code == 0, err
+    text = (tmp_path / "o" / "test-plan.md").read_text()
+    assert ("| vllm bench sweep serve | run | open-loop Poisson | 4 req/s | ttft_p95, tpot_p95, e2e_p99 | — |"
+            in text)
+
+
+def test_guidellm_strategy_and_sources():
+    from shared_examples import GUIDELLM_V03, example
+    [f] = read_sweep(example(*GUIDELLM_V03), ["benchmarks_stripped.json"])
+    [point] = f.points
+    assert f.tool == ("GuideLLM", "v0.3")
+    assert point.strategy == "synchronous"
+    # one of 46 successful requests is kept: every percentile is GuideLLM's summary (TPOT from ITL)
+    assert point.sources == {"ttft_p95": "summary", "tpot_p95": "summary", "e2e_p99": "summary"}

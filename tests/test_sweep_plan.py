@@ -75,6 +75,11 @@ def test_record_states_the_knee_and_the_evidence(run_main, tmp_path):
             "(first failure: TPOT p95 35.38 ms > 35 ms; goodput 0.9 < 0.99); sweep finer there.") in text
     assert ("| 16 | 79.85 | 35.38 | 23.15 | 1,354 | 0.9 | 1 | 0 | ✓ TTFT p95 ✗ TPOT p95 ✓ E2E p99 ✗ goodput "
             "✓ errors ✓ delivered | FAIL |") in text
+    # the evidence: tool, the version its layout shows, strategy, and where each percentile came
+    # from (the files were saved with p99 only and no E2E percentiles: all three are computed)
+    assert ("| vLLM benchmarks/benchmark_serving.py | legacy layout | open-loop Poisson | 16 req/s | — | "
+            "ttft_p95, tpot_p95, e2e_p99 |") in text
+    assert "| vLLM benchmarks/benchmark_serving.py | legacy layout | burst | closed burst | — |" in text
     assert "qps_inf.json: closed burst" in text and "not counted" in text
     assert "`sweeps/llama-3.3-70b-tp8/qps_04.json` | `4c9ece53c18d9fb0db0f37c5fbe5e23e301d802a568fb1ccaed5e9134b9ad19e`" in text
     assert "```mermaid\nxychart-beta" in text

@@ -114,8 +114,15 @@ def _undelivered(e: Evaluation, table: str, index: int) -> str:
 
 
 def _files(data) -> list[dict]:
-    return [{"path": f.path, "sha256": f.sha256, "format": f.format,
-             "runs": ", ".join(_rate(p.arrival_rate) for p in f.points),
+    """Per file: where it came from (tool, the version its layout shows, how the load was
+    offered), which SLO percentiles came from its summary and which were computed."""
+    def columns(f, how: str) -> str:
+        return ", ".join(dict.fromkeys(c for p in f.points for c, s in p.sources.items() if s == how)) or "—"
+
+    return [{"path": f.path, "sha256": f.sha256, "format": f.format, "tool": f.tool[0], "version": f.tool[1],
+             "strategy": ", ".join(dict.fromkeys(p.strategy for p in f.points)) or "—",
+             "summary": columns(f, "summary"), "computed": columns(f, "computed"),
+             "runs": ", ".join(_rate(p.arrival_rate) for p in f.points) or "none counted",
              "methods": sorted({m for p in f.points for m in p.methods})} for f in data.imported]
 
 

@@ -143,6 +143,7 @@ def _csv_row(cells: list[str], columns: dict, rel: str, line: int, required: tup
         methods.append("goodput: not given in the CSV -> none")
     return SweepPoint(arrival_rate=values["arrival_rate"],
                       latency={s.column: values[s.column] for s in slos},
+                      strategy="as tabulated", sources={s.column: "the table" for s in slos},
                       output_throughput=values["output_throughput"],
                       completed=values["completed"], failed=values["failed"],
                       sent=values["sent"], achieved_rate=values["achieved_rate"],

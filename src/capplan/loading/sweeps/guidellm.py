@@ -46,7 +46,7 @@ from capplan.loading.sweeps.fields import (
     show,
     whole,
 )
-from capplan.loading.sweeps.points import MissingPercentile, SweepPoint
+from capplan.loading.sweeps.points import MissingPercentile, SweepPoint, source_of
 
 _GUIDELLM_OPEN = {
     "constant": "constant-rate arrivals (evenly spaced, GuideLLM's sweep default; "
@@ -60,6 +60,10 @@ _GUIDELLM_CLOSED = {
     "trace": "trace replay (no single rate)",
     "replay": "trace replay (no single rate)",
 }
+
+
+_STRATEGY = {"constant": "constant", "poisson": "open-loop Poisson", "synchronous": "synchronous",
+             "concurrent": "concurrent", "throughput": "burst", "trace": "trace replay", "replay": "trace replay"}
 
 
 def _guidellm_format(doc: dict) -> str:
@@ -175,6 +179,7 @@ def _parse_guidellm_benchmark(bench: Any, i: int, rel: str, fmt: str,
 
     latency: dict[str, float] = {}
     missing: dict[str, str] = {}
+    sources: dict[str, str] = {}
     if completed == 0:
         latency = {slo.column: math.inf for slo in slos}
         methods.append(f"{', '.join(s.column for s in slos)}: no request succeeded, so every "
@@ -183,10 +188,12 @@ def _parse_guidellm_benchmark(bench: Any, i: int, rel: str, fmt: str,
         for slo in slos:
             try:
                 latency[slo.column], text = _guidellm_percentile(bench, metrics, where, completed, slo)
+                sources[slo.column] = source_of(text)
             except MissingPercentile as missed:
                 if not math.isinf(rate):
                     raise
                 missing[slo.column] = missed.message
+                sources[slo.column] = "missing"
                 text = f"{slo.column}: {missed.message}"
             methods.append(text)
 
@@ -197,7 +204,7 @@ def _parse_guidellm_benchmark(bench: Any, i: int, rel: str, fmt: str,
     return SweepPoint(arrival_rate=rate, latency=latency, output_throughput=throughput,
                       completed=completed, failed=failed, sent=completed + failed + incomplete,
                       achieved_rate=achieved, goodput=None, file=rel, methods=tuple(methods),
-                      missing=missing)
+                      missing=missing, strategy=_STRATEGY.get(stype, str(stype)), sources=sources)
 
 
 _NODE = {"ttft": "time_to_first_token_ms", "tpot": "inter_token_latency_ms",

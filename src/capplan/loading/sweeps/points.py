@@ -39,6 +39,8 @@ class SweepPoint:
     # the configuration the run measured (model, TP, client concurrency cap, server
     # settings): runs of different configurations are separate series, never replicates
     config: tuple[tuple[str, str], ...] = ()
+    strategy: str = ""         # how the load was offered: 'open-loop Poisson', 'constant', 'burst', ...
+    sources: dict[str, str] = field(default_factory=dict)   # SLO column -> 'summary' | 'computed' | ...
 
     @property
     def series(self) -> str:
@@ -54,6 +56,31 @@ class SweepFile:
     sha256: str
     format: str
     points: tuple[SweepPoint, ...]
+
+    @property
+    def tool(self) -> tuple[str, str]:
+        """(the tool that wrote the file, its version as the file's layout shows it):
+        no result file records the tool's release, so the layout names it."""
+        if self.format.startswith("vllm-bench-sweep-serve"):
+            return "vllm bench sweep serve", self.format.removeprefix("vllm-bench-sweep-serve ")
+        return _TOOLS.get(self.format, (self.format, ""))
+
+
+_TOOLS = {
+    "vllm-benchmark-serving": ("vLLM benchmarks/benchmark_serving.py", "legacy layout"),
+    "vllm-bench-serve": ("vllm bench serve", "--save-result"),
+    "vllm-bench-serve-jsonl": ("vllm bench serve", "JSON Lines (--append-result)"),
+    "guidellm-v0.3": ("GuideLLM", "v0.3"),
+    "guidellm-v0.4": ("GuideLLM", "v0.4"),
+    "guidellm-v0.5-v0.6": ("GuideLLM", "v0.5-v0.6 (metadata.version 1)"),
+    "guidellm-v0.7+": ("GuideLLM", "v0.7+ (metadata.version 2)"),
+    "csv": ("CSV table", "capplan's columns"),
+}
+
+
+def source_of(text: str) -> str:
+    """'computed' when a method computed the percentile from per-request data, else 'summary'."""
+    return "computed" if "np.percentile" in text else "summary"
 
 
 class MissingPercentile(CapplanError):

@@ -68,7 +68,7 @@ from capplan.loading.sweeps.fields import (
     show,
     whole,
 )
-from capplan.loading.sweeps.points import MissingPercentile, SweepPoint
+from capplan.loading.sweeps.points import MissingPercentile, SweepPoint, source_of
 
 _RERUN_HINT = ("re-run with `vllm bench serve --save-result --percentile-metrics "
                "ttft,tpot,itl,e2el --metric-percentiles 50,90,95,99` "
@@ -190,7 +190,7 @@ def summary_percentiles(obj: dict) -> str:
                      for m in _VLLM_METRIC if m in found) or "none"
 
 
-def _vllm_rate(obj: dict, line: int | None) -> tuple[float, str]:
+def _vllm_rate(obj: dict, line: int | None) -> tuple[float, str, str]:
     strategy = obj.get("ramp_up_strategy")
     if strategy not in (None, "", False):
         raise err(f"a ramp-up run (ramp_up_strategy {show(strategy)}) has no single "
@@ -200,25 +200,31 @@ def _vllm_rate(obj: dict, line: int | None) -> tuple[float, str]:
     raw = obj["request_rate"]
     rate = rate_from(raw, "request_rate", line)
     if math.isinf(rate):
+        cap = obj.get("max_concurrency")
+        strategy = "burst" if cap is None else f"concurrent ({show(cap)} streams)"
         return rate, (f"arrival_rate: request_rate {show(raw)} = closed burst (every "
-                      "request sent at once), not an open-loop point")
+                      "request sent at once), not an open-loop point"), strategy
     burstiness = obj.get("burstiness")
     if burstiness is None or burstiness == 1 or burstiness == 1.0:
         process = "Poisson arrivals (burstiness 1.0)" if burstiness is not None \
             else "arrival process not recorded (no burstiness key)"
+        strategy = "open-loop Poisson"
     else:
         process = f"gamma arrivals (burstiness {show(burstiness)}, not Poisson)"
+        strategy = f"open-loop gamma (burstiness {show(burstiness)})"
     cap = obj.get("max_concurrency")
     cap_text = ("no client concurrency cap" if cap is None else
                 f"client max_concurrency {show(cap)}: not purely open-loop")
-    return rate, f"arrival_rate: request_rate {short(rate)} req/s, {process}, {cap_text}"
+    if cap is not None:
+        strategy += f", at most {show(cap)} concurrent"
+    return rate, f"arrival_rate: request_rate {short(rate)} req/s, {process}, {cap_text}", strategy
 
 
 def parse(obj: dict, rel: str, line: int | None, slos) -> SweepPoint:
     where = f" (object at line {line})" if line else ""
     methods: list[str] = []
 
-    rate, how = _vllm_rate(obj, line)
+    rate, how, strategy = _vllm_rate(obj, line)
     achieved = obj.get("request_throughput")
     if isinstance(achieved, (int, float)) and not isinstance(achieved, bool):
         how += (f"; achieved request_throughput {short(float(achieved))} req/s "
@@ -258,6 +264,7 @@ def parse(obj: dict, rel: str, line: int | None, slos) -> SweepPoint:
                    "overload shows as completed < num_prompts and in its latencies")
     latency: dict[str, float] = {}
     missing: dict[str, str] = {}
+    sources: dict[str, str] = {}
     if completed == 0:
         latency = {slo.column: math.inf for slo in slos}
         methods.append(f"{', '.join(s.column for s in slos)}: no request completed, so every "
@@ -268,10 +275,12 @@ def parse(obj: dict, rel: str, line: int | None, slos) -> SweepPoint:
             try:
                 latency[slo.column], text = _vllm_percentile(obj, reqs, per_request_e2e, slo,
                                                              f"the {completed} successful requests", line)
+                sources[slo.column] = source_of(text)
             except MissingPercentile as missed:
                 if not math.isinf(rate):
                     raise
                 missing[slo.column] = missed.message
+                sources[slo.column] = "missing"
                 text = f"{slo.column}: {missed.message}"
             methods.append(text)
 
@@ -297,7 +306,8 @@ def parse(obj: dict, rel: str, line: int | None, slos) -> SweepPoint:
     return SweepPoint(arrival_rate=rate, latency=latency, output_throughput=throughput,
                       completed=completed, failed=failed, sent=sent, achieved_rate=0.0,
                       goodput=goodput, file=rel, methods=tuple(methods), missing=missing,
-                      per_request=_per_request(reqs, line), config=configuration(obj))
+                      per_request=_per_request(reqs, line), config=configuration(obj),
+                      strategy=strategy, sources=sources)
 
 
 # what a run measured beside the load: the model, its parallelism, the client's
