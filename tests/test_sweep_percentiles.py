@@ -153,3 +153,17 @@ def test_a_guidellm_report_without_the_percentile_names_what_it_has(tmp_path):
     assert "no TTFT p99: benchmarks[0].metrics.time_to_first_token_ms.successful.percentiles.p99 is missing" \
         in info.value.message
     assert "the summary holds p001, p01, p05, p10, p25, p75, p90, p95, p999" in info.value.message
+
+
+def test_the_workbook_charts_the_plans_percentiles(base_plan, write_plan, tmp_path, run_main):
+    import zipfile
+    path = _plan(base_plan, write_plan, tmp_path, P99_SLOS)
+    code, _, err = run_main("build", path, "--out", tmp_path / "o")
+    assert code == 0, err
+    with zipfile.ZipFile(tmp_path / "o" / "test-plan.xlsx") as z:
+        charts = b"".join(z.read(n) for n in z.namelist() if n.startswith("xl/charts/"))
+        sheets = b"".join(z.read(n) for n in z.namelist() if n.startswith("xl/worksheets/"))
+    assert b"p99 latency vs arrival rate (nominal)" in charts
+    assert b"p99 TTFT (ms)" in charts and b"p99 TPOT (ms)" in charts
+    assert b"p95" not in charts
+    assert b"ttft_p99_slo" in sheets and b"ttft_p95" not in sheets

@@ -1,5 +1,6 @@
 """The load sweep's extras: failing rows highlighted, the knee row marked, and
-a chart of p95 TTFT and TPOT against the arrival rate with the SLO lines.
+a chart of TTFT and TPOT (at the plan's first SLO percentile of each) against the
+arrival rate with the SLO lines.
 
 The SLO lines are two-point series whose cells are formulas over the sweep
 and the SLO inputs, so the chart follows an edited SLO or sweep.
@@ -37,16 +38,21 @@ def sweep_extras(book: Book, sheet: SheetLayout, pos: TablePos, r: int) -> None:
         ws.conditional_formatting.add(rows, FormulaRule(
             formula=[f"${x}{pos.first_row}={book.names['instance_max_rate']}"],
             font=book.styles.knee_font, border=book.styles.knee_border))
-    needed = ("load_sweep.arrival_rate", "load_sweep.ttft_p95", "load_sweep.tpot_p95")
+    first_slo = {s.metric: s for s in reversed(book.model.slos)}    # the plan's first TTFT and TPOT SLO
+    if "ttft" not in first_slo or "tpot" not in first_slo:
+        return
+    ttft_slo, tpot_slo = first_slo["ttft"], first_slo["tpot"]
+    ttft_col, tpot_col = f"load_sweep.{ttft_slo.column}", f"load_sweep.{tpot_slo.column}"
+    needed = ("load_sweep.arrival_rate", ttft_col, tpot_col)
     if not all(n in pos.col_index for n in needed) or not all(
-            n in ev.graph.nodes for n in ("ttft_p95_slo", "tpot_p95_slo")):
+            n in ev.graph.nodes for n in (ttft_slo.limit, tpot_slo.limit)):
         return
     # SLO lines: two points each, from the lowest to the highest swept rate
     grey = book.styles.unit
     label = ws.cell(r, 1)
     set_text(label, "Chart: SLO lines")
     book.styles.dress(label, grey)
-    for j, h in enumerate(("arrival_rate", "ttft_p95_slo", "tpot_p95_slo"), start=2):
+    for j, h in enumerate(("arrival_rate", ttft_slo.limit, tpot_slo.limit), start=2):
         c = ws.cell(r, j)
         set_text(c, h)
         book.styles.dress(c, grey)
@@ -57,7 +63,7 @@ def sweep_extras(book: Book, sheet: SheetLayout, pos: TablePos, r: int) -> None:
         ws.cell(rr, 2).value = formula
         book.cells.append(CellInfo(ws.title, f"B{rr}", "load_sweep.arrival_rate", ev.scenario.name, None,
                                    "chart", expected))
-        for j, q in ((3, "ttft_p95_slo"), (4, "tpot_p95_slo")):
+        for j, q in ((3, ttft_slo.limit), (4, tpot_slo.limit)):
             ws.cell(rr, j).value = f"={book.names[q]}"
             book.styles.dress(ws.cell(rr, j), number_format=number_format(book.model.quantities[q].unit, "number", []))
             book.cells.append(CellInfo(ws.title, f"{get_column_letter(j)}{rr}", q, ev.scenario.name, None,
@@ -86,19 +92,20 @@ def sweep_extras(book: Book, sheet: SheetLayout, pos: TablePos, r: int) -> None:
         return s
 
     ttft = ScatterChart()
-    ttft.title = one_line(f"Load sweep: p95 latency vs arrival rate ({ev.scenario.name})")
+    percentiles = "/".join(dict.fromkeys((ttft_slo.p, tpot_slo.p)))
+    ttft.title = one_line(f"Load sweep: {percentiles} latency vs arrival rate ({ev.scenario.name})")
     ttft.style = look["style"]
     ttft.x_axis.title = "arrival rate (req/s)"
-    ttft.y_axis.title = "p95 TTFT (ms)"
-    ttft.series.append(series(pos.col_index["load_sweep.ttft_p95"], first, last, "p95 TTFT", xref, ttft_rgb))
+    ttft.y_axis.title = f"{ttft_slo.p} TTFT (ms)"
+    ttft.series.append(series(pos.col_index[ttft_col], first, last, f"{ttft_slo.p} TTFT", xref, ttft_rgb))
     ttft.series.append(series(3, r + 1, r + 2, "TTFT SLO", slo_x, ttft_rgb, dash=look["slo_dash"], marker=False))
     tpot = ScatterChart()
     tpot.x_axis = NumericAxis(axId=300, crossAx=200, delete=True)   # the secondary group's own, hidden
     tpot.y_axis.axId = 200
     tpot.y_axis.crossAx = 300
-    tpot.y_axis.title = "p95 TPOT (ms)"
+    tpot.y_axis.title = f"{tpot_slo.p} TPOT (ms)"
     tpot.y_axis.crosses = "max"
-    tpot.series.append(series(pos.col_index["load_sweep.tpot_p95"], first, last, "p95 TPOT", xref, tpot_rgb))
+    tpot.series.append(series(pos.col_index[tpot_col], first, last, f"{tpot_slo.p} TPOT", xref, tpot_rgb))
     tpot.series.append(series(4, r + 1, r + 2, "TPOT SLO", slo_x, tpot_rgb, dash=look["slo_dash"], marker=False))
     for axis in (ttft.x_axis, ttft.y_axis, tpot.y_axis):
         axis.delete = False
