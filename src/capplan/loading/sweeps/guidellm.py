@@ -46,7 +46,7 @@ from capplan.loading.sweeps.fields import (
     show,
     whole,
 )
-from capplan.loading.sweeps.points import MissingPercentile, SweepPoint, source_of
+from capplan.loading.sweeps.points import MissingPercentile, SweepPoint, run_percentiles
 
 _GUIDELLM_OPEN = {
     "constant": "constant-rate arrivals (evenly spaced, GuideLLM's sweep default; "
@@ -177,25 +177,9 @@ def _parse_guidellm_benchmark(bench: Any, i: int, rel: str, fmt: str,
         methods.append(f"achieved_rate: {where}.metrics.requests_per_second.successful.mean "
                        "(req/s of successful requests over the run)")
 
-    latency: dict[str, float] = {}
-    missing: dict[str, str] = {}
-    sources: dict[str, str] = {}
-    if completed == 0:
-        latency = {slo.column: math.inf for slo in slos}
-        methods.append(f"{', '.join(s.column for s in slos)}: no request succeeded, so every "
-                       "latency is taken as inf (fails any SLO)")
-    else:
-        for slo in slos:
-            try:
-                latency[slo.column], text = _guidellm_percentile(bench, metrics, where, completed, slo)
-                sources[slo.column] = source_of(text)
-            except MissingPercentile as missed:
-                if not math.isinf(rate):
-                    raise
-                missing[slo.column] = missed.message
-                sources[slo.column] = "missing"
-                text = f"{slo.column}: {missed.message}"
-            methods.append(text)
+    latency, missing, sources = run_percentiles(
+        slos, rate, completed, lambda slo: _guidellm_percentile(bench, metrics, where, completed, slo),
+        methods, "no request succeeded, so every latency is taken as inf (fails any SLO)")
 
     throughput = _summary_value(metrics, "output_tokens_per_second", where, "mean")
     methods.append(f"output_throughput: {where}.metrics.output_tokens_per_second."

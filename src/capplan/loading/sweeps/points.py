@@ -14,6 +14,7 @@ cover only the requests that finished). 0 means the file does not tell.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from capplan.errors import CapplanError
@@ -91,3 +92,29 @@ class MissingPercentile(CapplanError):
     def __init__(self, message: str, slo, key: str | None = None, line: int | None = None):
         super().__init__(message, key=key, line=line)
         self.slo = slo
+
+
+def run_percentiles(slos, rate: float, completed: int, find, methods: list[str], none_text: str):
+    """Each SLO's percentile of one run, ``find(slo) -> (value, how)`` in every format:
+    ``(latency, missing, sources)``. A run where no request completed has every latency
+    inf (it fails any SLO); a closed burst that lacks a percentile is shown without it
+    (it never counts, so it never aborts the import); an open-loop run that lacks one
+    raises :class:`MissingPercentile`."""
+    latency: dict[str, float] = {}
+    missing: dict[str, str] = {}
+    sources: dict[str, str] = {}
+    if completed == 0:
+        methods.append(f"{', '.join(s.column for s in slos)}: {none_text}")
+        return {slo.column: math.inf for slo in slos}, missing, sources
+    for slo in slos:
+        try:
+            latency[slo.column], text = find(slo)
+            sources[slo.column] = source_of(text)
+        except MissingPercentile as missed:
+            if not math.isinf(rate):
+                raise
+            missing[slo.column] = missed.message
+            sources[slo.column] = "missing"
+            text = f"{slo.column}: {missed.message}"
+        methods.append(text)
+    return latency, missing, sources

@@ -68,7 +68,7 @@ from capplan.loading.sweeps.fields import (
     show,
     whole,
 )
-from capplan.loading.sweeps.points import MissingPercentile, SweepPoint, source_of
+from capplan.loading.sweeps.points import MissingPercentile, SweepPoint, run_percentiles
 
 _RERUN_HINT = ("re-run with `vllm bench serve --save-result --percentile-metrics "
                "ttft,tpot,itl,e2el --metric-percentiles 50,90,95,99` "
@@ -262,27 +262,12 @@ def parse(obj: dict, rel: str, line: int | None, slos) -> SweepPoint:
                    "duration, and the duration runs until the last request finishes, so a finite "
                    "run that kept up still shows less than the offered rate; a vLLM run's "
                    "overload shows as completed < num_prompts and in its latencies")
-    latency: dict[str, float] = {}
-    missing: dict[str, str] = {}
-    sources: dict[str, str] = {}
-    if completed == 0:
-        latency = {slo.column: math.inf for slo in slos}
-        methods.append(f"{', '.join(s.column for s in slos)}: no request completed, so every "
-                       "latency is taken as inf (fails any SLO); vLLM's summary shows 0 here")
-    else:
-        per_request_e2e = reqs.e2e() if reqs.mask is not None else None
-        for slo in slos:
-            try:
-                latency[slo.column], text = _vllm_percentile(obj, reqs, per_request_e2e, slo,
-                                                             f"the {completed} successful requests", line)
-                sources[slo.column] = source_of(text)
-            except MissingPercentile as missed:
-                if not math.isinf(rate):
-                    raise
-                missing[slo.column] = missed.message
-                sources[slo.column] = "missing"
-                text = f"{slo.column}: {missed.message}"
-            methods.append(text)
+    per_request_e2e = reqs.e2e() if reqs.mask is not None and completed else None
+    latency, missing, sources = run_percentiles(
+        slos, rate, completed,
+        lambda slo: _vllm_percentile(obj, reqs, per_request_e2e, slo, f"the {completed} successful requests", line),
+        methods, "no request completed, so every latency is taken as inf (fails any SLO); vLLM's summary "
+                 "shows 0 here")
 
     # throughput and goodput -----------------------------------------------------
     if obj.get("output_throughput") is None:
