@@ -79,3 +79,19 @@ def test_goodput_below_lambda_star_raises_the_cost_of_a_compliant_token(base_pla
     base_plan["inputs"]["goodput_slo"] = 0.99                        # 0.98 at 4 req/s now fails
     code, out, err = run_main("eval", write_plan(base_plan), "--json")
     assert json.loads(out)["scenarios"]["nominal"]["quantities"]["instance_max_rate"]["value"] == 2
+
+
+def test_goodput_from_a_guidellm_report_with_every_request(tmp_path):
+    """GuideLLM keeps each request's TTFT (ms), inter-token latency (ms) and latency (s):
+    a request is good when each is within its limit; errored and incomplete ones never are."""
+    from test_sweep_import import guidellm_report, write_json
+    write_json(tmp_path / "benchmarks.json", guidellm_report("v0.3"))
+    [f] = read_sweep(tmp_path, ["benchmarks.json"])
+    const = f.points[2]                                 # 10 successful of 13 sent, rows i = 0..9
+    rows = guidellm_report("v0.3")["benchmarks"][2]["requests"]["successful"]
+    limits = {"ttft": 55.0, "tpot": 27.0, "e2e": 30.0}
+    good = sum(r["time_to_first_token_ms"] <= 55 and (r["output_tokens"] == 1 or r["inter_token_latency_ms"] <= 27)
+               for r in rows)
+    assert good == 6                                    # i = 0..5
+    assert compliant_share(const, limits) == pytest.approx(good / 13)
+    assert compliant_share(f.points[3], limits) is None   # no per-request list

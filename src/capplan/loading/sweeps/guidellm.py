@@ -188,7 +188,8 @@ def _parse_guidellm_benchmark(bench: Any, i: int, rel: str, fmt: str,
     return SweepPoint(arrival_rate=rate, latency=latency, output_throughput=throughput,
                       completed=completed, failed=failed, sent=completed + failed + incomplete,
                       achieved_rate=achieved, goodput=None, file=rel, methods=tuple(methods),
-                      missing=missing, strategy=_STRATEGY.get(stype, str(stype)), sources=sources)
+                      missing=missing, strategy=_STRATEGY.get(stype, str(stype)), sources=sources,
+                      per_request=_requests(bench, where, completed))
 
 
 _NODE = {"ttft": "time_to_first_token_ms", "tpot": "inter_token_latency_ms",
@@ -228,10 +229,35 @@ def _guidellm_percentile(bench: dict, metrics: dict, where: str, completed: int,
                             f"{', '.join(have) or 'no percentiles'}", slo, key)
 
 
-def _per_request(bench: dict, where: str, completed: int, slo) -> tuple[float, str] | None:
+def _every_request(bench: dict, completed: int) -> list[dict] | None:
+    """The report's list of successful requests when it holds every one of them."""
     rows = dig(bench, "requests", "successful")
-    if not (isinstance(rows, list) and len(rows) == completed
-            and all(isinstance(r, dict) for r in rows)):
+    if isinstance(rows, list) and rows and len(rows) == completed and all(isinstance(r, dict) for r in rows):
+        return rows
+    return None
+
+
+def _requests(bench: dict, where: str, completed: int) -> tuple[tuple[float, float, float], ...]:
+    """(TTFT ms, TPOT ms, E2E s) of every successful request, for goodput; TPOT is the
+    request's inter_token_latency_ms ((last - first token) / (output_tokens - 1), 0 for
+    one token, as vLLM counts it); empty unless the report keeps every request."""
+    rows = _every_request(bench, completed)
+    out = []
+    for j, row in enumerate(rows or ()):
+        key = f"{where}.requests.successful[{j}]"
+        values = [row.get(k) for k in ("time_to_first_token_ms", "inter_token_latency_ms", "request_latency",
+                                       "output_tokens")]
+        if any(v is None for v in values):
+            return ()
+        ttft, itl, e2e = (finite(v, f"{key}.{k}") for v, k in zip(values, ("time_to_first_token_ms",
+                          "inter_token_latency_ms", "request_latency")))
+        out.append((ttft, itl if whole(values[3], f"{key}.output_tokens") > 1 else 0.0, e2e))
+    return tuple(out)
+
+
+def _per_request(bench: dict, where: str, completed: int, slo) -> tuple[float, str] | None:
+    rows = _every_request(bench, completed)
+    if rows is None:
         return None
     node = _NODE[slo.metric]
     values = []
