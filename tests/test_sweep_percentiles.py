@@ -167,3 +167,14 @@ def test_the_workbook_charts_the_plans_percentiles(base_plan, write_plan, tmp_pa
     assert b"p99 TTFT (ms)" in charts and b"p99 TPOT (ms)" in charts
     assert b"p95" not in charts
     assert b"ttft_p99_slo" in sheets and b"ttft_p95" not in sheets
+
+
+def test_diff_between_plans_of_different_slo_percentiles(base_plan, write_plan, tmp_path, run_main):
+    import copy
+    old = write_plan(copy.deepcopy(base_plan), name="old")
+    new = _plan(base_plan, write_plan, tmp_path, P99_SLOS)
+    code, out, err = run_main("diff", old, new)
+    assert code == 0, err
+    assert "- `ttft_p99_slo`: — → **1,000 ms** (policy; added)" in out
+    assert "- `ttft_p95_slo`: 1,000 ms → **—** (policy; removed)" in out
+    assert "`load_sweep[4].ttft_p99`: – → **320.5 ms**" in out
