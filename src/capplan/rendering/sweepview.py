@@ -26,7 +26,7 @@ def sweep(e: Evaluation, spec: dict) -> dict:
     model = e.model
     data = e.scenario.tables[table]
     count = len(data.rows)
-    col = lambda c: f"{table}.{c}"
+    col = lambda c: f"{table}.{c}"              # noqa: E731 - a column's model name
     bare = lambda names: [n.split(".", 1)[1] for n in model.expand(col(c) for c in names)]
     columns = [c for c in bare(spec["columns"]) if col(c) in e.values and not _blank(e, col(c))]
     spreads = {v: s for key, spread in spec.get("spreads", {}).items()
@@ -36,7 +36,7 @@ def sweep(e: Evaluation, spec: dict) -> dict:
         per_slo = model.expansions.get(col(key))
         labels.update(zip(bare([key]), [s.text for s in model.slos]) if per_slo else [(key, label)])
     checks = {ok: (_relation(e, col(ok)) if ok != spec.get("delivery") else (None, None)) + (label,)
-              for ok, label in labels.items() if col(ok) in e.values}
+              for ok, label in labels.items() if col(ok) in e.values and not _no_floor(e, col(ok))}
     ok = [bool(v) for v in e.display(col(spec["verdict"]))]
     replicates = e.display(col(spec["replicates"])) if col(spec.get("replicates", "")) in e.values else [1] * count
 
@@ -60,9 +60,17 @@ def sweep(e: Evaluation, spec: dict) -> dict:
 
 
 def _blank(e: Evaluation, name: str) -> bool:
-    """An optional column no row fills (NaN throughout) is left out."""
+    """An optional column no row fills (NaN throughout, or 0 throughout where its
+    default 0 means 'not measured', as goodput_share) is left out."""
     q = e.model.quantities[name]
-    return q.optional and all(v != v for v in e.values[name])
+    unmeasured = 0 if q.default == 0 else None
+    return q.optional and all(v != v or v == unmeasured for v in e.values[name])
+
+
+def _no_floor(e: Evaluation, name: str) -> bool:
+    """A check ``measured >= floor`` whose floor is 0 asks nothing (no goodput SLO): not shown."""
+    expr = e.graph.nodes[name].formula.expr
+    return type(expr).__name__ == "GreaterThan" and e.display(str(expr.args[1])) == 0
 
 
 def _header(q) -> str:
@@ -78,7 +86,7 @@ def _relation(e: Evaluation, name: str) -> tuple[str, str]:
 
 def _miss(e: Evaluation, check: str) -> str:
     """How a failing check's measured value misses its limit: '>' a ceiling, '<' a floor."""
-    return "<" if e.graph.nodes[check].formula.text.split()[1] == ">=" else ">"
+    return "<" if type(e.graph.nodes[check].formula.expr).__name__ == "GreaterThan" else ">"
 
 
 def _knee(e: Evaluation, spec: dict, checks: dict, ok: list[bool]) -> str:
