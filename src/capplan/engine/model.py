@@ -24,7 +24,7 @@ from __future__ import annotations
 import string
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import cache, cached_property
+from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING
 
 from capplan.engine import domains, units
@@ -231,7 +231,7 @@ class Model:
         return [n for n, q in self.quantities.items() if q.table is None]
 
 
-@cache
+@lru_cache(maxsize=None)
 def standard_model() -> Model:
     doc = yamlfile.read(model_dir() / "quantities.yaml", display="model/quantities.yaml")
     return model_from_dict(doc.data, source=doc.file, lines=doc.lines)

@@ -27,7 +27,11 @@ def sweep(e: Evaluation, spec: dict) -> dict:
     data = e.scenario.tables[table]
     count = len(data.rows)
     col = lambda c: f"{table}.{c}"              # noqa: E731 - a column's model name
-    bare = lambda names: [n.split(".", 1)[1] for n in model.expand(col(c) for c in names)]
+
+    def bare(names) -> list[str]:
+        """Layout names as bare columns, one per SLO where the model says so."""
+        return [n.split(".", 1)[1] for n in model.expand(col(c) for c in names)]
+
     columns = [c for c in bare(spec["columns"]) if col(c) in e.values and not _blank(e, col(c))]
     spreads = {v: s for key, spread in spec.get("spreads", {}).items()
                for v, s in zip(bare([key]), bare([spread]))}
