@@ -287,7 +287,7 @@ def test_eval_json_contract(run_main):
     assert item["value"] == pytest.approx(7.0)
     assert {k: v for k, v in item.items() if k != "value"} == {
         "unit": "req/s", "tag": "derived", "formula": "instance_max_rate * rho_target",
-        "depends_on": ["e2e_p99_slo", "error_budget", "load_sweep", "min_delivered_share", "rho_target",
+        "depends_on": ["e2e_p99_slo", "error_budget", "goodput_slo", "load_sweep", "min_delivered_share", "rho_target",
                        "tpot_p95_slo", "ttft_p95_slo"]}
     assert nominal["quantities"]["hbm_efficiency"]["pending"] is True
     assert nominal["quantities"]["decode_step_time_bound"]["pending_inputs"] == ["hbm_efficiency"]

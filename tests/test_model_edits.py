@@ -20,6 +20,17 @@ EDITS = {   # case: (text in quantities.yaml, its replacement, fragment of the m
         "  cost:\n    title: Cost\n    quantities:\n",
         "  cost:\n    title: Cost\n    quantities:\n      rho_target: {unit: \"\"}\n",
         "groups.cost.quantities.rho_target: quantity 'rho_target' is defined twice"),
+    "an SLO template without its section": (
+        "slo_percentiles:\n  limit:", "slo_percentilez:\n  limit:",
+        "for_each_slo needs a slo_percentiles section"),
+    "an unknown SLO placeholder": (
+        "description: ${What}, ${nth} percentile", "description: ${Whot}, ${nth} percentile",
+        "unknown ${Whot}"),
+    "a malformed SLO placeholder": (
+        "description: ${What}, ${nth} percentile", "description: ${What}, $ percentile",
+        "Invalid placeholder in string"),
+    "an SLO section naming no template": (
+        "  limit: slo_limits", "  limit: slo_limitz", "slo_percentiles names 'slo_limitz', which is no for_each_slo quantity"),
     "a table named like a quantity": (
         "tables:\n  classes:", "tables:\n  rho_target:", "tables.rho_target: table 'rho_target' has the name of a quantity"),
     "an unknown kind": (
@@ -57,8 +68,8 @@ EDITS = {   # case: (text in quantities.yaml, its replacement, fragment of the m
         "formula: peak_arrival_rate / peak_to_average_ratio", "formula: ~peak_arrival_rate",
         "quantities.avg_arrival_rate.formula: "),
     "a comparison formulas do not have": (
-        "formula: ttft_p95 <= ttft_p95_slo", "formula: ttft_p95 is ttft_p95_slo",
-        "tables.load_sweep.ttft_ok.formula: "),
+        "formula: '${metric}_${key} <= ${metric}_${key}_slo'", "formula: '${metric}_${key} is ${metric}_${key}_slo'",
+        "tables.load_sweep.ttft_p95_ok.formula: "),
     "nominal() of an expression": (
         "nominal(deployed_gpus)", "nominal(deployed_gpus + 1)", "nominal() takes a quantity or column name"),
     "adding time to FLOPs": (

@@ -39,7 +39,7 @@ def test_guidellm_incomplete_requests_fail_the_point(base_plan, write_plan, tmp_
     assert [r["arrival_rate"] for r in rows] == [1, 2, 4]
     last = rows[2]
     # every percentile and the error budget pass: only the delivered share fails
-    assert [last[k] for k in ("ttft_ok", "tpot_ok", "e2e_ok", "errors_ok")] == [True] * 4
+    assert [last[k] for k in ("ttft_p95_ok", "tpot_p95_ok", "e2e_p99_ok", "errors_ok")] == [True] * 4
     assert last["completed_share"] == pytest.approx(1450 / 2400)
     assert last["achieved_share"] == pytest.approx(0.6)
     assert (last["delivered_ok"], last["meets_slo"]) == (False, False)
@@ -52,7 +52,7 @@ def test_guidellm_incomplete_requests_fail_the_point(base_plan, write_plan, tmp_
     assert ("λ* = 2 req/s: every SLO holds up to it. The knee lies between 2 and 4 req/s (first failure: "
             "only 1450 of 2400 requests completed at 4 req/s (1 failed, 949 unfinished); 2.4 of 4 req/s "
             "achieved (60%): the replica was saturated); sweep finer there.") in record
-    assert "✓ TTFT ✓ TPOT ✓ E2E ✓ errors ✗ delivered | FAIL |" in record
+    assert "✓ TTFT p95 ✓ TPOT p95 ✓ E2E p99 ✓ errors ✗ delivered | FAIL |" in record
 
 
 def test_a_lower_policy_threshold_lets_the_point_pass(base_plan, write_plan, tmp_path, run_main):

@@ -79,9 +79,9 @@ def test_real_files_percentiles_match_raw_arrays(real_files, data):
         raw = json.loads((data / f.path).read_text())
         point = f.points[0]
         ttft, tpot, e2e = independent_percentiles(raw)
-        assert point.ttft_p95 == pytest.approx(ttft, rel=1e-12)
-        assert point.tpot_p95 == pytest.approx(tpot, rel=1e-12)
-        assert point.e2e_p99 == pytest.approx(e2e, rel=1e-12)
+        assert point.latency["ttft_p95"] == pytest.approx(ttft, rel=1e-12)
+        assert point.latency["tpot_p95"] == pytest.approx(tpot, rel=1e-12)
+        assert point.latency["e2e_p99"] == pytest.approx(e2e, rel=1e-12)
         assert point.output_throughput == raw["output_throughput"]
         assert (point.completed, point.failed) == (200, 0)
         assert point.goodput is None          # "request_goodput:": null
@@ -96,7 +96,7 @@ def test_real_files_pinned_values(real_files):
     got = {}
     for f in real_files:
         p = f.points[0]
-        got[p.arrival_rate] = (sig3(p.ttft_p95), sig3(p.tpot_p95), sig3(p.e2e_p99),
+        got[p.arrival_rate] = (sig3(p.latency["ttft_p95"]), sig3(p.latency["tpot_p95"]), sig3(p.latency["e2e_p99"]),
                                sig3(p.output_throughput))
     assert got == PINNED
 
@@ -127,7 +127,7 @@ def test_real_sweep_slo_knee(real_files):
     assert [r.arrival_rate for r in rows] == [1.0, 4.0, 16.0]      # inf left out
 
     def meets(r):
-        return r.ttft_p95 <= 1000 and r.tpot_p95 <= 35 and r.e2e_p99 <= 30
+        return r.latency["ttft_p95"] <= 1000 and r.latency["tpot_p95"] <= 35 and r.latency["e2e_p99"] <= 30
 
     assert {r.arrival_rate: meets(r) for r in rows} == {1.0: True, 4.0: True, 16.0: False}
     # lambda* = highest rate that passes with every lower rate passing too
@@ -195,9 +195,9 @@ def test_current_layout_computes_from_successful_requests_only(tmp_path):
     lat = np.array([raw["latencies"][i] for i in ok])
     n = np.array([raw["output_lens"][i] for i in ok])
     tpot = (lat - ttft)[n > 1] / (n[n > 1] - 1)
-    assert p.ttft_p95 == pytest.approx(np.percentile(ttft, 95) * 1000)
-    assert p.e2e_p99 == pytest.approx(np.percentile(lat, 99))
-    assert p.tpot_p95 == pytest.approx(np.percentile(tpot, 95) * 1000)
+    assert p.latency["ttft_p95"] == pytest.approx(np.percentile(ttft, 95) * 1000)
+    assert p.latency["e2e_p99"] == pytest.approx(np.percentile(lat, 99))
+    assert p.latency["tpot_p95"] == pytest.approx(np.percentile(tpot, 95) * 1000)
     assert (p.completed, p.failed, p.goodput) == (5, 1, 1.25)
     assert p.arrival_rate == 2.0
     assert any("latencies (s)" in m for m in p.methods)
@@ -208,7 +208,7 @@ def test_summary_percentiles_are_preferred(tmp_path):
     write_json(tmp_path / "r.json", current_result(
         p95_ttft_ms=999.0, p95_tpot_ms=33.0, p99_e2el_ms=12500.0))
     p = read_sweep(tmp_path, ["r.json"])[0].points[0]
-    assert (p.ttft_p95, p.tpot_p95, p.e2e_p99) == (999.0, 33.0, 12.5)
+    assert (p.latency["ttft_p95"], p.latency["tpot_p95"], p.latency["e2e_p99"]) == (999.0, 33.0, 12.5)
     assert "ttft_p95: summary key p95_ttft_ms" in p.methods
     assert "tpot_p95: summary key p95_tpot_ms" in p.methods
 
@@ -220,7 +220,7 @@ def test_summary_only_without_arrays(tmp_path):
         del raw[key]
     write_json(tmp_path / "r.json", raw)
     p = read_sweep(tmp_path, ["r.json"])[0].points[0]
-    assert (p.ttft_p95, p.tpot_p95, p.e2e_p99) == (150.0, 28.0, 9.0)
+    assert (p.latency["ttft_p95"], p.latency["tpot_p95"], p.latency["e2e_p99"]) == (150.0, 28.0, 9.0)
 
 
 def test_itl_fallback_is_said_in_methods(tmp_path):
@@ -229,7 +229,7 @@ def test_itl_fallback_is_said_in_methods(tmp_path):
         del raw[key]
     write_json(tmp_path / "r.json", raw)
     p = read_sweep(tmp_path, ["r.json"])[0].points[0]
-    assert p.tpot_p95 == 31.5
+    assert p.latency["tpot_p95"] == 31.5
     assert any(m.startswith("tpot_p95: taken from ITL") for m in p.methods)
 
 
@@ -237,7 +237,7 @@ def test_tpots_array_is_used_when_present(tmp_path):
     tpots = [0.02, 0.03, 0.0, 0.0, 0.025, 0.021]
     write_json(tmp_path / "r.json", current_result(tpots=tpots))
     p = read_sweep(tmp_path, ["r.json"])[0].points[0]
-    assert p.tpot_p95 == pytest.approx(np.percentile([0.02, 0.03, 0.025, 0.021], 95) * 1000)
+    assert p.latency["tpot_p95"] == pytest.approx(np.percentile([0.02, 0.03, 0.025, 0.021], 95) * 1000)
 
 
 def test_missing_p95_without_arrays_is_a_clear_error(tmp_path):
@@ -272,7 +272,7 @@ def test_zero_completed_means_infinite_latency(tmp_path):
     raw = current_result(completed=0, failed=6, errors=["x"] * 6)
     write_json(tmp_path / "r.json", raw)
     p = read_sweep(tmp_path, ["r.json"])[0].points[0]
-    assert p.ttft_p95 == p.tpot_p95 == p.e2e_p99 == math.inf
+    assert p.latency["ttft_p95"] == p.latency["tpot_p95"] == p.latency["e2e_p99"] == math.inf
     assert (p.completed, p.failed) == (0, 6)
 
 
@@ -314,7 +314,7 @@ def test_json_lines(tmp_path):
     for f in files:
         assert f.format == "vllm-bench-serve-jsonl"
         assert [p.arrival_rate for p in f.points] == [2.0, 4.0, 4.0]
-        assert [p.ttft_p95 for p in f.points][1:] == [200.0, 260.0]
+        assert [p.latency["ttft_p95"] for p in f.points][1:] == [200.0, 260.0]
         assert "line 2" in f.points[1].methods[0]
 
 
@@ -406,13 +406,13 @@ def test_guidellm_versions(tmp_path, version):
     assert (const.arrival_rate, poisson.arrival_rate) == (2.5, 5.0)
     assert any("max_concurrency 512" in m for m in const.methods)
     # ms summaries as they are; request_latency is seconds already
-    assert (poisson.ttft_p95, poisson.e2e_p99, poisson.output_throughput) == (300, 6.0, 900)
+    assert (poisson.latency["ttft_p95"], poisson.latency["e2e_p99"], poisson.output_throughput) == (300, 6.0, 900)
     assert (poisson.completed, poisson.failed, poisson.goodput) == (10, 1, None)
     # no per-request list: TPOT from the token-weighted ITL p95, and it says so
-    assert poisson.tpot_p95 == 30
+    assert poisson.latency["tpot_p95"] == 30
     assert any(m.startswith("tpot_p95: taken from ITL") for m in poisson.methods)
     # full per-request list: vLLM-style TPOT percentile over requests with >1 token
-    assert const.tpot_p95 == pytest.approx(np.percentile([20.0 + i for i in range(9)], 95))
+    assert const.latency["tpot_p95"] == pytest.approx(np.percentile([20.0 + i for i in range(9)], 95))
     assert any("per-request inter_token_latency_ms" in m for m in const.methods)
 
 
@@ -426,9 +426,9 @@ def test_real_guidellm_v03_report_json_and_yaml():
     bench = json.loads((folder / "benchmarks_stripped.json").read_text())["benchmarks"][0]
     metrics, totals = bench["metrics"], bench["request_totals"]
     assert point.arrival_rate == math.inf                 # synchronous: no open-loop point
-    assert point.ttft_p95 == metrics["time_to_first_token_ms"]["successful"]["percentiles"]["p95"]
-    assert point.e2e_p99 == metrics["request_latency"]["successful"]["percentiles"]["p99"]
-    assert point.tpot_p95 == metrics["inter_token_latency_ms"]["successful"]["percentiles"]["p95"]
+    assert point.latency["ttft_p95"] == metrics["time_to_first_token_ms"]["successful"]["percentiles"]["p95"]
+    assert point.latency["e2e_p99"] == metrics["request_latency"]["successful"]["percentiles"]["p99"]
+    assert point.latency["tpot_p95"] == metrics["inter_token_latency_ms"]["successful"]["percentiles"]["p95"]
     assert (point.completed, point.failed) == (totals["successful"], totals["errored"])
     assert point.sent == totals["successful"] + totals["errored"] + totals["incomplete"]
     assert point.achieved_rate == metrics["requests_per_second"]["successful"]["mean"]
@@ -474,7 +474,7 @@ def test_csv_display_units(tmp_path):
     [f] = read_sweep(tmp_path, ["*.csv"])
     assert f.format == "csv"
     a, b, c = f.points
-    assert (a.arrival_rate, a.ttft_p95, a.tpot_p95, a.e2e_p99, a.output_throughput) == \
+    assert (a.arrival_rate, a.latency["ttft_p95"], a.latency["tpot_p95"], a.latency["e2e_p99"], a.output_throughput) == \
         (1.0, 120.0, 25.0, 18.5, 200.0)
     assert (b.completed, b.failed, b.goodput, a.goodput) == (100, 2, 3.8, None)
     assert c.arrival_rate == math.inf
@@ -486,9 +486,9 @@ def test_csv_unit_suffixes(tmp_path):
         "Arrival_Rate,TTFT_P95_S,tpot_p95_s,e2e_p99_ms,output_throughput\n"
         "2,0.25,0.03,21000,650\n")
     p = read_sweep(tmp_path, ["s.csv"])[0].points[0]
-    assert p.ttft_p95 == pytest.approx(250.0)
-    assert p.tpot_p95 == pytest.approx(30.0)
-    assert p.e2e_p99 == pytest.approx(21.0)
+    assert p.latency["ttft_p95"] == pytest.approx(250.0)
+    assert p.latency["tpot_p95"] == pytest.approx(30.0)
+    assert p.latency["e2e_p99"] == pytest.approx(21.0)
     assert (p.completed, p.failed) == (0, 0)
 
 
@@ -517,7 +517,7 @@ def test_csv_errors(tmp_path, text, key, line, words):
 
 def point(rate, ttft, tpot=20.0, e2e=10.0, tok=100.0, file="f.json", completed=100,
           failed=0, sent=0, achieved=0.0) -> SweepPoint:
-    return SweepPoint(arrival_rate=rate, ttft_p95=ttft, tpot_p95=tpot, e2e_p99=e2e,
+    return SweepPoint(arrival_rate=rate, latency={"ttft_p95": ttft, "tpot_p95": tpot, "e2e_p99": e2e},
                       output_throughput=tok, completed=completed, failed=failed, sent=sent,
                       achieved_rate=achieved, goodput=None, file=file, methods=())
 
@@ -532,13 +532,13 @@ def test_combine_replicates_median_and_mad():
     ])
     assert [r.arrival_rate for r in rows] == [2.0, 4.0]
     two, four = rows
-    assert two == SweepRow(arrival_rate=2.0, ttft_p95=80.0, tpot_p95=20.0, e2e_p99=10.0,
-                           output_throughput=100.0, ttft_p95_mad=0.0, tpot_p95_mad=0.0,
-                           e2e_p99_mad=0.0, runs=1, completed=100, failed=0, sent=0,
+    assert two == SweepRow(arrival_rate=2.0, latency={"ttft_p95": 80.0, "tpot_p95": 20.0, "e2e_p99": 10.0},
+                           spread={"ttft_p95": 0.0, "tpot_p95": 0.0, "e2e_p99": 0.0},
+                           output_throughput=100.0, runs=1, completed=100, failed=0, sent=0,
                            achieved_rate=0.0, files=("r1.json",))
-    assert (four.ttft_p95, four.ttft_p95_mad) == (110.0, 10.0)
-    assert (four.tpot_p95, four.tpot_p95_mad) == (31.0, 1.0)
-    assert (four.e2e_p99, four.e2e_p99_mad) == (21.0, 1.0)
+    assert (four.latency["ttft_p95"], four.spread["ttft_p95"]) == (110.0, 10.0)
+    assert (four.latency["tpot_p95"], four.spread["tpot_p95"]) == (31.0, 1.0)
+    assert (four.latency["e2e_p99"], four.spread["e2e_p99"]) == (21.0, 1.0)
     assert four.output_throughput == 710.0
     assert (four.runs, four.completed, four.failed, four.sent) == (3, 300, 1, 310)
     assert four.achieved_rate == pytest.approx(3.8)     # the median of the runs that measured it
@@ -548,8 +548,8 @@ def test_combine_replicates_median_and_mad():
 def test_combine_replicates_even_count_and_inf_latency():
     rows = combine_replicates([point(1.0, 100.0), point(1.0, 120.0),
                                point(3.0, math.inf), point(3.0, math.inf), point(3.0, 50.0)])
-    assert (rows[0].ttft_p95, rows[0].ttft_p95_mad) == (110.0, 10.0)
-    assert (rows[1].ttft_p95, rows[1].ttft_p95_mad) == (math.inf, 0.0)
+    assert (rows[0].latency["ttft_p95"], rows[0].spread["ttft_p95"]) == (110.0, 10.0)
+    assert (rows[1].latency["ttft_p95"], rows[1].spread["ttft_p95"]) == (math.inf, 0.0)
     assert combine_replicates([]) == []
 
 
@@ -560,7 +560,7 @@ def test_replicates_from_files(tmp_path):
     rows = combine_replicates(p for f in read_sweep(tmp_path, ["run*/r4.json"])
                               for p in f.points)
     assert len(rows) == 1
-    assert (rows[0].ttft_p95, rows[0].ttft_p95_mad, rows[0].runs) == (230.0, 30.0, 3)
+    assert (rows[0].latency["ttft_p95"], rows[0].spread["ttft_p95"], rows[0].runs) == (230.0, 30.0, 3)
     assert rows[0].files == ("run0/r4.json", "run1/r4.json", "run2/r4.json")
 
 

@@ -106,7 +106,9 @@ def evaluate(plan: Plan, scenario: Scenario, model: Model, nominal: Evaluation |
 
 
 def evaluate_all(plan: Plan, model: Model) -> list[Evaluation]:
-    """Every scenario of a plan, nominal first (the others read it through nominal())."""
+    """Every scenario of a plan, nominal first (the others read it through nominal()),
+    in the model of the plan's SLOs."""
+    model = model.with_slos(plan.slos)
     nominal = evaluate(plan, plan.nominal, model)
     return [nominal] + [evaluate(plan, s, model, nominal) for s in plan.scenarios[1:]]
 

@@ -10,7 +10,10 @@ This module only *reads* the definitions; which of them exist for a given
 plan (the ``when:`` switches) is answered here too, because it is part of
 the definition. Formulas are parsed into sympy on first use, not when the
 model is read: ``capplan schema`` reads every definition but no formula, and
-so never imports sympy. Every input and input column must declare its domain
+so never imports sympy. SLO percentiles are the plan's choice: a quantity
+declared ``for_each_slo`` exists once per SLO (:class:`Slo`), and
+:meth:`Model.with_slos` gives the model of a plan's SLOs (see the
+``slo_percentiles`` section of the model file). Every input and input column must declare its domain
 (:mod:`capplan.engine.domains`), so a new input cannot forget to say which
 values are impossible; a default outside its own domain is refused here,
 before any plan is read.
@@ -18,6 +21,8 @@ before any plan is read.
 
 from __future__ import annotations
 
+import string
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING
@@ -122,6 +127,30 @@ def _parse(text: str, file: str, key: str, columns: dict[str, str] | None = None
 
 
 @dataclass(frozen=True)
+class Slo:
+    """One SLO of a plan: a latency metric at a percentile, and the names it brings."""
+
+    metric: str                    # 'ttft'
+    key: str                       # 'p999' (in names)
+    q: float                       # 99.9
+    label: str                     # 'TTFT'
+    unit: str                      # display unit of the limit and the column ('ms')
+    limit: str                     # the plan input: 'ttft_p999_slo'
+    column: str                    # the load_sweep column (bare): 'ttft_p999'
+    spread: str                    # its MAD across replicated runs (bare): 'ttft_p999_mad'
+
+    @property
+    def p(self) -> str:
+        """'p99.9', as the tools print it."""
+        return f"p{self.q:g}"
+
+    @property
+    def text(self) -> str:
+        """'TTFT p99.9'."""
+        return f"{self.label} {self.p}"
+
+
+@dataclass(frozen=True)
 class Group:
     name: str
     title: str
@@ -138,7 +167,39 @@ class Model:
     tables: dict[str, Table]
     checks: tuple[Check, ...]
     source: str = "model/quantities.yaml"
+    slos: tuple[Slo, ...] = ()               # the SLOs this model holds, in declared order
+    expansions: dict[str, tuple[str, ...]] = field(default_factory=dict)   # for_each_slo key -> names
+    _definition: tuple = field(default=(), repr=False)       # (data, lines), to re-read for other SLOs
     _active_cache: dict = field(default_factory=dict, repr=False)
+    _variants: dict = field(default_factory=dict, repr=False)
+
+    def slo_inputs(self) -> dict[str, tuple[str, str]]:
+        """Every SLO input name a plan may give -> (metric, key): ``ttft_p99_slo``."""
+        if not self._definition:
+            return {}
+        data = self._definition[0]
+        spec = data.get("slo_percentiles") or {}
+        template = _template_of(data, spec.get("limit", ""))
+        return {_Reader.fill(template, _Reader.fields(spec, m, k)): (m, k)
+                for m in spec.get("metrics", {}) for k in spec.get("percentiles", {})}
+
+    def with_slos(self, chosen: Iterable[tuple[str, str]]) -> Model:
+        """The model of a plan whose SLOs are ``chosen`` ``(metric, key)`` pairs;
+        a metric with none keeps its default. ``self`` when nothing changes."""
+        if not self._definition:
+            return self
+        data, lines = self._definition
+        wanted = _Reader.choose(data.get("slo_percentiles") or {}, chosen)
+        if wanted == tuple((s.metric, s.key) for s in self.slos):
+            return self
+        if wanted not in self._variants:
+            self._variants[wanted] = model_from_dict(data, self.source, lines, slos=wanted)
+        return self._variants[wanted]
+
+    def expand(self, names: Iterable[str]) -> list[str]:
+        """Names as a layout lists them, with a ``for_each_slo`` key replaced by
+        the names it stands for in this model (``slo_limits`` -> ``ttft_p95_slo``, ...)."""
+        return [n for name in names for n in self.expansions.get(name, (name,))]
 
     def default_switches(self) -> dict[str, str]:
         return {name: spec["default"] for name, spec in self.switches.items()}
@@ -176,21 +237,128 @@ def standard_model() -> Model:
     return model_from_dict(doc.data, source=doc.file, lines=doc.lines)
 
 
-def model_from_dict(data: dict, source: str = "model", lines: dict | None = None) -> Model:
+def model_from_dict(data: dict, source: str = "model", lines: dict | None = None,
+                    slos: tuple[tuple[str, str], ...] | None = None) -> Model:
     """Build a model from its YAML form (tests build small ones this way);
-    ``lines`` (key path -> line) lets errors name their line."""
+    ``lines`` (key path -> line) lets errors name their line; ``slos`` the
+    ``(metric, key)`` SLOs it holds (else each metric's default)."""
     try:
-        return _Reader(data, source, lines or {}).read()
+        return _Reader(data, source, lines or {}, slos).read()
     except CapplanError as err:
         raise err.located(file=source) from None
 
 
+def _template_of(data: dict, where: str) -> str:
+    """The ``for_each_slo`` name template of ``quantity`` or ``table.column``."""
+    table, _, column = where.rpartition(".")
+    if table:
+        spec = _dig_spec(data, "tables", table, "columns", column)
+    else:
+        spec = next((g.get("quantities", {}).get(column) for g in (data.get("groups") or {}).values()
+                     if column in (g.get("quantities") or {})), None)
+    if not isinstance(spec, dict) or "for_each_slo" not in spec:
+        raise CapplanError(f"slo_percentiles names '{where}', which is no for_each_slo quantity",
+                           key="slo_percentiles")
+    return str(spec["for_each_slo"])
+
+
+def _dig_spec(data: dict, *path: str):
+    for part in path:
+        data = (data or {}).get(part) if isinstance(data, dict) else None
+    return data
+
+
 class _Reader:
-    def __init__(self, data: dict, source: str, lines: dict):
+    def __init__(self, data: dict, source: str, lines: dict, slos: tuple | None = None):
         self.data = data
         self.source = source
         self.lines = lines
         self.switches = data.get("switches", {}) or {}
+        self.slo_spec = data.get("slo_percentiles") or {}
+        chosen = self.choose(self.slo_spec, ()) if slos is None else slos
+        self.slo_fields = [self.fields(self.slo_spec, m, k) for m, k in chosen]
+        self.expansions: dict[str, tuple[str, ...]] = {}
+        self.macros = self._macros()
+
+    # -- SLOs of the plan's choice -------------------------------------------
+    @staticmethod
+    def choose(spec: dict, chosen: Iterable[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
+        """The SLOs in declared order: the chosen ones, and each metric's
+        default where none of that metric is chosen."""
+        chosen = set(chosen)
+        out = []
+        for metric, mspec in (spec.get("metrics") or {}).items():
+            keys = [k for k in spec.get("percentiles", {}) if (metric, k) in chosen]
+            if not keys and mspec.get("default"):
+                keys = [mspec["default"]]
+            out += [(metric, k) for k in keys]
+        return tuple(out)
+
+    @staticmethod
+    def fields(spec: dict, metric: str, key: str) -> dict[str, str]:
+        m, q = spec["metrics"][metric], float(spec["percentiles"][key])
+        nth = f"{q:g}" + ("st" if q % 10 == 1 else "nd" if q % 10 == 2 else "rd" if q % 10 == 3 else "th")
+        what = str(m.get("what", metric))
+        return {"metric": metric, "key": key, "p": f"p{q:g}", "q": f"{q:g}", "nth": nth,
+                "label": str(m.get("label", metric)), "what": what, "What": what[:1].upper() + what[1:],
+                "unit": str(m.get("unit", ""))}
+
+    @staticmethod
+    def fill(text: str, mapping: dict[str, str]) -> str:
+        try:
+            return string.Template(text).substitute(mapping)
+        except KeyError as err:
+            raise CapplanError(f"'{text}': unknown ${{{err.args[0]}}} (known: "
+                               f"{', '.join(sorted(mapping))})") from None
+        except ValueError as err:
+            raise CapplanError(f"'{text}': {err}") from None
+
+    def _macros(self) -> dict[str, str]:
+        """``${ttft_slo}`` -> the plan's TTFT SLO (min of several); ``${slo_checks}``
+        -> the pass/fail columns of every SLO joined with ``and``."""
+        out: dict[str, str] = {}
+        templates = {}
+        for gspec in (self.data.get("groups") or {}).values():
+            templates.update({k: v for k, v in (gspec.get("quantities") or {}).items()
+                              if isinstance(v, dict) and "for_each_slo" in v})
+        for tspec in (self.data.get("tables") or {}).values():
+            templates.update({k: v for k, v in (tspec.get("columns") or {}).items()
+                              if isinstance(v, dict) and "for_each_slo" in v})
+        for key, spec in templates.items():
+            out[key] = " and ".join(self.fill(str(spec["for_each_slo"]), f) for f in self.slo_fields)
+        if self.slo_spec:
+            limit = _template_of(self.data, self.slo_spec.get("limit", ""))
+            for metric in self.slo_spec.get("metrics") or {}:
+                names = [self.fill(limit, f) for f in self.slo_fields if f["metric"] == metric]
+                if names:
+                    out[f"{metric}_slo"] = _smallest(names)
+        return out
+
+    def _slos(self) -> tuple[Slo, ...]:
+        if not self.slo_spec:
+            return ()
+        limit = _template_of(self.data, self.slo_spec["limit"])
+        column = _template_of(self.data, self.slo_spec["column"])
+        spread = _template_of(self.data, self.slo_spec["spread"])
+        return tuple(Slo(f["metric"], f["key"], float(f["q"]), f["label"], f["unit"],
+                         self.fill(limit, f), self.fill(column, f), self.fill(spread, f))
+                     for f in self.slo_fields)
+
+    def _each(self, items: dict, prefix: str = ""):
+        """``(name, spec)`` of a group's quantities or a table's columns, a
+        ``for_each_slo`` entry once per SLO (its text filled in)."""
+        for name, spec in items.items():
+            if not (isinstance(spec, dict) and "for_each_slo" in spec):
+                yield name, spec
+                continue
+            if not self.slo_spec:
+                raise CapplanError("for_each_slo needs a slo_percentiles section", key=f"{prefix}{name}")
+            names = []
+            for f in self.slo_fields:
+                filled = _fill_all({k: v for k, v in spec.items() if k != "for_each_slo"}, {**self.macros, **f})
+                names.append(self.fill(str(spec["for_each_slo"]), f))
+                yield names[-1], filled
+            self.expansions[f"{prefix}{name}"] = tuple(f"{prefix}{n}" for n in names)
 
     def read(self) -> Model:
         groups: dict[str, Group] = {}
@@ -198,7 +366,7 @@ class _Reader:
         for gname, gspec in (self.data.get("groups") or {}).items():
             names = []
             gwhen = self._when(gspec.get("when"), f"groups.{gname}")
-            for qname, qspec in (gspec.get("quantities") or {}).items():
+            for qname, qspec in self._each(gspec.get("quantities") or {}):
                 if qname in quantities:
                     raise CapplanError(f"quantity '{qname}' is defined twice", key=f"groups.{gname}.quantities.{qname}")
                 quantities[qname] = self._quantity(qname, qspec, gname, gwhen, columns=None, table=None,
@@ -210,7 +378,7 @@ class _Reader:
         for tname, tspec in (self.data.get("tables") or {}).items():
             if tname in quantities:
                 raise CapplanError(f"table '{tname}' has the name of a quantity", key=f"tables.{tname}")
-            cols = tspec.get("columns") or {}
+            cols = dict(self._each(tspec.get("columns") or {}, f"{tname}."))
             qualified = {c: f"{tname}.{c}" for c in cols}
             for cname, cspec in cols.items():
                 quantities[qualified[cname]] = self._quantity(
@@ -228,7 +396,8 @@ class _Reader:
             checks.append(Check(written=str(cspec["require"]).strip(), key=cspec.get("key", ""),
                                 message=cspec["message"], where=f"checks[{i}]", defined_in=self.source))
         return Model(switches=self.switches, groups=groups, quantities=quantities,
-                     tables=tables, checks=tuple(checks), source=self.source)
+                     tables=tables, checks=tuple(checks), source=self.source, slos=self._slos(),
+                     expansions=self.expansions, _definition=(self.data, self.lines))
 
     def _quantity(self, name, spec, group, inherited_when, columns, table, path) -> Quantity:
         try:
@@ -250,7 +419,7 @@ class _Reader:
                 raise err.located(key=key + ".unit") from None
         formulas: tuple[tuple[str | None, str], ...] = ()
         switch = None
-        raw = spec.pop("formula", None)
+        raw = _fill_all(spec.pop("formula", None), self.macros)
         if isinstance(raw, dict):
             if len(raw) != 1:
                 raise CapplanError("a formula mapping must name exactly one switch", key=key + ".formula")
@@ -324,3 +493,23 @@ class _Reader:
     def _check_tag(tag, key):
         if tag not in TAGS:
             raise CapplanError(f"tag must be one of {', '.join(TAGS)}, got '{tag}'", key=key)
+
+
+def _smallest(names: list[str]) -> str:
+    """``min(a, b, ...)`` of several names (min() takes at most 4 arguments: nested)."""
+    if len(names) == 1:
+        return names[0]
+    if len(names) <= 4:
+        return f"min({', '.join(names)})"
+    return f"min({', '.join(names[:3])}, {_smallest(names[3:])})"
+
+
+def _fill_all(value, mapping: dict[str, str]):
+    """``${...}`` filled in every text of a spec (a formula, or a whole for_each_slo entry)."""
+    if isinstance(value, str):
+        return _Reader.fill(value, mapping) if "$" in value else value
+    if isinstance(value, dict):
+        return {k: _fill_all(v, mapping) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_fill_all(v, mapping) for v in value]
+    return value

@@ -13,6 +13,7 @@ it: its formula is replaced by the given value, shown as an override.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -29,7 +30,7 @@ PLAN_KEYS = ("title", "owner", "description", "gpu", "model", "sizing", "memory_
              "tables", "scenarios", "expect", "notes")
 PLAN_SWITCHES = ("sizing", "memory_accounting")   # the model's switches a plan chooses by key
 INPUT_KEYS = ("value", "source", "status", "tag", "date", "note")
-TABLE_KEYS = ("rows", "import", "source", "as_of", "units", "note")
+TABLE_KEYS = ("rows", "import", "select", "source", "as_of", "units", "note")
 IMPORTABLE = ("load_sweep",)     # tables that can be read from benchmark result files
 ROW_META = ("source", "as_of", "note")
 SCENARIO_KEYS = ("title", "description", "set", "expect")
@@ -109,6 +110,7 @@ class Plan:
     scenarios: list[Scenario]    # nominal first
     doc: yamlfile.Document | None = None
     notes: str = ""
+    slos: tuple[tuple[str, str], ...] = ()   # the SLOs the plan names, (metric, key); see Model.with_slos
 
     def line(self, key: str) -> int | None:
         """Line of a dotted key in the plan file ('tables.classes'), if written there."""
@@ -163,6 +165,8 @@ class _PlanReader:
             switches[key] = chosen
         switches["attention"] = model_entry.attention or switches["attention"]
         self.switches = switches
+        self.slos = self._slos()
+        self.model = self.model.with_slos(self.slos)
         self.active = set(self.model.active(switches))
 
         inputs = self._defaults()
@@ -171,6 +175,7 @@ class _PlanReader:
         inputs.update(self._inputs(self.data.get("inputs") or {}, ("inputs",), origin="plan"))
         self._require_from_plan(model_entry, inputs)
         self._require_inputs(inputs)
+        self.inputs = inputs
         tables = self._tables()
         nominal = Scenario(NOMINAL, "Nominal", "The plan as written.", inputs, tables,
                            self._expect(self.data.get("expect") or {}, ("expect",)), [])
@@ -180,7 +185,14 @@ class _PlanReader:
                     owner=self._text(self.data.get("owner"), "owner") or "",
                     description=(self._text(self.data.get("description"), "description") or "").strip(), gpu=gpu,
                     model_entry=model_entry, switches=switches, scenarios=scenarios, doc=self.doc,
-                    notes=(self._text(self.data.get("notes"), "notes") or "").strip())
+                    notes=(self._text(self.data.get("notes"), "notes") or "").strip(), slos=self.slos)
+
+    def _slos(self) -> tuple[tuple[str, str], ...]:
+        """The SLOs the plan's inputs name (``ttft_p99_slo`` -> ('ttft', 'p99'));
+        a metric it names none of keeps the model's default."""
+        given = self.data.get("inputs")
+        names = self.model.slo_inputs()
+        return tuple(names[n] for n in given if n in names) if isinstance(given, dict) else ()
 
     def _text(self, value, *path) -> str | None:
         """A text field (title, source, note, a date, a row name): a scalar, never a mapping or list."""
@@ -347,8 +359,11 @@ class _PlanReader:
                 raise self.err(f"table '{name}' cannot be imported (only {', '.join(IMPORTABLE)})", *path, "import")
             if "rows" in spec:
                 raise self.err("give either 'rows:' or 'import:', not both", *path)
-            imported, rows_raw = self._import(spec["import"], path + ("import",))
+            imported, rows_raw = self._import(spec["import"], path + ("import",), spec.get("select"))
         else:
+            if "select" in spec:
+                raise self.err("'select:' picks one series of imported files; this table has no 'import:'",
+                               *path, "select")
             rows_raw = spec.get("rows")
         if not isinstance(rows_raw, list) or not rows_raw:
             raise self.err(f"table '{name}' has no rows", *path)
@@ -390,7 +405,7 @@ class _PlanReader:
         self._check_keys(table, data, path)
         return data
 
-    def _import(self, patterns, path) -> tuple[tuple, list[dict]]:
+    def _import(self, patterns, path, select=None) -> tuple[tuple, list[dict]]:
         """Read benchmark files (globs relative to the plan, inside its repository) into sweep rows.
 
         Replicated runs at one rate become one row (median, with the MAD in
@@ -404,17 +419,50 @@ class _PlanReader:
         if not all(isinstance(p, str) for p in patterns):
             raise self.err("expected a file pattern or a list of them (relative to the plan)", *path)
         try:
-            files = sweep_import.read_sweep(self.path.parent, patterns)
+            files = sweep_import.read_sweep(self.path.parent, patterns, self.model.slos)
         except sweep_import.PatternError as err:
             raise self.err(err.message, *path, *([err.index] if listed else [])) from None
+        except sweep_import.MissingPercentile as err:
+            slo = err.slo
+            line = self.doc.line(("inputs", slo.limit))
+            where = f"line {line}, " if line else ""
+            raise self.err(f"{err.file}: {err.message}. The plan's SLO {slo.limit} ({where}"
+                           f"inputs: {slo.limit}) asks for {slo.text}; name another percentile "
+                           f"of {slo.label} there (inputs: {slo.metric}_<p50|p90|p95|p99|p999>_slo)",
+                           *path) from None
         except CapplanError as err:
             where = f"{err.file}: " if err.file else ""
             raise self.err(f"{where}{err.message}", *path) from None
-        points = [p for f in files for p in f.points]
-        rows = [r.table_row() for r in sweep_import.combine_replicates(points)]
+        points = self._series([p for f in files for p in f.points], select, path[:-1])
+        limits = {}                            # per metric, the tightest SLO (display unit): goodput
+        for slo in self.model.slos:
+            value = units.to_display(self.inputs[slo.limit].value, slo.unit)
+            limits[slo.metric] = min(limits.get(slo.metric, value), value)
+        rows = [r.table_row(self.model.slos) for r in sweep_import.combine_replicates(points, limits)]
         if not rows:
             raise self.err("the imported files hold no open-loop run (only closed bursts)", *path)
         return tuple(files), rows
+
+    def _series(self, points: list, select, path: tuple) -> list:
+        """The runs of one configuration (model, TP, concurrency cap, server
+        settings): runs of different ones are separate series, never replicates.
+        Several in the files: ``select: {max_concurrency: 16}`` picks one."""
+        if select is not None:
+            if not isinstance(select, dict) or not select:
+                raise self.err("expected a mapping of configuration key: value (select: {max_concurrency: 16})",
+                               *path, "select")
+            wanted = {str(k): json.dumps(v) for k, v in select.items()}
+            points = [p for p in points if wanted.items() <= dict(p.config).items()]
+            if not points:
+                raise self.err(f"no imported run has {', '.join(f'{k}={v}' for k, v in wanted.items())}",
+                               *path, "select")
+        series = sorted({p.series for p in points})
+        if len(series) > 1:
+            listed = "; ".join(f"{{{s}}}" for s in series)
+            raise self.err(f"the files hold {len(series)} series of different configurations, which are never "
+                           f"combined as replicates: {listed}; pick one with select: (e.g. select: "
+                           f"{{{_differing(points)}}}) under this table", *path)
+        return points
 
     def _check_keys(self, table, data: TableData, path) -> None:
         key = table.key
@@ -515,6 +563,15 @@ class _PlanReader:
             out.append(Expectation(str(target), value, units.to_display(base, unit_text), unit_text,
                                    tolerance, self.doc.line(tpath)))
         return out
+
+
+def _differing(points) -> str:
+    """'max_concurrency: 16': a key whose value differs between the series, with the first value."""
+    configs = [dict(p.config) for p in points]
+    for key in configs[0]:
+        if len({c.get(key) for c in configs}) > 1:
+            return f"{key}: {configs[0][key]}"
+    return "..."
 
 
 def _kind(value) -> str:

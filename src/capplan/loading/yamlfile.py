@@ -114,8 +114,9 @@ def _parse(text: str, file: str, max_values: int) -> Document:
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         problem = getattr(err, "problem", None) or str(err)
-        raise CapplanError(f"malformed YAML: {problem}", file=file, key=_brief(builder.open_path()),
-                           line=mark.line + 1 if mark else None) from None
+        line = text.splitlines()[mark.line] if mark and mark.line < len(text.splitlines()) else ""
+        raise CapplanError(f"malformed YAML: {problem}{_glob_hint(line)}", file=file,
+                           key=_brief(builder.open_path()), line=mark.line + 1 if mark else None) from None
     finally:
         loader.dispose()
         if collecting:
@@ -210,7 +211,7 @@ class _Builder:
         if target is None:
             opening = any(frame.anchor == event.anchor for frame in self.stack)
             why = "refers to a collection that contains it" if opening else "has no anchor &" + event.anchor + " before it"
-            raise self._error(f"alias *{event.anchor} {why}", event, self._path(event))
+            raise self._error(f"alias *{event.anchor} {why}{_glob_hint('*' + event.anchor)}", event, self._path(event))
         self.targets[index] = target
         self.expanding = event
         self._replay(*target)
@@ -313,3 +314,15 @@ def _short(text: str, limit: int = 40) -> str:
 
 
 _CONSTRUCTOR = yaml.SafeLoader("")   # resolves plain scalars and constructs them (YAML 1.1 types)
+
+
+_UNQUOTED_GLOB = re.compile(r"(^|[\[,:\-{]\s*)\*")
+
+
+def _glob_hint(line: str) -> str:
+    """YAML reads a value that starts with ``*`` as an alias: a file glob such as
+    ``[*.json]`` must be quoted."""
+    if not _UNQUOTED_GLOB.search(line.strip()):
+        return ""
+    return ("; a value starting with * is a YAML alias: quote a file glob, e.g. "
+            "import: ['*.json'] or import: \"sweeps/*.json\"")

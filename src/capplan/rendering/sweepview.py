@@ -6,7 +6,9 @@ What is shown comes from the ``sweep:`` part of ``templates/layout.yaml``
 (columns, spreads, the per-SLO checks and their short names, the λ* and
 knee quantities); each check's measured column and limit are read from its
 formula in the model (``ttft_p95 <= ttft_p95_slo``), so a new SLO column
-needs a line in the model and a name in the layout, not code.
+needs a line in the model and a name in the layout, not code. A layout name
+that stands for one column per SLO of the plan (``slo_values``) is expanded
+by the model; each SLO's check is named by its metric and percentile.
 """
 
 from __future__ import annotations
@@ -25,9 +27,20 @@ def sweep(e: Evaluation, spec: dict) -> dict:
     data = e.scenario.tables[table]
     count = len(data.rows)
     col = lambda c: f"{table}.{c}"              # noqa: E731 - a column's model name
-    columns = [c for c in spec["columns"] if col(c) in e.values and not _blank(e, col(c))]
+
+    def bare(names) -> list[str]:
+        """Layout names as bare columns, one per SLO where the model says so."""
+        return [n.split(".", 1)[1] for n in model.expand(col(c) for c in names)]
+
+    columns = [c for c in bare(spec["columns"]) if col(c) in e.values and not _blank(e, col(c))]
+    spreads = {v: s for key, spread in spec.get("spreads", {}).items()
+               for v, s in zip(bare([key]), bare([spread]))}
+    labels = {}
+    for key, label in spec["checks"].items():       # one check per SLO: 'TTFT p95', ...
+        per_slo = model.expansions.get(col(key))
+        labels.update(zip(bare([key]), [s.text for s in model.slos]) if per_slo else [(key, label)])
     checks = {ok: (_relation(e, col(ok)) if ok != spec.get("delivery") else (None, None)) + (label,)
-              for ok, label in spec["checks"].items() if col(ok) in e.values}
+              for ok, label in labels.items() if col(ok) in e.values and not _no_floor(e, col(ok))}
     ok = [bool(v) for v in e.display(col(spec["verdict"]))]
     replicates = e.display(col(spec["replicates"])) if col(spec.get("replicates", "")) in e.values else [1] * count
 
@@ -37,22 +50,30 @@ def sweep(e: Evaluation, spec: dict) -> dict:
         cells = []
         for c in columns:
             text = formatting.number(e.display(col(c))[i])
-            spread = spec.get("spreads", {}).get(c)
+            spread = spreads.get(c)
             if spread and col(spread) in e.values and replicates[i] > 1:
                 text += f" ± {formatting.number(e.display(col(spread))[i])}"
             cells.append(text)
         verdicts = " ".join(("✓ " if e.display(col(k))[i] else "✗ ") + label for k, (_, _, label) in checks.items())
         rows.append(cells + [verdicts, "**PASS**" if ok[i] else "FAIL"])
     return {"header": header, "numeric": [True] * len(columns) + [False, False], "rows": rows,
-            "knee": _knee(e, spec, checks, ok), "files": _files(data), "bursts": _bursts(data),
+            "knee": _knee(e, spec, checks, ok), "files": _files(data), "bursts": _bursts(data, model.slos),
             "chart": _chart(e, spec, checks, ok),
             "description": model.tables[table].description, "source": data.source or "", "note": data.note or ""}
 
 
 def _blank(e: Evaluation, name: str) -> bool:
-    """An optional column no row fills (NaN throughout) is left out."""
+    """An optional column no row fills (NaN throughout, or 0 throughout where its
+    default 0 means 'not measured', as goodput_share) is left out."""
     q = e.model.quantities[name]
-    return q.optional and all(v != v for v in e.values[name])
+    unmeasured = 0 if q.default == 0 else None
+    return q.optional and all(v != v or v == unmeasured for v in e.values[name])
+
+
+def _no_floor(e: Evaluation, name: str) -> bool:
+    """A check ``measured >= floor`` whose floor is 0 asks nothing (no goodput SLO): not shown."""
+    expr = e.graph.nodes[name].formula.expr
+    return type(expr).__name__ == "GreaterThan" and e.display(str(expr.args[1])) == 0
 
 
 def _header(q) -> str:
@@ -61,9 +82,14 @@ def _header(q) -> str:
 
 
 def _relation(e: Evaluation, name: str) -> tuple[str, str]:
-    """(measured, limit) of a check column ``measured <= limit``."""
+    """(measured, limit) of a check column ``measured <= limit`` (or ``>=``, a floor)."""
     measured, limit = (str(a) for a in e.graph.nodes[name].formula.expr.args)
     return measured, limit
+
+
+def _miss(e: Evaluation, check: str) -> str:
+    """How a failing check's measured value misses its limit: '>' a ceiling, '<' a floor."""
+    return "<" if type(e.graph.nodes[check].formula.expr).__name__ == "GreaterThan" else ">"
 
 
 def _knee(e: Evaluation, spec: dict, checks: dict, ok: list[bool]) -> str:
@@ -77,7 +103,9 @@ def _knee(e: Evaluation, spec: dict, checks: dict, ok: list[bool]) -> str:
     if first is None:
         return (f"Every swept rate meets the SLOs: λ* = {star} is only a lower bound; "
                 f"the knee lies above the highest rate swept. Extend the sweep.")
-    why = "; ".join(f"{label} {shown(e, measured, first).text} > {shown(e, limit).text}" if measured
+    table = spec["table"]
+    why = "; ".join(f"{label} {shown(e, measured, first).text} {_miss(e, table + '.' + k)} "
+                    f"{shown(e, limit).text}" if measured
                     else _undelivered(e, spec["table"], first)
                     for k, (measured, limit, label) in checks.items()
                     if not e.display(f"{spec['table']}.{k}")[first])
@@ -97,17 +125,33 @@ def _undelivered(e: Evaluation, table: str, index: int) -> str:
 
 
 def _files(data) -> list[dict]:
-    return [{"path": f.path, "sha256": f.sha256, "format": f.format,
-             "runs": ", ".join(_rate(p.arrival_rate) for p in f.points),
+    """Per file: where it came from (tool, the version its layout shows, how the load was
+    offered), which SLO percentiles came from its summary and which were computed."""
+    def columns(f, how: str) -> str:
+        return ", ".join(dict.fromkeys(c for p in f.points for c, s in p.sources.items() if s == how)) or "—"
+
+    return [{"path": f.path, "sha256": f.sha256, "format": f.format, "tool": f.tool[0], "version": f.tool[1],
+             "strategy": ", ".join(dict.fromkeys(p.strategy for p in f.points)) or "—",
+             "summary": columns(f, "summary"), "computed": columns(f, "computed"),
+             "runs": ", ".join(_rate(p.arrival_rate) for p in f.points) or "none counted",
              "methods": sorted({m for p in f.points for m in p.methods})} for f in data.imported]
 
 
-def _bursts(data) -> list[str]:
-    """Closed bursts (all requests at once) are shown, never counted."""
-    return [f"{p.file}: closed burst (all requests at once), TTFT p95 {formatting.number(p.ttft_p95)} ms, "
-            f"TPOT p95 {formatting.number(p.tpot_p95)} ms, E2E p99 {formatting.number(p.e2e_p99)} s, "
-            f"{formatting.number(p.output_throughput)} tok/s — not an open-loop point, not counted"
-            for f in data.imported for p in f.points if math.isinf(p.arrival_rate)]
+def _bursts(data, slos) -> list[str]:
+    """Closed bursts (all requests at once) are shown, never counted: with the
+    percentiles of the plan's SLOs they have, and those they lack."""
+    out = []
+    for f in data.imported:
+        for p in f.points:
+            if not math.isinf(p.arrival_rate):
+                continue
+            have = [f"{s.text} {formatting.number(p.latency[s.column])} {s.unit}"
+                    for s in slos if s.column in p.latency]
+            lacks = [s.text for s in slos if s.column in p.missing]
+            parts = have + ([f"no {', '.join(lacks)} in the file"] if lacks else [])
+            out.append(f"{p.file}: closed burst (all requests at once), {', '.join(parts)}, "
+                       f"{formatting.number(p.output_throughput)} tok/s — not an open-loop point, not counted")
+    return out
 
 
 def _rate(rate: float) -> str:

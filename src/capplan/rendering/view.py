@@ -248,7 +248,7 @@ class PlanView:
         e = self.nominal
         parts = []
         for part in spec.get("parts", []):
-            rows = [row(e, n) for n in part.get("quantities", []) if n in e.graph.nodes]
+            rows = [row(e, n) for n in e.model.expand(part.get("quantities", [])) if n in e.graph.nodes]
             tables = [_table(e, t, part.get("columns", {})) for t in part.get("tables", []) if t in e.scenario.tables]
             swept = part.get("sweep")
             sweep = sweepview.sweep(e, swept) if swept and swept["table"] in e.scenario.tables else None

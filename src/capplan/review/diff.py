@@ -322,10 +322,9 @@ def _percent(d: float, old: float) -> str:
 def _results(o_e: Evaluation, n_e: Evaluation) -> list[dict]:
     """Every derived value of the nominal scenario that moved (inputs are listed apart)."""
     out = []
-    model = n_e.model
     names = list(n_e.graph.order) + [n for n in o_e.graph.order if n not in n_e.graph.nodes]
     for name in names:
-        q = model.quantities[name]
+        q = n_e.model.quantities.get(name) or o_e.model.quantities[name]   # each plan's SLOs are its own
         if q.kind == "text" or name in o_e.inputs or name in n_e.inputs:
             continue
         if q.table is None:

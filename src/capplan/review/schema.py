@@ -136,7 +136,12 @@ def as_json(value):
 
 class _Generator:
     def __init__(self, model: Model):
-        self.model = model
+        # every SLO a plan may name (ttft_p99_slo, its column ttft_p99, ...): the
+        # model's SLO inputs are not required one by one (see slo_rules)
+        every = model.with_slos(model.slo_inputs().values())
+        self.slo_names = {n for s in every.slos for n in (s.limit, s.column, s.spread)}
+        self.default_slos = model.slos
+        self.model = model = every
         self.switch_cases = {name: list(spec["cases"]) for name, spec in model.switches.items()}
         self.defaults = model.default_switches()
         provided: set[str] = set()
@@ -242,7 +247,18 @@ class _Generator:
             q = self.model.quantities[name]
             if q.is_input and q.default is not None and isinstance(q.default, (int, float)):
                 props[name]["default"] = q.default
-        return {"type": ["object", "null"], "properties": props, "additionalProperties": False}
+        return {"type": ["object", "null"], "properties": props, "additionalProperties": False,
+                "allOf": self.slo_rules()}
+
+    def slo_rules(self) -> list[dict]:
+        """A metric with a default SLO needs one SLO of that metric: its default
+        (ttft_p95_slo) or any other percentile of it (ttft_p99_slo)."""
+        rules = []
+        for default in self.default_slos:
+            names = sorted(s.limit for s in self.model.slos if s.metric == default.metric)
+            rules.append({"$comment": f"an SLO of {default.label} (default {default.limit})",
+                          "anyOf": [{"required": [n]} for n in names]})
+        return rules
 
     def describe(self, name: str) -> str:
         q = self.model.quantities[name]
@@ -268,7 +284,8 @@ class _Generator:
     def required_inputs(self, sizing: str) -> list[str]:
         out = []
         for name, q in self.model.quantities.items():
-            if q.table or not q.is_input or q.kind in ("bool", "text") or q.default is not None:
+            if q.table or not q.is_input or q.kind in ("bool", "text") or q.default is not None \
+                    or name in self.slo_names:
                 continue
             if name in self.provided or self.excluded(name, "sizing", sizing):
                 continue
@@ -307,6 +324,10 @@ class _Generator:
             "import": {"description": "Benchmark result files to read the rows from (globs relative to the plan's "
                                       "folder): vLLM --save-result JSON, GuideLLM benchmarks.json, or CSV.",
                        "anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}, "minItems": 1}]},
+            "select": {"type": "object", "minProperties": 1,
+                       "description": "With import: the one configuration to read when the files hold several "
+                                      "(runs of different model_id, tensor_parallel_size, max_concurrency, "
+                                      "max_num_seqs, ... are separate series), e.g. {max_concurrency: 16}."},
         }
         props = {k: known.get(k, {}) for k in plan_module.TABLE_KEYS}
         if "as_of" in props and props["as_of"]:
@@ -329,7 +350,9 @@ class _Generator:
             else:
                 props[q.column] = {"description": f"{q.description}. Unit: {unit}." + (" Optional." if q.optional else "")
                                    + _domain_text(q), "allOf": [{"$ref": _REF + "value"}] + _domain(q)}
-            if not q.optional:
+            if q.column in self.slo_names:
+                props[q.column]["description"] += " Required when the plan has this SLO."
+            elif not q.optional:
                 required.append(q.column)
         meta = {"source": {"type": "string", "description": "Where this row comes from."},
                 "as_of": {"description": "Date of this row's values (overrides the table's as_of).",

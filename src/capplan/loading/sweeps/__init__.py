@@ -17,7 +17,7 @@ format reads values with.
 from capplan.loading.sweeps.delivery import delivery_text
 from capplan.loading.sweeps.files import read_sweep
 from capplan.loading.sweeps.locate import PatternError
-from capplan.loading.sweeps.points import SweepFile, SweepPoint
+from capplan.loading.sweeps.points import MissingPercentile, SweepFile, SweepPoint
 from capplan.loading.sweeps.replicates import SweepRow, combine_replicates
 
-__all__ = ["PatternError", "SweepFile", "SweepPoint", "SweepRow", "combine_replicates", "delivery_text", "read_sweep"]
+__all__ = ["MissingPercentile", "PatternError", "SweepFile", "SweepPoint", "SweepRow", "combine_replicates", "delivery_text", "read_sweep"]

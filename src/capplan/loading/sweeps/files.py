@@ -19,6 +19,7 @@ import json
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from capplan.engine.model import Slo, standard_model
 from capplan.errors import CapplanError
 from capplan.loading import yamlfile
 from capplan.loading.sweeps import vllm
@@ -84,7 +85,7 @@ def _unknown(value: Any) -> CapplanError:
                f"or a CSV file; found {_describe(value)}")
 
 
-def _parse_file(data: bytes, rel: str) -> tuple[str, list[SweepPoint]]:
+def _parse_file(data: bytes, rel: str, slos) -> tuple[str, list[SweepPoint]]:
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -96,22 +97,29 @@ def _parse_file(data: bytes, rel: str) -> tuple[str, list[SweepPoint]]:
     if suffix in (".csv", ".tsv"):
         if suffix == ".tsv":
             raise err("tab-separated files are not supported; save the sweep as CSV")
-        return "csv", parse_csv(text, rel)
+        return "csv", parse_csv(text, rel, slos)
 
     if suffix in (".yaml", ".yml"):
         doc = yamlfile.parse_data_file(text, rel)      # aliases cannot expand past the text
         if isinstance(doc, dict) and "benchmarks" in doc:
-            return parse_guidellm(doc, rel)
+            return parse_guidellm(doc, rel, slos)
         raise _unknown(doc)
 
     documents, sequence = _load_json_documents(text, jsonl=suffix == ".jsonl")
     if not sequence:
         doc = documents[0][0]
         if isinstance(doc, dict) and "benchmarks" in doc:
-            return parse_guidellm(doc, rel)
+            return parse_guidellm(doc, rel, slos)
         if vllm.looks_like(doc):
+            if "run_number" in doc:                      # vllm bench sweep serve: <combination>/run=N.json
+                if doc["run_number"] == -1:
+                    return "vllm-bench-sweep-serve warm-up run (not counted)", []
+                return "vllm-bench-sweep-serve run", [vllm.parse(doc, rel, None, slos)]
             fmt = "vllm-benchmark-serving" if vllm.is_legacy(doc) else "vllm-bench-serve"
-            return fmt, [vllm.parse(doc, rel, None)]
+            return fmt, [vllm.parse(doc, rel, None, slos)]
+        if isinstance(doc, list) and doc and all(vllm.looks_like(d) for d in doc):
+            return "vllm-bench-sweep-serve summary", [_object(d, rel, None, slos, f"[{i}]")
+                                                       for i, d in enumerate(doc)]
         raise _unknown(doc)
 
     if not documents:
@@ -123,27 +131,41 @@ def _parse_file(data: bytes, rel: str) -> tuple[str, list[SweepPoint]]:
             error.message += " (JSON Lines files must hold vLLM result objects)"
             error.line = line
             raise error
-        points.append(vllm.parse(doc, rel, line))
+        points.append(_object(doc, rel, line, slos, f"object {len(points) + 1}"))
     return "vllm-bench-serve-jsonl", points
 
 
-def _read_one(plan_dir: Path, rel: str) -> SweepFile:
+def _object(doc: dict, rel: str, line: int | None, slos, which: str) -> SweepPoint:
+    """One vLLM result of several in a file; an error in it names the object
+    (its line in a JSON Lines file, its index in a list)."""
+    try:
+        return vllm.parse(doc, rel, line, slos)
+    except CapplanError as exc:
+        where = f"the {which} starting on line {line}" if line else f"the result at {which}"
+        if where not in exc.message:
+            exc.message += f" (in {where})"
+        raise exc.located(line=line)
+
+
+def _read_one(plan_dir: Path, rel: str, slos) -> SweepFile:
     try:
         data = (plan_dir / rel).read_bytes()
     except OSError as exc:
         raise err(f"cannot read the file: {exc.strerror or exc}") from None
     digest = hashlib.sha256(data).hexdigest()
-    fmt, points = _parse_file(data, rel)
+    fmt, points = _parse_file(data, rel, slos)
     return SweepFile(path=rel, sha256=digest, format=fmt, points=tuple(points))
 
 
-def read_sweep(plan_dir: Path, patterns: list[str]) -> list[SweepFile]:
+def read_sweep(plan_dir: Path, patterns: list[str], slos: tuple[Slo, ...] | None = None) -> list[SweepFile]:
     """The files the patterns name (relative to plan_dir, inside its repository;
-    sorted, deterministic), each with its format detected and its runs parsed.
+    sorted, deterministic), each with its format detected and its runs parsed,
+    with the percentiles of ``slos`` (the plan's; the standard model's by default).
 
     A refused pattern or one that matches nothing raises
     :class:`~capplan.loading.sweeps.locate.PatternError` with its index."""
     plan_dir = Path(plan_dir)
+    slos = standard_model().slos if slos is None else slos
     if isinstance(patterns, str):
         patterns = [patterns]
     if not patterns:
@@ -151,7 +173,7 @@ def read_sweep(plan_dir: Path, patterns: list[str]) -> list[SweepFile]:
     files = []
     for rel in expand(Root(plan_dir), patterns):
         try:
-            files.append(_read_one(plan_dir, rel))
+            files.append(_read_one(plan_dir, rel, slos))
         except CapplanError as exc:
             raise exc.located(file=rel)
         except (ValueError, TypeError, KeyError, IndexError, AttributeError,

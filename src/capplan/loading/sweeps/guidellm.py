@@ -46,7 +46,7 @@ from capplan.loading.sweeps.fields import (
     show,
     whole,
 )
-from capplan.loading.sweeps.points import SweepPoint
+from capplan.loading.sweeps.points import MissingPercentile, SweepPoint, run_percentiles
 
 _GUIDELLM_OPEN = {
     "constant": "constant-rate arrivals (evenly spaced, GuideLLM's sweep default; "
@@ -60,6 +60,10 @@ _GUIDELLM_CLOSED = {
     "trace": "trace replay (no single rate)",
     "replay": "trace replay (no single rate)",
 }
+
+
+_STRATEGY = {"constant": "constant", "poisson": "open-loop Poisson", "synchronous": "synchronous",
+             "concurrent": "concurrent", "throughput": "burst", "trace": "trace replay", "replay": "trace replay"}
 
 
 def _guidellm_format(doc: dict) -> str:
@@ -77,7 +81,7 @@ def _guidellm_format(doc: dict) -> str:
     return "guidellm-v0.3"
 
 
-def parse_guidellm(doc: dict, rel: str) -> tuple[str, list[SweepPoint]]:
+def parse_guidellm(doc: dict, rel: str, slos) -> tuple[str, list[SweepPoint]]:
     fmt = _guidellm_format(doc)
     benchmarks = doc.get("benchmarks")
     if not isinstance(benchmarks, list):
@@ -86,7 +90,7 @@ def parse_guidellm(doc: dict, rel: str) -> tuple[str, list[SweepPoint]]:
         raise err("the GuideLLM report holds no benchmarks", "benchmarks")
     # v0.3 keeps the strategy under benchmarks[i].args, later versions under .config
     first, second = ("args", "config") if fmt == "guidellm-v0.3" else ("config", "args")
-    return fmt, [_parse_guidellm_benchmark(bench, i, rel, fmt, first, second)
+    return fmt, [_parse_guidellm_benchmark(bench, i, rel, fmt, first, second, slos)
                  for i, bench in enumerate(benchmarks)]
 
 
@@ -108,7 +112,7 @@ def _summary_value(metrics: dict, name: str, where: str, *path: str) -> float:
 
 
 def _parse_guidellm_benchmark(bench: Any, i: int, rel: str, fmt: str,
-                              first: str, second: str) -> SweepPoint:
+                              first: str, second: str, slos) -> SweepPoint:
     where = f"benchmarks[{i}]"
     if not isinstance(bench, dict):
         raise err(f"expected an object, got {show(bench)}", where)
@@ -173,49 +177,106 @@ def _parse_guidellm_benchmark(bench: Any, i: int, rel: str, fmt: str,
         methods.append(f"achieved_rate: {where}.metrics.requests_per_second.successful.mean "
                        "(req/s of successful requests over the run)")
 
-    if completed == 0:
-        ttft = tpot = e2e = math.inf
-        methods.append("ttft_p95/tpot_p95/e2e_p99: no request succeeded, so every latency "
-                       "is taken as inf (fails any SLO)")
-    else:
-        ttft = _summary_value(metrics, "time_to_first_token_ms", where, "percentiles", "p95")
-        methods.append(f"ttft_p95: {where}.metrics.time_to_first_token_ms.successful."
-                       "percentiles.p95 (ms; GuideLLM's percentile)")
-        e2e = _summary_value(metrics, "request_latency", where, "percentiles", "p99")
-        methods.append(f"e2e_p99: {where}.metrics.request_latency.successful.percentiles.p99 "
-                       "(GuideLLM reports seconds)")
-        tpot, text = _guidellm_tpot(bench, metrics, where, completed)
-        methods.append(text)
+    latency, missing, sources = run_percentiles(
+        slos, rate, completed, lambda slo: _guidellm_percentile(bench, metrics, where, completed, slo),
+        methods, "no request succeeded, so every latency is taken as inf (fails any SLO)")
 
     throughput = _summary_value(metrics, "output_tokens_per_second", where, "mean")
     methods.append(f"output_throughput: {where}.metrics.output_tokens_per_second."
                    "successful.mean (tok/s)")
     methods.append("goodput: not reported by GuideLLM -> none")
-    return SweepPoint(arrival_rate=rate, ttft_p95=ttft, tpot_p95=tpot, e2e_p99=e2e,
-                      output_throughput=throughput, completed=completed, failed=failed,
-                      sent=completed + failed + incomplete, achieved_rate=achieved, goodput=None, file=rel, methods=tuple(methods))
+    return SweepPoint(arrival_rate=rate, latency=latency, output_throughput=throughput,
+                      completed=completed, failed=failed, sent=completed + failed + incomplete,
+                      achieved_rate=achieved, goodput=None, file=rel, methods=tuple(methods),
+                      missing=missing, strategy=_STRATEGY.get(stype, str(stype)), sources=sources,
+                      per_request=_requests(bench, where, completed))
 
 
-def _guidellm_tpot(bench: dict, metrics: dict, where: str, completed: int) -> tuple[float, str]:
+_NODE = {"ttft": "time_to_first_token_ms", "tpot": "inter_token_latency_ms",
+         "itl": "inter_token_latency_ms", "e2e": "request_latency"}
+
+
+def _summary_key(q: float) -> tuple[str, ...]:
+    """Where a GuideLLM distribution keeps the q-th percentile: ``median`` for
+    50, else ``percentiles.p99`` / ``percentiles.p999`` (99.9)."""
+    return ("median",) if q == 50 else ("percentiles", "p" + f"{q:g}".replace(".", ""))
+
+
+def _guidellm_percentile(bench: dict, metrics: dict, where: str, completed: int,
+                         slo) -> tuple[float, str]:
+    """One SLO's percentile: TPOT from the per-request list when the report
+    holds every request (GuideLLM's own TPOT differs from vLLM's), the others
+    from the summary; what one lacks, the other gives."""
+    node, col, path = _NODE[slo.metric], slo.column, _summary_key(slo.q)
+    computed = _per_request(bench, where, completed, slo)
+    if slo.metric == "tpot" and computed:
+        return computed
+    value = dig(_summary(metrics, node, where), *path)
+    key = f"{where}.metrics.{node}.successful.{'.'.join(path)}"
+    if value is not None:
+        unit = "GuideLLM reports seconds" if slo.metric == "e2e" else "ms; GuideLLM's percentile"
+        text = f"{col}: {key} ({unit})"
+        if slo.metric == "tpot":
+            text = (f"{col}: taken from ITL, {key} (ms; GuideLLM weights each request's mean "
+                    "inter-token latency by its tokens, so this approximates vLLM's "
+                    "per-request TPOT percentile); the report lacks the full per-request list")
+        return finite(value, key), text
+    if computed:
+        return computed
+    have = sorted(k for k in (dig(_summary(metrics, node, where), "percentiles") or {}))
+    raise MissingPercentile(f"no {slo.text}: {key} is missing and the report lacks the full "
+                            f"per-request list to compute it; the summary holds "
+                            f"{', '.join(have) or 'no percentiles'}", slo, key)
+
+
+def _every_request(bench: dict, completed: int) -> list[dict] | None:
+    """The report's list of successful requests when it holds every one of them."""
     rows = dig(bench, "requests", "successful")
-    if isinstance(rows, list) and len(rows) == completed and all(
-            isinstance(r, dict) for r in rows):
-        values = []
-        for j, row in enumerate(rows):
-            itl, n = row.get("inter_token_latency_ms"), row.get("output_tokens")
-            if itl is None or n is None:
-                continue
-            key = f"{where}.requests.successful[{j}]"
-            if whole(n, f"{key}.output_tokens") > 1:
-                values.append(finite(itl, f"{key}.inter_token_latency_ms"))
-        if values:
-            return percentile(values, 95), (
-                f"tpot_p95: {NP} of the per-request inter_token_latency_ms = (last token - "
-                "first token) / (output_tokens - 1), vLLM's TPOT, over the "
-                f"{len(values)} of {completed} successful requests with output_tokens > 1 "
-                f"({where}.requests.successful)")
-    value = _summary_value(metrics, "inter_token_latency_ms", where, "percentiles", "p95")
-    return value, (f"tpot_p95: taken from ITL, {where}.metrics.inter_token_latency_ms."
-                   "successful.percentiles.p95 (ms; GuideLLM weights each request's mean "
-                   "inter-token latency by its tokens, so this approximates vLLM's "
-                   "per-request TPOT percentile); the report lacks the full per-request list")
+    if isinstance(rows, list) and rows and len(rows) == completed and all(isinstance(r, dict) for r in rows):
+        return rows
+    return None
+
+
+def _requests(bench: dict, where: str, completed: int) -> tuple[tuple[float, float, float], ...]:
+    """(TTFT ms, TPOT ms, E2E s) of every successful request, for goodput; TPOT is the
+    request's inter_token_latency_ms ((last - first token) / (output_tokens - 1), 0 for
+    one token, as vLLM counts it); empty unless the report keeps every request."""
+    rows = _every_request(bench, completed)
+    out = []
+    for j, row in enumerate(rows or ()):
+        key = f"{where}.requests.successful[{j}]"
+        values = [row.get(k) for k in ("time_to_first_token_ms", "inter_token_latency_ms", "request_latency",
+                                       "output_tokens")]
+        if any(v is None for v in values):
+            return ()
+        ttft, itl, e2e = (finite(v, f"{key}.{k}") for v, k in zip(values, ("time_to_first_token_ms",
+                          "inter_token_latency_ms", "request_latency")))
+        out.append((ttft, itl if whole(values[3], f"{key}.output_tokens") > 1 else 0.0, e2e))
+    return tuple(out)
+
+
+def _per_request(bench: dict, where: str, completed: int, slo) -> tuple[float, str] | None:
+    rows = _every_request(bench, completed)
+    if rows is None:
+        return None
+    node = _NODE[slo.metric]
+    values = []
+    for j, row in enumerate(rows):
+        value, n = row.get(node), row.get("output_tokens")
+        if value is None:
+            continue
+        key = f"{where}.requests.successful[{j}]"
+        if slo.metric in ("tpot", "itl") and (n is None or whole(n, f"{key}.output_tokens") <= 1):
+            continue
+        values.append(finite(value, f"{key}.{node}"))
+    if not values:
+        return None
+    if slo.metric == "tpot":
+        what = ("per-request inter_token_latency_ms = (last token - first token) / "
+                "(output_tokens - 1), vLLM's TPOT,")
+    else:
+        what = f"per-request {node}"
+    return percentile(values, slo.q), (
+        f"{slo.column}: {NP} of the {what} over the {len(values)} of {completed} successful "
+        f"requests{' with output_tokens > 1' if slo.metric in ('tpot', 'itl') else ''} "
+        f"({where}.requests.successful)")

@@ -1,9 +1,10 @@
 """The data an importer produces: one run (:class:`SweepPoint`) and one file.
 
 Units of a :class:`SweepPoint` are capplan's display units: ``arrival_rate``
-req/s (``math.inf`` for a run that is not open-loop), ``ttft_p95`` ms,
-``tpot_p95`` ms, ``e2e_p99`` **s**, ``output_throughput`` tok/s, ``goodput``
-req/s.
+req/s (``math.inf`` for a run that is not open-loop), each SLO's percentile
+in its metric's unit (``latency['ttft_p95']`` ms, ``latency['e2e_p99']``
+**s**; the keys are the plan's load_sweep columns), ``output_throughput``
+tok/s, ``goodput`` req/s.
 
 ``sent`` and ``achieved_rate`` say whether the point delivered the load it was
 offered: a run where requests did not complete, or whose achieved rate falls
@@ -13,7 +14,10 @@ cover only the requests that finished). 0 means the file does not tell.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
+
+from capplan.errors import CapplanError
 
 
 @dataclass(frozen=True)
@@ -21,9 +25,7 @@ class SweepPoint:
     """One benchmark run at one offered arrival rate, in capplan's units."""
 
     arrival_rate: float        # req/s; math.inf for a closed burst / closed loop
-    ttft_p95: float            # ms
-    tpot_p95: float            # ms
-    e2e_p99: float             # s
+    latency: dict[str, float]  # SLO column ('ttft_p95') -> its percentile (ms; E2E in s)
     output_throughput: float   # output tok/s
     completed: int
     failed: int
@@ -32,6 +34,19 @@ class SweepPoint:
     goodput: float | None      # req/s if the file reports it, else None
     file: str                  # path relative to the plan folder (POSIX)
     methods: tuple[str, ...]   # how each value was obtained
+    missing: dict[str, str] = field(default_factory=dict)   # SLO column -> why the file lacks it
+    # each successful request's (TTFT ms, TPOT ms, E2E s), where the file keeps them (goodput)
+    per_request: tuple[tuple[float, float, float], ...] = ()
+    # the configuration the run measured (model, TP, client concurrency cap, server
+    # settings): runs of different configurations are separate series, never replicates
+    config: tuple[tuple[str, str], ...] = ()
+    strategy: str = ""         # how the load was offered: 'open-loop Poisson', 'constant', 'burst', ...
+    sources: dict[str, str] = field(default_factory=dict)   # SLO column -> 'summary' | 'computed' | ...
+
+    @property
+    def series(self) -> str:
+        """'max_concurrency=16, model_id="llama"' (empty for a file that records none)."""
+        return ", ".join(f"{k}={v}" for k, v in self.config)
 
 
 @dataclass(frozen=True)
@@ -42,3 +57,64 @@ class SweepFile:
     sha256: str
     format: str
     points: tuple[SweepPoint, ...]
+
+    @property
+    def tool(self) -> tuple[str, str]:
+        """(the tool that wrote the file, its version as the file's layout shows it):
+        no result file records the tool's release, so the layout names it."""
+        if self.format.startswith("vllm-bench-sweep-serve"):
+            return "vllm bench sweep serve", self.format.removeprefix("vllm-bench-sweep-serve ")
+        return _TOOLS.get(self.format, (self.format, ""))
+
+
+_TOOLS = {
+    "vllm-benchmark-serving": ("vLLM benchmarks/benchmark_serving.py", "legacy layout"),
+    "vllm-bench-serve": ("vllm bench serve", "--save-result"),
+    "vllm-bench-serve-jsonl": ("vllm bench serve", "JSON Lines (--append-result)"),
+    "guidellm-v0.3": ("GuideLLM", "v0.3"),
+    "guidellm-v0.4": ("GuideLLM", "v0.4"),
+    "guidellm-v0.5-v0.6": ("GuideLLM", "v0.5-v0.6 (metadata.version 1)"),
+    "guidellm-v0.7+": ("GuideLLM", "v0.7+ (metadata.version 2)"),
+    "csv": ("CSV table", "capplan's columns"),
+}
+
+
+def source_of(text: str) -> str:
+    """'computed' when a method computed the percentile from per-request data, else 'summary'."""
+    return "computed" if "np.percentile" in text else "summary"
+
+
+class MissingPercentile(CapplanError):
+    """A run lacks a percentile an SLO of the plan needs: neither in the file's
+    summary nor computable from per-request data. ``slo`` names the SLO, so
+    the plan can point at its line."""
+
+    def __init__(self, message: str, slo, key: str | None = None, line: int | None = None):
+        super().__init__(message, key=key, line=line)
+        self.slo = slo
+
+
+def run_percentiles(slos, rate: float, completed: int, find, methods: list[str], none_text: str):
+    """Each SLO's percentile of one run, ``find(slo) -> (value, how)`` in every format:
+    ``(latency, missing, sources)``. A run where no request completed has every latency
+    inf (it fails any SLO); a closed burst that lacks a percentile is shown without it
+    (it never counts, so it never aborts the import); an open-loop run that lacks one
+    raises :class:`MissingPercentile`."""
+    latency: dict[str, float] = {}
+    missing: dict[str, str] = {}
+    sources: dict[str, str] = {}
+    if completed == 0:
+        methods.append(f"{', '.join(s.column for s in slos)}: {none_text}")
+        return {slo.column: math.inf for slo in slos}, missing, sources
+    for slo in slos:
+        try:
+            latency[slo.column], text = find(slo)
+            sources[slo.column] = source_of(text)
+        except MissingPercentile as missed:
+            if not math.isinf(rate):
+                raise
+            missing[slo.column] = missed.message
+            sources[slo.column] = "missing"
+            text = f"{slo.column}: {missed.message}"
+        methods.append(text)
+    return latency, missing, sources

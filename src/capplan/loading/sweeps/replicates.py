@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from capplan.loading.sweeps.delivery import delivery_text
+from capplan.loading.sweeps.goodput import compliant_share
 from capplan.loading.sweeps.points import SweepPoint
 
 
@@ -22,30 +23,28 @@ class SweepRow:
     """Replicates at one arrival rate combined: medians and MADs."""
 
     arrival_rate: float
-    ttft_p95: float
-    tpot_p95: float
-    e2e_p99: float
+    latency: dict[str, float]      # SLO column -> median over the runs
+    spread: dict[str, float]       # SLO column -> MAD over the runs
     output_throughput: float
-    ttft_p95_mad: float
-    tpot_p95_mad: float
-    e2e_p99_mad: float
     runs: int
     completed: int
     failed: int
     sent: int
     achieved_rate: float
     files: tuple[str, ...]
+    goodput_share: float | None = None   # median over the runs with per-request data
 
-    def table_row(self) -> dict:
-        """The row of the plan's ``load_sweep`` table: its columns, and a note
-        that says in words what the point delivered."""
-        row = {name: getattr(self, name) for name in TABLE_COLUMNS}
+    def table_row(self, slos) -> dict:
+        """The row of the plan's ``load_sweep`` table: its columns (one per SLO
+        and its MAD), and a note that says in words what the point delivered."""
+        row = {"arrival_rate": self.arrival_rate,
+               **{s.column: self.latency[s.column] for s in slos},
+               "output_throughput": self.output_throughput, "completed": self.completed,
+               "failed": self.failed, "sent": self.sent, "achieved_rate": self.achieved_rate,
+               "runs": self.runs, **{s.spread: self.spread[s.column] for s in slos}}
+        if self.goodput_share is not None:
+            row["goodput_share"] = self.goodput_share
         return {**row, "note": delivery_text(row)}
-
-
-TABLE_COLUMNS = ("arrival_rate", "ttft_p95", "tpot_p95", "e2e_p99", "output_throughput",
-                 "completed", "failed", "sent", "achieved_rate", "runs",
-                 "ttft_p95_mad", "tpot_p95_mad", "e2e_p99_mad")
 
 
 def _median(values: list[float]) -> float:
@@ -58,9 +57,11 @@ def _mad(values: list[float], centre: float) -> float:
     return _median(deviations)
 
 
-def combine_replicates(points: Iterable[SweepPoint]) -> list[SweepRow]:
+def combine_replicates(points: Iterable[SweepPoint], limits: dict[str, float] | None = None) -> list[SweepRow]:
     """Group by arrival_rate (open-loop only: math.inf points are excluded here),
-    median + MAD, sorted by rate.
+    median + MAD, sorted by rate; with SLO ``limits`` (see
+    :func:`~capplan.loading.sweeps.goodput.compliant_share`) the median goodput
+    share of the runs that keep per-request data.
 
     The MAD is the raw median of |x - median| (not scaled by 1.4826); one run
     gives 0. ``completed``, ``failed`` and ``sent`` are summed over the runs;
@@ -76,23 +77,22 @@ def combine_replicates(points: Iterable[SweepPoint]) -> list[SweepRow]:
     rows = []
     for rate in sorted(groups):
         group = groups[rate]
-        stats = {}
-        for name in ("ttft_p95", "tpot_p95", "e2e_p99", "output_throughput"):
-            values = [float(getattr(p, name)) for p in group]
-            stats[name] = _median(values)
-            stats[name + "_mad"] = _mad(values, stats[name])
+        latency, spread = {}, {}
+        for name in group[0].latency:
+            values = [float(p.latency[name]) for p in group]
+            latency[name] = _median(values)
+            spread[name] = _mad(values, latency[name])
         measured = [p.achieved_rate for p in group if p.achieved_rate > 0]
+        shares = [s for s in (compliant_share(p, limits) for p in group) if s is not None] if limits else []
         rows.append(SweepRow(
-            arrival_rate=rate,
-            ttft_p95=stats["ttft_p95"], tpot_p95=stats["tpot_p95"],
-            e2e_p99=stats["e2e_p99"], output_throughput=stats["output_throughput"],
-            ttft_p95_mad=stats["ttft_p95_mad"], tpot_p95_mad=stats["tpot_p95_mad"],
-            e2e_p99_mad=stats["e2e_p99_mad"],
+            arrival_rate=rate, latency=latency, spread=spread,
+            output_throughput=_median([float(p.output_throughput) for p in group]),
             runs=len(group),
             completed=sum(p.completed for p in group),
             failed=sum(p.failed for p in group),
             sent=sum(p.sent for p in group),
             achieved_rate=_median(measured) if measured else 0.0,
             files=tuple(dict.fromkeys(p.file for p in group)),
+            goodput_share=_median(shares) if shares else None,
         ))
     return rows

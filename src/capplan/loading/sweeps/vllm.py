@@ -53,7 +53,9 @@ Values
 
 from __future__ import annotations
 
+import json
 import math
+import re
 from typing import Any
 
 from capplan.loading.sweeps.fields import (
@@ -66,7 +68,7 @@ from capplan.loading.sweeps.fields import (
     show,
     whole,
 )
-from capplan.loading.sweeps.points import SweepPoint
+from capplan.loading.sweeps.points import MissingPercentile, SweepPoint, run_percentiles
 
 _RERUN_HINT = ("re-run with `vllm bench serve --save-result --percentile-metrics "
                "ttft,tpot,itl,e2el --metric-percentiles 50,90,95,99` "
@@ -163,14 +165,32 @@ class _VllmRequests:
         return None
 
 
-def _summary_ms(obj: dict, metric: str, p: int, line: int | None) -> tuple[float, str] | None:
-    key = f"p{p}_{metric}_ms"
-    if obj.get(key) is None:
-        return None
-    return finite(obj[key], key, line), key
+_VLLM_METRIC = {"ttft": "ttft", "tpot": "tpot", "itl": "itl", "e2e": "e2el"}
+_SUMMARY_KEY = re.compile(r"^(?:p([0-9.]+)|(median))_(ttft|tpot|itl|e2el)_ms$")
+_METRIC_OF = {v: k for k, v in _VLLM_METRIC.items()}
 
 
-def _vllm_rate(obj: dict, line: int | None) -> tuple[float, str]:
+def _summary_ms(obj: dict, metric: str, q: float, line: int | None) -> tuple[float, str] | None:
+    """The summary percentile ``p{q}_{metric}_ms`` (vLLM's key; ``median_..`` for p50)."""
+    keys = [f"p{q:g}_{metric}_ms"] + ([f"median_{metric}_ms"] if q == 50 else [])
+    for key in keys:
+        if obj.get(key) is not None:
+            return finite(obj[key], key, line), key
+    return None
+
+
+def summary_percentiles(obj: dict) -> str:
+    """The percentiles a vLLM summary holds, per metric: 'TTFT p99, TPOT p99, E2E p99'."""
+    found: dict[str, list[float]] = {}
+    for key, value in obj.items():
+        match = _SUMMARY_KEY.match(str(key))
+        if match and value is not None:
+            found.setdefault(_METRIC_OF[match[3]], []).append(50.0 if match[2] else float(match[1]))
+    return ", ".join(f"{m.upper()} " + "/".join(f"p{q:g}" for q in sorted(set(found[m])))
+                     for m in _VLLM_METRIC if m in found) or "none"
+
+
+def _vllm_rate(obj: dict, line: int | None) -> tuple[float, str, str]:
     strategy = obj.get("ramp_up_strategy")
     if strategy not in (None, "", False):
         raise err(f"a ramp-up run (ramp_up_strategy {show(strategy)}) has no single "
@@ -180,25 +200,31 @@ def _vllm_rate(obj: dict, line: int | None) -> tuple[float, str]:
     raw = obj["request_rate"]
     rate = rate_from(raw, "request_rate", line)
     if math.isinf(rate):
+        cap = obj.get("max_concurrency")
+        strategy = "burst" if cap is None else f"concurrent ({show(cap)} streams)"
         return rate, (f"arrival_rate: request_rate {show(raw)} = closed burst (every "
-                      "request sent at once), not an open-loop point")
+                      "request sent at once), not an open-loop point"), strategy
     burstiness = obj.get("burstiness")
     if burstiness is None or burstiness == 1 or burstiness == 1.0:
         process = "Poisson arrivals (burstiness 1.0)" if burstiness is not None \
             else "arrival process not recorded (no burstiness key)"
+        strategy = "open-loop Poisson"
     else:
         process = f"gamma arrivals (burstiness {show(burstiness)}, not Poisson)"
+        strategy = f"open-loop gamma (burstiness {show(burstiness)})"
     cap = obj.get("max_concurrency")
     cap_text = ("no client concurrency cap" if cap is None else
                 f"client max_concurrency {show(cap)}: not purely open-loop")
-    return rate, f"arrival_rate: request_rate {short(rate)} req/s, {process}, {cap_text}"
+    if cap is not None:
+        strategy += f", at most {show(cap)} concurrent"
+    return rate, f"arrival_rate: request_rate {short(rate)} req/s, {process}, {cap_text}", strategy
 
 
-def parse(obj: dict, rel: str, line: int | None) -> SweepPoint:
+def parse(obj: dict, rel: str, line: int | None, slos) -> SweepPoint:
     where = f" (object at line {line})" if line else ""
     methods: list[str] = []
 
-    rate, how = _vllm_rate(obj, line)
+    rate, how, strategy = _vllm_rate(obj, line)
     achieved = obj.get("request_throughput")
     if isinstance(achieved, (int, float)) and not isinstance(achieved, bool):
         how += (f"; achieved request_throughput {short(float(achieved))} req/s "
@@ -236,51 +262,12 @@ def parse(obj: dict, rel: str, line: int | None) -> SweepPoint:
                    "duration, and the duration runs until the last request finishes, so a finite "
                    "run that kept up still shows less than the offered rate; a vLLM run's "
                    "overload shows as completed < num_prompts and in its latencies")
-    success_text = f"the {completed} successful requests"
-
-    if completed == 0:
-        ttft = tpot = e2e = math.inf
-        methods.append("ttft_p95/tpot_p95/e2e_p99: no request completed, so every latency "
-                       "is taken as inf (fails any SLO); vLLM's summary shows 0 here")
-    else:
-        # TTFT ----------------------------------------------------------------
-        summary = _summary_ms(obj, "ttft", 95, line)
-        if summary:
-            ttft = summary[0]
-            methods.append(f"ttft_p95: summary key {summary[1]}")
-        elif reqs.has("ttfts"):
-            ttfts = reqs.seconds("ttfts")
-            ttft = percentile(ttfts, 95) * 1000
-            text = (f"ttft_p95: {NP} of the per-request ttfts (s) x 1000 over "
-                    f"{success_text} (the summary has no p95_ttft_ms)")
-            check = _summary_ms(obj, "ttft", 99, line)
-            if check:
-                text += (f"; check: p99 of the same array {short(percentile(ttfts, 99) * 1000)}"
-                         f" ms vs summary p99_ttft_ms {short(check[0])} ms")
-            methods.append(text)
-        else:
-            raise err("no p95 TTFT: the summary has no p95_ttft_ms and the file holds no "
-                      f"per-request 'ttfts' array; {_RERUN_HINT}", "p95_ttft_ms", line)
-
-        # E2E -----------------------------------------------------------------
-        per_request_e2e = reqs.e2e() if reqs.mask is not None else None
-        summary = _summary_ms(obj, "e2el", 99, line)
-        if summary:
-            e2e = summary[0] / 1000
-            methods.append(f"e2e_p99: summary key {summary[1]} / 1000 (ms -> s)")
-        elif per_request_e2e:
-            values, source = per_request_e2e
-            e2e = percentile(values, 99)
-            methods.append(f"e2e_p99: {NP} of per-request E2E = {source} over "
-                           f"{success_text} (the summary has no p99_e2el_ms)")
-        else:
-            raise err("no p99 E2E: the summary has no p99_e2el_ms and the file holds neither "
-                      f"'latencies' nor 'ttfts' with 'itls'; {_RERUN_HINT}",
-                      "p99_e2el_ms", line)
-
-        # TPOT ----------------------------------------------------------------
-        tpot, text = _vllm_tpot(obj, reqs, per_request_e2e, success_text, line)
-        methods.append(text)
+    per_request_e2e = reqs.e2e() if reqs.mask is not None and completed else None
+    latency, missing, sources = run_percentiles(
+        slos, rate, completed,
+        lambda slo: _vllm_percentile(obj, reqs, per_request_e2e, slo, f"the {completed} successful requests", line),
+        methods, "no request completed, so every latency is taken as inf (fails any SLO); vLLM's summary "
+                 "shows 0 here")
 
     # throughput and goodput -----------------------------------------------------
     if obj.get("output_throughput") is None:
@@ -301,9 +288,36 @@ def parse(obj: dict, rel: str, line: int | None) -> SweepPoint:
     else:
         methods.append("goodput: not in the file -> none")
 
-    return SweepPoint(arrival_rate=rate, ttft_p95=ttft, tpot_p95=tpot, e2e_p99=e2e,
-                      output_throughput=throughput, completed=completed, failed=failed,
-                      sent=sent, achieved_rate=0.0, goodput=goodput, file=rel, methods=tuple(methods))
+    return SweepPoint(arrival_rate=rate, latency=latency, output_throughput=throughput,
+                      completed=completed, failed=failed, sent=sent, achieved_rate=0.0,
+                      goodput=goodput, file=rel, methods=tuple(methods), missing=missing,
+                      per_request=_per_request(reqs, line), config=configuration(obj),
+                      strategy=strategy, sources=sources)
+
+
+# what a run measured beside the load: the model, its parallelism, the client's
+# concurrency cap and the server settings `vllm bench sweep serve` varies
+CONFIG_KEYS = ("model_id", "tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size",
+               "max_concurrency", "max_num_seqs", "max_num_batched_tokens")
+
+
+def configuration(obj: dict) -> tuple[tuple[str, str], ...]:
+    """The run's configuration, ``(key, JSON text)`` of the CONFIG_KEYS it records."""
+    return tuple((k, json.dumps(obj[k])) for k in CONFIG_KEYS if k in obj)
+
+
+def _per_request(reqs: _VllmRequests, line: int | None) -> tuple[tuple[float, float, float], ...]:
+    """(TTFT ms, TPOT ms, E2E s) of each successful request, as vLLM's goodput
+    reads them; empty without ttfts, output_lens and a per-request E2E."""
+    if reqs.mask is None or not (reqs.has("ttfts") and reqs.has("output_lens")):
+        return ()
+    e2e = reqs.e2e()
+    if e2e is None:
+        return ()
+    ttfts = reqs.seconds("ttfts")
+    lens = [whole(v, "output_lens", line) for v in reqs.values("output_lens")]
+    return tuple((t * 1000, (e - t) / (n - 1) * 1000 if n > 1 else 0.0, e)
+                 for t, e, n in zip(ttfts, e2e[0], lens))
 
 
 def _sent(obj: dict, completed: int, failed: int, line: int | None, methods: list[str]) -> int:
@@ -319,47 +333,74 @@ def _sent(obj: dict, completed: int, failed: int, line: int | None, methods: lis
     return sent
 
 
-def _vllm_tpot(obj: dict, reqs: _VllmRequests, per_request_e2e, success_text: str,
-               line: int | None) -> tuple[float, str]:
-    summary = _summary_ms(obj, "tpot", 95, line)
+def _vllm_percentile(obj: dict, reqs: _VllmRequests, per_request_e2e, slo, success_text: str,
+                     line: int | None) -> tuple[float, str]:
+    """One SLO's percentile of a run: the summary key, else computed from the
+    per-request arrays as vLLM computes it; else :class:`MissingPercentile`."""
+    name, q, col = _VLLM_METRIC[slo.metric], slo.q, slo.column
+    scale = 1 / 1000 if slo.metric == "e2e" else 1.0          # summary ms -> the column's unit
+    summary = _summary_ms(obj, name, q, line)
     if summary:
-        return summary[0], f"tpot_p95: summary key {summary[1]}"
+        return summary[0] * scale, f"{col}: summary key {summary[1]}" + (" / 1000 (ms -> s)" if scale != 1 else "")
+    computed = _computed(obj, reqs, per_request_e2e, slo, success_text, line)
+    if computed:
+        return computed
+    if slo.metric == "tpot":
+        itl = _summary_ms(obj, "itl", q, line)
+        if itl:
+            return itl[0], (f"{col}: taken from ITL, summary key {itl[1]} (pooled chunk gaps, not "
+                            f"per-request TPOT): the file has neither p{q:g}_tpot_ms nor the "
+                            "per-request arrays to compute TPOT")
+    arrays = ", ".join(n for n in _VLLM_ARRAYS if n in reqs.arrays) or "none"
+    raise MissingPercentile(
+        f"no {slo.text}: the summary has no p{q:g}_{name}_ms and the per-request arrays needed "
+        f"to compute it are missing (arrays in the file: {arrays}); the summary holds "
+        f"{summary_percentiles(obj)}. Set the plan's SLO to a percentile the file has, or "
+        f"{_RERUN_HINT}", slo, f"p{q:g}_{name}_ms", line)
 
-    check = _summary_ms(obj, "tpot", 99, line)
 
-    def with_check(values: list[float], text: str) -> str:
-        if check:
-            text += (f"; check: p99 of the same values {short(percentile(values, 99) * 1000)}"
-                     f" ms vs summary p99_tpot_ms {short(check[0])} ms")
-        return text
+def _computed(obj: dict, reqs: _VllmRequests, per_request_e2e, slo, success_text: str,
+              line: int | None) -> tuple[float, str] | None:
+    q, col, name = slo.q, slo.column, _VLLM_METRIC[slo.metric]
+    why = f"(the summary has no p{q:g}_{name}_ms)"
+    if slo.metric == "ttft" and reqs.has("ttfts"):
+        ttfts = reqs.seconds("ttfts")
+        return (percentile(ttfts, q) * 1000,
+                f"{col}: {NP} of the per-request ttfts (s) x 1000 over {success_text} {why}")
+    if slo.metric == "e2e" and per_request_e2e:
+        values, source = per_request_e2e
+        return (percentile(values, q),
+                f"{col}: {NP} of per-request E2E = {source} over {success_text} {why}")
+    if slo.metric == "itl" and reqs.has("itls"):
+        gaps = [finite(g, f"itls[{i}]", line) for i, row in enumerate(reqs.values("itls"))
+                for g in (row if isinstance(row, list) else [])]
+        if gaps:
+            return (percentile(gaps, q) * 1000,
+                    (f"{col}: {NP} x 1000 of every gap in the per-request itls (s) of "
+                    f"{success_text}, pooled as vLLM pools them {why}"))
+    if slo.metric == "tpot":
+        return _vllm_tpot(reqs, per_request_e2e, slo, why, line)
+    return None
 
+
+def _vllm_tpot(reqs: _VllmRequests, per_request_e2e, slo, why: str,
+               line: int | None) -> tuple[float, str] | None:
+    q, col = slo.q, slo.column
     if "tpots" in reqs.arrays:
         values = [v for v in reqs.values("tpots") if v is not None]
         values = [finite(v, "tpots", line) for v in values]
         values = [v for v in values if v > 0]
         if values:
-            return (percentile(values, 95) * 1000,
-                    with_check(values, f"tpot_p95: {NP} of {len(values)} positive per-request "
-                                       "tpots (s) x 1000 (the summary has no p95_tpot_ms)"))
-
+            return (percentile(values, q) * 1000,
+                    f"{col}: {NP} of {len(values)} positive per-request tpots (s) x 1000 {why}")
     if per_request_e2e and reqs.has("ttfts") and reqs.has("output_lens"):
         e2e, source = per_request_e2e
         ttfts = reqs.seconds("ttfts")
         lens = [whole(v, "output_lens", line) for v in reqs.values("output_lens")]
         values = [(e - t) / (n - 1) for e, t, n in zip(e2e, ttfts, lens) if n > 1]
         if values:
-            return (percentile(values, 95) * 1000,
-                    with_check(values,
-                               f"tpot_p95: {NP} x 1000 of per-request TPOT = (E2E - TTFT) / "
-                               f"(output_len - 1), vLLM's definition, over the {len(values)} "
-                               f"successful requests with output_len > 1 (E2E = {source}; "
-                               "output_len from output_lens; the summary has no p95_tpot_ms)"))
-
-    summary = _summary_ms(obj, "itl", 95, line)
-    if summary:
-        return summary[0], (f"tpot_p95: taken from ITL, summary key {summary[1]} (pooled "
-                            "chunk gaps, not per-request TPOT): the file has neither "
-                            "p95_tpot_ms nor the per-request arrays to compute TPOT")
-    raise err("no p95 TPOT: the summary has no p95_tpot_ms (nor p95_itl_ms) and the file "
-              "lacks the per-request arrays (ttfts, output_lens and latencies or itls) to "
-              f"compute it; {_RERUN_HINT}", "p95_tpot_ms", line)
+            return (percentile(values, q) * 1000,
+                    (f"{col}: {NP} x 1000 of per-request TPOT = (E2E - TTFT) / (output_len - 1), "
+                    f"vLLM's definition, over the {len(values)} successful requests with "
+                    f"output_len > 1 (E2E = {source}; output_len from output_lens) {why}"))
+    return None

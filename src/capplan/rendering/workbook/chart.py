@@ -1,5 +1,6 @@
 """The load sweep's extras: failing rows highlighted, the knee row marked, and
-a chart of p95 TTFT and TPOT against the arrival rate with the SLO lines.
+a chart of TTFT and TPOT (at the plan's first SLO percentile of each) against the
+arrival rate with the SLO lines.
 
 The SLO lines are two-point series whose cells are formulas over the sweep
 and the SLO inputs, so the chart follows an edited SLO or sweep.
@@ -32,16 +33,21 @@ def sweep_extras(book: Book, sheet: SheetLayout, pos: TablePos, r: int) -> None:
         x = column_letter(pos.col_index["load_sweep.arrival_rate"])
         ws.conditional_format(rows, Rule("expression", f"${x}{pos.first_row}={book.names['instance_max_rate']}",
                                          Style(font=book.styles.knee_font, border=book.styles.knee_border)))
-    needed = ("load_sweep.arrival_rate", "load_sweep.ttft_p95", "load_sweep.tpot_p95")
+    first_slo = {s.metric: s for s in reversed(book.model.slos)}    # the plan's first TTFT and TPOT SLO
+    if "ttft" not in first_slo or "tpot" not in first_slo:
+        return
+    ttft_slo, tpot_slo = first_slo["ttft"], first_slo["tpot"]
+    ttft_col, tpot_col = f"load_sweep.{ttft_slo.column}", f"load_sweep.{tpot_slo.column}"
+    needed = ("load_sweep.arrival_rate", ttft_col, tpot_col)
     if not all(n in pos.col_index for n in needed) or not all(
-            n in ev.graph.nodes for n in ("ttft_p95_slo", "tpot_p95_slo")):
+            n in ev.graph.nodes for n in (ttft_slo.limit, tpot_slo.limit)):
         return
     # SLO lines: two points each, from the lowest to the highest swept rate
     grey = book.styles.unit
     label = ws.cell(r, 1)
     set_text(label, "Chart: SLO lines")
     book.styles.dress(label, grey)
-    for j, h in enumerate(("arrival_rate", "ttft_p95_slo", "tpot_p95_slo"), start=2):
+    for j, h in enumerate(("arrival_rate", ttft_slo.limit, tpot_slo.limit), start=2):
         c = ws.cell(r, j)
         set_text(c, h)
         book.styles.dress(c, grey)
@@ -51,13 +57,13 @@ def sweep_extras(book: Book, sheet: SheetLayout, pos: TablePos, r: int) -> None:
         rr = r + 1 + k
         book.formula(ws, ws.cell(rr, 2), formula, "load_sweep.arrival_rate", ev.scenario.name, None, "chart",
                      expected)
-        for j, q in ((3, "ttft_p95_slo"), (4, "tpot_p95_slo")):
+        for j, q in ((3, ttft_slo.limit), (4, tpot_slo.limit)):
             book.formula(ws, ws.cell(rr, j), f"={book.names[q]}", q, ev.scenario.name, None, "chart",
                          sheet.display(q))
             book.styles.dress(ws.cell(rr, j), number_format=number_format(book.model.quantities[q].unit, "number", []))
         for j in (2, 3, 4):
             book.styles.dress(ws.cell(rr, j), book.styles.note)
-    # the chart: p95 TTFT (left axis) and p95 TPOT (right axis) against the arrival rate
+    # the chart: TTFT (left axis) and TPOT (right axis) at the plan's first percentile of each, against the arrival rate
     look = book.cfg["chart"]
     ttft_rgb, tpot_rgb = book.styles.chart_colors
     qs = quote_sheet(ws.title)
@@ -72,11 +78,13 @@ def sweep_extras(book: Book, sheet: SheetLayout, pos: TablePos, r: int) -> None:
                              None if dash else look["marker_size"])
 
     x, slo_x = column("load_sweep.arrival_rate"), f"{qs}!$B${r + 1}:$B${r + 2}"
+    percentiles = "/".join(dict.fromkeys((ttft_slo.p, tpot_slo.p)))
+    ttft, tpot = f"{ttft_slo.p} TTFT", f"{tpot_slo.p} TPOT"
     xml = chartxml.scatter(
-        one_line(f"Load sweep: p95 latency vs arrival rate ({ev.scenario.name})"), "arrival rate (req/s)",
-        ("p95 TTFT (ms)", [line("p95 TTFT", x, column("load_sweep.ttft_p95"), ttft_rgb),
-                           line("TTFT SLO", slo_x, f"{qs}!$C${r + 1}:$C${r + 2}", ttft_rgb, dash=True)]),
-        ("p95 TPOT (ms)", [line("p95 TPOT", x, column("load_sweep.tpot_p95"), tpot_rgb),
-                           line("TPOT SLO", slo_x, f"{qs}!$D${r + 1}:$D${r + 2}", tpot_rgb, dash=True)]),
+        one_line(f"Load sweep: {percentiles} latency vs arrival rate ({ev.scenario.name})"), "arrival rate (req/s)",
+        (f"{ttft} (ms)", [line(ttft, x, column(ttft_col), ttft_rgb),
+                          line("TTFT SLO", slo_x, f"{qs}!$C${r + 1}:$C${r + 2}", ttft_rgb, dash=True)]),
+        (f"{tpot} (ms)", [line(tpot, x, column(tpot_col), tpot_rgb),
+                          line("TPOT SLO", slo_x, f"{qs}!$D${r + 1}:$D${r + 2}", tpot_rgb, dash=True)]),
         look["legend"], look["style"])
     ws.charts.append(Chart(xml, r + 3, 0, look["width_cm"], look["height_cm"]))

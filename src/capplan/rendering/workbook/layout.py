@@ -87,7 +87,7 @@ def plan_sheet(sheet: SheetLayout, model: Model, sections: list, cfg: dict) -> N
             if isinstance(part.get("sweep"), str):       # the record's sweep part names its table so
                 named.append(part["sweep"])
             tables = [t for t in dict.fromkeys(named) if t in ev.scenario.tables and t not in tables_placed]
-            quantities = [q for q in part.get("quantities", []) or []
+            quantities = [q for q in model.expand(part.get("quantities", []) or [])
                           if q in nodes and model.quantities[q].table is None and q not in placed]
             if not tables and not quantities:
                 continue
