@@ -216,7 +216,9 @@ class PlanView:
             if part.get("gate") in e.graph.nodes:
                 g = row(e, part["gate"])
                 gate = {"title": part["title"], "value": g.value, "substituted": g.substituted}
-            parts.append({"title": part["title"], "rows": rows, "tables": tables, "gate": gate, "sweep": sweep})
+            note = sentence(part["note"], **_context(e)) if part.get("note") else ""
+            parts.append({"title": part["title"], "rows": rows, "tables": tables, "gate": gate, "sweep": sweep,
+                          "note": note})
         return {"title": spec["title"], "parts": parts,
                 "sensitivity": self._sensitivity() if spec.get("sensitivity") else None,
                 "holds": self.holds.section(self.chart_name) if spec.get("holds") else None}
