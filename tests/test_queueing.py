@@ -212,3 +212,22 @@ def test_excel_forms_use_functions_every_spreadsheet_has():
     assert xl("poisson_exceeds(k, m)") == "=GAMMADIST(m,FLOOR(k,1)+1,1,TRUE)"
     for text in ("erlang_c(servers, load)", "poisson_exceeds(count, mean)"):
         assert lint_formula(xl(text), {"servers", "load", "count", "mean"}) == []
+
+
+def test_the_record_says_what_pooling_means_for_rho():
+    """Section 7.8 says which way and by how much, from the model's quantities; a plan
+    whose queue is unstable says that instead."""
+    from capplan.rendering import view
+
+    model = standard_model()
+    notes = {}
+    for path in (CHAT, RETAIL):
+        plan = load(path, model)
+        sections = view.build(plan, evaluate_all(plan, model)).sections
+        section = next(s for s in sections if s["title"].startswith("7.8"))
+        notes[path] = " ".join(p["note"] for p in section["parts"] if p["note"])
+    assert "with 9 replicas pooled, the same probability of waiting allows a higher utilisation, ρ ≈ 0.9024 " \
+           "(0.2024 above the policy" in notes[CHAT]
+    assert "make a request wait with probability 0.196, 6.533 ms/request on average" in notes[CHAT]
+    assert "the queue is unstable, every request waits" in notes[RETAIL]
+    assert "ρ ≈" not in notes[RETAIL]                    # Little's-law sizing has no rho_target to compare

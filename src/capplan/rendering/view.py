@@ -210,7 +210,7 @@ class PlanView:
             tables = [_table(e, t, part.get("columns", {})) for t in part.get("tables", []) if t in e.scenario.tables]
             swept = part.get("sweep")
             sweep = sweepview.sweep(e, swept) if swept and swept["table"] in e.scenario.tables else None
-            if not rows and not tables and not sweep:
+            if not rows and not tables and not sweep and not part.get("note"):
                 continue
             gate = None
             if part.get("gate") in e.graph.nodes:
