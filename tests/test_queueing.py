@@ -12,6 +12,9 @@ from pathlib import Path
 import mpmath
 import numpy as np
 import pytest
+import recalc
+from openpyxl import Workbook
+from openpyxl.workbook.defined_name import DefinedName
 
 from capplan.engine import queueing
 from capplan.engine.evaluate import Numeric, evaluate_all
@@ -21,6 +24,8 @@ from capplan.engine.unitcheck import check_formula
 from capplan.engine.units import dimensions
 from capplan.errors import CapplanError
 from capplan.loading.plan import load
+from capplan.rendering import view
+from capplan.rendering.excel import lint_formula, to_excel
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAT = ROOT / "plans" / "llama3-8b-a100-chat-mix.yaml"
@@ -194,7 +199,6 @@ def test_excel_forms_use_functions_every_spreadsheet_has():
     """Excel 2007's POISSON and GAMMADIST (LibreOffice and Gnumeric have both, no _xlfn.
     prefix): C = P/(P + (1 - a/c)·F); the tail as the incomplete gamma function. The
     workbook tests recalculate them in LibreOffice against the engine."""
-    from capplan.rendering.excel import lint_formula, to_excel
 
     class Refs:
         def scalar(self, name):
@@ -217,8 +221,6 @@ def test_excel_forms_use_functions_every_spreadsheet_has():
 def test_the_record_says_what_pooling_means_for_rho():
     """Section 7.8 says which way and by how much, from the model's quantities; a plan
     whose queue is unstable says that instead."""
-    from capplan.rendering import view
-
     model = standard_model()
     notes = {}
     for path in (CHAT, RETAIL):
@@ -231,3 +233,44 @@ def test_the_record_says_what_pooling_means_for_rho():
     assert "make a request wait with probability 0.196, 6.533 ms/request on average" in notes[CHAT]
     assert "the queue is unstable, every request waits" in notes[RETAIL]
     assert "ρ ≈" not in notes[RETAIL]                    # Little's-law sizing has no rho_target to compare
+
+
+@pytest.mark.skipif(recalc.soffice() is None, reason=recalc.SKIP_REASON)
+def test_libreoffice_computes_the_excel_forms_element_wise(tmp_path):
+    """Inside a table function the forms work on whole columns (SUMPRODUCT evaluates POISSON
+    and GAMMADIST element-wise); LibreOffice's results equal the engine's, and the
+    textbook C(2, 1) = 1/3 comes out of the spreadsheet too."""
+    class Refs:
+        def scalar(self, name):
+            return name
+
+        def column(self, name):
+            return name.replace(".", "_")
+
+        def cell(self, name):
+            return None
+
+        def is_bool(self, name):
+            return False
+
+    servers, loads = [9, 16, 3, 2], [6, 6, 3.5, 1]
+    texts = ["sum(erlang_c(t.c, t.a))", "sum(poisson_exceeds(t.c * 10, t.a * 10))", "max(erlang_c(t.c, t.a))",
+             "erlang_c(two, one)"]
+    wb = Workbook()
+    ws = wb.active
+    ws.title = "S"
+    for i, (c, a) in enumerate(zip(servers, loads), 1):
+        ws.cell(i, 1, c)
+        ws.cell(i, 2, a)
+    ws["C1"], ws["C2"] = 2, 1
+    for name, ref in (("t_c", "S!$A$1:$A$4"), ("t_a", "S!$B$1:$B$4"), ("two", "S!$C$1"), ("one", "S!$C$2")):
+        wb.defined_names[name] = DefinedName(name, attr_text=ref)
+    values = {"t.c": np.array(servers, float), "t.a": np.array(loads, float), "two": 2.0, "one": 1.0}
+    for row, text in enumerate(texts, 1):
+        ws.cell(row, 4, to_excel(parse(text).expr, Refs()))
+    source = tmp_path / "queueing.xlsx"
+    wb.save(source)
+    got = recalc.values(recalc.recalc([source], tmp_path / "out")[source])["S"]
+    for row, text in enumerate(texts, 1):
+        assert got.cell(row, 4).value == pytest.approx(Numeric(values).visit(parse(text).expr), rel=1e-12), text
+    assert got.cell(4, 4).value == pytest.approx(1 / 3, rel=1e-14)
