@@ -3,7 +3,8 @@
 * whole numbers: thousands separators (``450,379``);
 * money: dollars and cents (``$59,965.44``, ``$40.96/h``, ``$9.36/1M tok``);
 * anything else: 4 significant digits, rounded half-up on the decimal text
-  (``71.685 -> 71.69``), thousands separators above 1,000;
+  (``71.685 -> 71.69``), thousands separators above 1,000, a power of ten
+  below 0.0001 (``1.685e-30``);
 * pass/fail results: ``PASS`` / ``FAIL``.
 
 Values arrive in their display unit; the unit is shown as a reader writes it.
@@ -38,6 +39,9 @@ def number(value: float, digits: int = 4) -> str:
         return f"{int(value):,}"
     if abs(value) >= 10 ** digits:
         return f"{_round(value, 0):,.0f}"
+    if 0 < abs(value) < 10 ** -digits:       # a far tail probability: 1.685e-30, not 33 decimals
+        mantissa, exponent = f"{value:.{digits - 1}e}".split("e")
+        return f"{mantissa.rstrip('0').rstrip('.')}e{int(exponent)}"
     exponent = math.floor(math.log10(abs(value)))
     places = max(digits - 1 - exponent, 0)
     rounded = _round(value, places)

@@ -18,7 +18,8 @@ import numpy as np
 import sympy
 
 from capplan import formatting
-from capplan.engine import units
+from capplan.engine import queueing, units
+from capplan.engine.formula import ErlangC
 from capplan.engine.graph import Graph, build
 from capplan.engine.model import Model
 from capplan.engine.walker import Walker
@@ -405,6 +406,28 @@ class Numeric(Walker):
         return self.visit(expr.args[0])       # token and GPU are base units: the number stays
 
     PerGpu = PerToken
+
+    def ErlangC(self, expr):
+        servers, load = self._counts(expr, "a whole number of servers")
+        return queueing.erlang_c(servers, load)
+
+    def PoissonExceeds(self, expr):
+        count, mean = self._counts(expr, "a count")
+        return queueing.poisson_exceeds(count, mean)
+
+    def _counts(self, expr, first: str):
+        """The two arguments of a queueing function, refused outside its domain:
+        both at least 0, and for erlang_c the servers whole."""
+        a, b = np.broadcast_arrays(*(np.asarray(self.visit(x), dtype=float) for x in expr.args))
+        a = _snap(a)
+        bad = (a < 0) | (b < 0) | np.isnan(a) | np.isnan(b)
+        if isinstance(expr, ErlangC):
+            bad = bad | (a != np.floor(a))
+        if np.any(bad):
+            i = np.flatnonzero(bad)[0]
+            x, y = float(a.flat[i]), float(b.flat[i])
+            raise CapplanError(f"{expr.call}() needs {first} and a value of at least 0, got {x:g} and {y:g}")
+        return (a, b) if a.ndim else (float(a), float(b))
 
     def TableSum(self, expr):
         return float(np.sum(self.visit(expr.args[0])))

@@ -28,7 +28,8 @@ from typing import ClassVar
 
 import sympy
 
-from capplan.engine import units
+from capplan.engine import queueing, units
+from capplan.engine.formula import ErlangC
 from capplan.engine.walker import RELATIONS, Walker
 
 
@@ -92,10 +93,10 @@ class _Numbers:
 
     @staticmethod
     def power(base, exponent):
-        if Fraction(exponent).denominator != 1:
-            raise NotClosedForm("a fractional power")
         if base == 0 and exponent < 0:
             return math.nan
+        if Fraction(exponent).denominator != 1:
+            return float(base) ** float(exponent)       # a root is not rational: a float, as the evaluator has it
         return Fraction(base) ** int(exponent)          # an int base: 10 ** -1 would be a float
 
     @staticmethod
@@ -273,6 +274,20 @@ class Exact(Walker):
         xs, oks = self._sorted(expr)
         ops = self.ops
         return ops.first([(x, ops.negate(ok)) for x, ok in zip(xs[:-1], oks[:-1])] + [(xs[-1], ops.true)], "")
+
+    def ErlangC(self, expr):
+        """Not a rational function: a float (computed as the evaluator does) where every argument is
+        a number; no closed form where the symbol flows in. No decision of the model reads one."""
+        f = queueing.erlang_c if isinstance(expr, ErlangC) else queueing.poisson_exceeds
+
+        def value(*args):
+            args = [_plain(a) for a in args]
+            if not all(isinstance(a, Fraction | int | float) for a in args):
+                raise NotClosedForm(f"{expr.call}() of the variable")
+            return f(*(float(a) for a in args))
+        return _lift(value, *(self.visit(a) for a in expr.args))
+
+    PoissonExceeds = ErlangC
 
     def _sorted(self, expr):
         xs, oks = self.visit(expr.args[0]), self.visit(expr.args[1])

@@ -98,6 +98,32 @@ class Nominal(sympy.Function):
 TABLE_FUNCTIONS = {TableSum, TableMax, TableMin, MaxBeforeFailure, MinFailure}
 
 
+# --- queueing functions -------------------------------------------------------
+# Dimensionless numbers in, a probability out; the numbers are computed in
+# capplan.engine.queueing (one form for scalars, table columns and arrays of samples).
+
+class ErlangC(sympy.Function):
+    """``erlang_c(servers, load)``: the probability that a request waits in an
+    M/M/c queue of ``servers`` servers offered ``load`` Erlangs (λ/μ); 1 when
+    the load reaches the servers (the queue grows without bound)."""
+    nargs = 2
+    call = "erlang_c"
+
+    def _latex(self, printer):
+        c, a = (printer._print(x) for x in self.args)
+        return rf"C\left({c}, {a}\right)"
+
+
+class PoissonExceeds(sympy.Function):
+    """``poisson_exceeds(count, mean)``: P(N > count) for a Poisson count N of that mean."""
+    nargs = 2
+    call = "poisson_exceeds"
+
+    def _latex(self, printer):
+        k, m = (printer._print(x) for x in self.args)
+        return rf"P\left(\mathrm{{Poisson}}\left({m}\right) > {k}\right)"
+
+
 # --- unit annotations ---------------------------------------------------------
 # Architecture widths (layers, heads, hidden size) are plain counts, so a count
 # of bytes built from them has no "per token" or "per GPU" in it: the KV cache
@@ -153,6 +179,8 @@ FUNCTIONS = {
     "nominal": (Nominal, {1}),
     "per_token": (PerToken, {1}),
     "per_gpu": (PerGpu, {1}),
+    "erlang_c": (ErlangC, {2}),
+    "poisson_exceeds": (PoissonExceeds, {2}),
 }
 
 def _chain(kind, a, b):

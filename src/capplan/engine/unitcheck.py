@@ -121,6 +121,20 @@ class UnitChecker(Walker):
 
     MinFailure = MaxBeforeFailure
 
+    def ErlangC(self, expr):
+        """Servers and a load in Erlangs (both dimensionless) give a probability."""
+        for arg in expr.args:
+            dims = self.visit(arg)
+            if dims is not ANY and dims != DIMENSIONLESS:
+                raise self.fail(f"erlang_c() needs dimensionless arguments (servers, Erlangs), "
+                                f"got {_show(arg)} ({describe(dims)})")
+        return DIMENSIONLESS
+
+    def PoissonExceeds(self, expr):
+        """A count and the mean of that count (requests and requests) give a probability."""
+        self._same(expr.args, "poisson_exceeds()")
+        return DIMENSIONLESS
+
 
 def _show(expr) -> str:
     text = str(expr)

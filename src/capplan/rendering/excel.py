@@ -295,6 +295,12 @@ class _Folder:
 
     f_PerToken = f_PerGpu = f_Nominal      # a unit annotation: same magnitude in base units
 
+    def f_ErlangC(self, expr, want):
+        """A queueing function reads dimensionless counts and gives a probability: no unit to fold."""
+        return _Folded(self._rebuild(expr, [self._base(a) for a in expr.args]), sympy.Integer(1))
+
+    f_PoissonExceeds = f_ErlangC
+
 
 def fold_units(expr, factor_of: Callable[[str], sympy.Rational], target) -> sympy.Basic:
     """``expr`` (over base-unit values) rewritten over display-unit magnitudes.
@@ -346,7 +352,8 @@ class ExcelPrinter(Printer):
     """Print a (unit-folded) formula expression as Excel 2010 formula text."""
 
     printmethod = "_excel"
-    known_functions = {"ceiling": "CEILING", "floor": "INT", "Abs": "ABS", "Max": "MAX", "Min": "MIN"}
+    known_functions = {"ceiling": "CEILING", "floor": "INT", "Abs": "ABS", "Max": "MAX", "Min": "MIN",
+                       "ErlangC": "POISSON", "PoissonExceeds": "GAMMADIST"}
 
     def __init__(self, refs: Refs):
         super().__init__()
@@ -555,6 +562,24 @@ class ExcelPrinter(Printer):
         return self._print(expr.args[0])      # a workbook cell has no unit to divide
 
     _print_PerToken = _print_PerGpu = _print_PerUnit
+
+    # -- queueing functions (Excel 2007's POISSON and GAMMADIST; LibreOffice and Gnumeric have both) --
+    def _print_ErlangC(self, expr):
+        """C(c, a) = P / (P + (1 - a/c)·F) with P = POISSON(c, a, FALSE), F = POISSON(c-1, a, TRUE)
+        (the Erlang-C sum divided through by e^a·a^c/c!); 1 when a ≥ c, as the engine has it."""
+        c, a = expr.args
+        cs, as_ = self.paren(c, ADD), self.paren(a, ADD)
+        pmf = self._call("POISSON", self._print(c), self._print(a), "FALSE")
+        cdf = self._call("POISSON", f"{cs}-1", self._print(a), "TRUE")
+        waits = f"{pmf}/({pmf}+(1-{self.paren(a, MUL)}/{self.paren(c, POW)})*{cdf})"
+        unstable = f"{as_}>={cs}"
+        return f"({self._select(unstable, '1', waits)})" if self.array else self._call("IF", unstable, "1", waits)
+
+    def _print_PoissonExceeds(self, expr):
+        """P(N > k) = P(⌊k⌋+1, m), the regularized lower incomplete gamma: GAMMADIST(m, ⌊k⌋+1, 1, TRUE),
+        accurate in the far tail where 1 - POISSON(k, m, TRUE) would round to 0."""
+        k, m = expr.args
+        return self._call("GAMMADIST", self._print(m), self._call("FLOOR", self._print(k), "1") + "+1", "1", "TRUE")
 
     # -- table functions -------------------------------------------------------
     def is_bool(self, expr) -> bool:

@@ -254,13 +254,15 @@ class PlanView:
             sweep = sweepview.sweep(e, swept) if swept and swept["table"] in e.scenario.tables else None
             if sweep:
                 sweep["chart_file"] = self.chart_file("sweep") if sweepchart.drawable(sweep["chart"]) else None
-            if not rows and not tables and not sweep:
+            if not rows and not tables and not sweep and not part.get("note"):
                 continue
             gate = None
             if part.get("gate") in e.graph.nodes:
                 g = row(e, part["gate"])
                 gate = {"title": part["title"], "value": g.value, "substituted": g.substituted}
-            parts.append({"title": part["title"], "rows": rows, "tables": tables, "gate": gate, "sweep": sweep})
+            note = sentence(part["note"], **_context(e)) if part.get("note") else ""
+            parts.append({"title": part["title"], "rows": rows, "tables": tables, "gate": gate, "sweep": sweep,
+                          "note": note})
         return {"title": spec["title"], "parts": parts,
                 "sensitivity": self._sensitivity() if spec.get("sensitivity") else None,
                 "holds": self.holds.section(self.chart_file("holds")) if spec.get("holds") else None}
