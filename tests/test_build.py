@@ -70,7 +70,8 @@ def test_build_twice_is_byte_identical(built, run_main):
     code, out, _ = run_main("build")
     assert code == 0
     retail = RETAIL_PLAN.stem
-    assert out.splitlines() == [f"{MAIN}: unchanged ({STEM}.holds.svg, {STEM}.json, {STEM}.md, {STEM}.xlsx)",
+    main = f"{MAIN}: unchanged ({STEM}.holds.svg, {STEM}.json, {STEM}.md, {STEM}.simulation.svg, {STEM}.xlsx)"
+    assert out.splitlines() == [main,
                                 f"plans/{RETAIL_PLAN.name}: unchanged ({retail}.holds.svg, {retail}.json, {retail}.md, "
                                 f"{retail}.xlsx)"]
     assert _snapshot(built / "out") == first
@@ -84,7 +85,8 @@ def test_manifest_records_inputs_outputs_and_versions(built):
     assert entry["file"] == MAIN
     assert entry["inputs"] == {MAIN: manifest.sha256(MAIN_PLAN.read_bytes())}
     assert entry["outputs"] == {name: manifest.sha256((built / "out" / name).read_bytes())
-                                for name in (f"{STEM}.holds.svg", f"{STEM}.json", f"{STEM}.md", f"{STEM}.xlsx")}
+                                for name in (f"{STEM}.holds.svg", f"{STEM}.json", f"{STEM}.md", f"{STEM}.simulation.svg",
+                                             f"{STEM}.xlsx")}
     assert entry["toolchain"]["openpyxl"] == metadata.version("openpyxl")
     assert entry["toolchain"]["capplan"] == metadata.version("capplan")
     assert entry["data"]["model/quantities.yaml"] == manifest.sha256((ROOT / "model" / "quantities.yaml").read_bytes())

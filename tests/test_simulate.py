@@ -148,8 +148,8 @@ BAD_RANGES = {
     "unknown dist": ({"value": "60 req/s", "range": "45 to 80 req/s", "dist": "beta"},
                      "inputs.peak_arrival_rate.dist: dist must be one of lognormal, normal, uniform, triangular"),
     "dist without range": ({"value": "60 req/s", "dist": "normal"}, "'dist:' needs a 'range:'"),
-    "value outside its range": ({"value": "60 req/s", "range": "65 to 80 req/s"},
-                                "the value 60 req/s lies outside its range"),
+    "value outside its range": ({"value": "60 req/s", "range": "65 to 80 req/s", "dist": "triangular"},
+                                "a triangular range's mode is the value, and 60 req/s lies outside 65 to 80 req/s"),
     "range outside the domain": ({"value": "60 req/s", "range": "-5 to 80 req/s", "dist": "normal"},
                                  "peak_arrival_rate must be positive"),
     "lognormal through zero": ({"value": 0.001, "range": "0 to 0.01", "dist": "lognormal"},
@@ -191,3 +191,71 @@ def test_a_scenario_cell_may_be_uncertain_and_replaces_the_plans(base_plan, writ
     assert fixed.uncertain == []
     code, out, _ = run_main("simulate", path, "--samples", "100", "--scenario", "cheap", "--format", "markdown")
     assert code == 0 and "triangular, from 15 to 25 USD/h" in out
+
+
+def test_the_record_json_workbook_and_picture_show_the_simulation(built_project):
+    """Written for a plan with uncertain values (the main plan), from the one view; absent for one without."""
+    import json
+    import xml.etree.ElementTree as ET
+
+    import openpyxl
+
+    from capplan.rendering import view as view_module
+
+    out = built_project(MAIN_PLAN, RETAIL_PLAN) / "out"
+    stem, retail = MAIN_PLAN.stem, RETAIL_PLAN.stem
+    plan, evaluations = evaluate_plan(MAIN_PLAN)
+    shown = view_module.build(plan, evaluations).simulation
+    odds = {d.text: d.probability for d in shown.decisions}
+    assert odds["active GPUs ≤ 9 GPUs"] == shown.as_json()["decisions"][0]["probability"]
+
+    record = (out / f"{stem}.md").read_text(encoding="utf-8")
+    assert "## Uncertainty: 100,000 draws of the uncertain inputs" in record
+    assert f"| active GPUs ≤ 9 GPUs | {simulation.percent(odds['active GPUs ≤ 9 GPUs'])} |" in record
+    assert f"![Cumulative distribution of the key results]({stem}.simulation.svg)" in record
+    assert "Uncertainty" not in (out / f"{retail}.md").read_text(encoding="utf-8")
+
+    doc = json.loads((out / f"{stem}.json").read_text(encoding="utf-8"))
+    assert doc["simulation"] == json.loads(json.dumps(shown.as_json()))
+    assert doc["simulation"]["seed"] == montecarlo.DEFAULT_SEED and doc["simulation"]["samples"] == 100_000
+    assert "simulation" not in json.loads((out / f"{retail}.json").read_text(encoding="utf-8"))
+
+    picture = ET.fromstring((out / f"{stem}.simulation.svg").read_text(encoding="utf-8"))
+    paths = [p for p in picture.iter("{http://www.w3.org/2000/svg}path")]
+    assert len(paths) == sum(r.spread for r in shown.results) > 0
+    assert not (out / f"{retail}.simulation.svg").exists()
+
+    wb = openpyxl.load_workbook(out / f"{stem}.xlsx")
+    ws = wb["Simulation"]
+    assert ws["A1"].value == "Simulation output: 100,000 draws, seed 20261111 (values, not formulas)"
+    cells = {row[0]: row[1:] for row in ws.iter_rows(values_only=True) if row[0]}
+    assert cells["active GPUs ≤ 9 GPUs"][0] == odds["active GPUs ≤ 9 GPUs"]
+    assert cells["active GPUs"][:5] == (9, 7, 9, 12, shown.results[1].mean)
+    assert not any(isinstance(v, str) and v.startswith("=") for row in ws.iter_rows(values_only=True) for v in row)
+    assert "Simulation" not in openpyxl.load_workbook(out / f"{retail}.xlsx").sheetnames
+
+
+def test_replicated_sweep_runs_are_bootstrapped(base_plan, write_plan, tmp_path):
+    """Three runs per rate, one of them an outlier whose TPOT (30, 40 ms) breaks the 25 ms SLO: a
+    draw's row passes when at most one of its three resampled runs is the outlier,
+    P = (2/3)^3 + 3 (1/3)(2/3)^2 = 20/27. λ* = 4 needs both rows to pass, (20/27)^2; when the
+    first row fails the plan does not evaluate (no row meets every SLO), 7/27 of the draws."""
+    (tmp_path / "plans" / "sweep").mkdir(parents=True)
+    (tmp_path / "plans" / "sweep" / "runs.csv").write_text(
+        "arrival_rate,ttft_p95,tpot_p95,e2e_p99,output_throughput\n"
+        "2,100,10,2.0,200\n2,120,11,2.2,210\n2,140,30,2.1,190\n"
+        "4,200,12,2.5,400\n4,220,13,2.6,390\n4,900,40,9.0,380\n")
+    base_plan["tables"]["load_sweep"] = {"import": ["sweep/*.csv"], "source": "test runs"}
+    plan, evaluations = evaluate_plan(write_plan(base_plan))
+    e = evaluations[0]
+    assert montecarlo.uncertain_in(plan) is False            # nothing typed; the runs carry the spread
+    sim = montecarlo.simulate(plan, e.model, e.values, samples=100_000)
+    labels = {u.label: u for u in sim.uncertain}
+    assert labels["load_sweep[4].tpot_p95"].dist.text == "bootstrap: median of 3 runs resampled"
+    rate = sim.column("instance_max_rate")
+    assert np.mean(sim.evaluates) == pytest.approx(20 / 27, abs=0.005)
+    assert np.mean(rate[sim.evaluates] == 4) * np.mean(sim.evaluates) == pytest.approx((20 / 27) ** 2, abs=0.005)
+    # the same resampled runs give every column: TPOT 40 ms comes with E2E 9 s
+    tpot = labels["load_sweep[4].tpot_p95"].drawn.values
+    e2e = labels["load_sweep[4].e2e_p99"].drawn.values
+    assert np.array_equal(tpot == 0.040, e2e == 9.0)

@@ -20,11 +20,12 @@ from capplan import formatting
 from capplan.engine import sampling, units, vectorised
 from capplan.engine.graph import build
 from capplan.engine.model import Model
-from capplan.loading.plan import Plan, Scenario
+from capplan.loading.plan import Plan, Scenario, TableData
 from capplan.loading.uncertain import Distribution
 
 DEFAULT_SAMPLES = 100_000
 DEFAULT_SEED = 20261111          # fixed, so out/ stays byte-stable; --seed picks another
+REPLICATED = ("ttft_p95", "tpot_p95", "e2e_p99", "output_throughput")   # a sweep row's medians of its runs
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,7 @@ def _run(plan: Plan, scenario: Scenario, model: Model, samples: int, seed: int, 
     pinned = frozenset(n for n, i in scenario.inputs.items() if i.pinned)
     graph = build(model, plan.switches, pinned, nominal=False)
     inputs: dict[str, np.ndarray] = {}
+    resampled: dict[str, dict] = {}
     for name in graph.order:
         node = graph.nodes[name]
         q = node.quantity
@@ -102,12 +104,21 @@ def _run(plan: Plan, scenario: Scenario, model: Model, samples: int, seed: int, 
             data = scenario.tables[q.table]
             column = np.array([[row[q.column] for row in data.rows]], dtype=float)
             cells = [(i, d) for (i, col), d in sorted(data.uncertain.items()) if col == q.column]
-            if cells:
+            if q.table not in resampled:
+                resampled[q.table] = _bootstrap(data, plan.nominal.tables[q.table].imported, model, samples, seed)
+            replicated = resampled[q.table]
+            rows = sorted(i for i in replicated.get(q.column, {}) if (i, q.column) not in data.uncertain)
+            if cells or rows:
                 column = np.repeat(column, samples, axis=0)
                 keys = _row_keys(scenario, model, q.table)
                 for i, dist in cells:
                     column[:, i] = _draw(uncertain, model, dist, f"{q.table}[{keys[i]}].{q.column}", name, i,
                                          samples, seed)
+                for i in rows:
+                    dist, values = replicated[q.column][i]
+                    column[:, i] = values
+                    uncertain.append(Uncertain(f"{q.table}[{keys[i]}].{q.column}", name, i, dist,
+                                               sampling.Drawn(f"{q.table}[{keys[i]}].{q.column}", values, 0)))
             inputs[name] = column
         else:
             given = scenario.inputs[name]
@@ -123,6 +134,39 @@ def _run(plan: Plan, scenario: Scenario, model: Model, samples: int, seed: int, 
         if bad.any() and not bad.all():
             defined = defined & ~bad
     return values, np.broadcast_to(holds & defined, (samples, 1))
+
+
+def _bootstrap(data: TableData, imported, model: Model, samples: int, seed: int) -> dict[str, dict[int, tuple]]:
+    """A measured sweep's own spread: for each row that combines replicated runs (imported
+    files, several runs at one rate), each draw resamples the runs with replacement and
+    takes the medians, as :func:`capplan.loading.sweeps.combine_replicates` does for the
+    row itself; the same resampled runs give every column of that draw, so a draw that
+    picks the outlier twice sees it in TTFT, TPOT and E2E at once. A cell the scenario
+    changed (no longer the runs' median) keeps its value. ``{column: {row: (dist, draws)}}``.
+    """
+    runs: dict[float, list] = {}
+    for point in (p for f in imported for p in f.points):
+        if np.isfinite(point.arrival_rate):
+            runs.setdefault(float(point.arrival_rate), []).append(point)
+    out: dict[str, dict[int, tuple]] = {}
+    rate = model.quantities[f"{data.name}.arrival_rate"] if runs else None
+    for i, row in enumerate(data.rows):
+        group = runs.get(units.to_display(row["arrival_rate"], rate.unit)) if rate else None
+        if not group or len(group) < 2:
+            continue
+        picks = sampling.stream(seed, f"{data.name}[{formatting.key_text(float(group[0].arrival_rate))}].runs") \
+            .integers(0, len(group), size=(samples, len(group)))
+        for column in REPLICATED:
+            unit = model.quantities[f"{data.name}.{column}"].unit
+            measured = np.array([getattr(p, column) for p in group], dtype=float)
+            if not np.isclose(units.from_display(float(np.median(measured)), unit), row[column], rtol=1e-12):
+                continue
+            values = units.from_display(np.median(measured[picks], axis=1), unit)
+            low, high = units.from_display(measured.min(), unit), units.from_display(measured.max(), unit)
+            dist = Distribution("bootstrap", low, high, row[column],
+                                f"bootstrap: median of {len(group)} runs resampled")
+            out.setdefault(column, {})[i] = (dist, values)
+    return out
 
 
 def _row_keys(scenario: Scenario, model: Model, table: str) -> list[str]:

@@ -8,7 +8,9 @@ it::
     hbm_efficiency: {value: 0.76, range: 0.6 to 0.85, dist: normal}
     node_hourly_cost: {value: 40.96 USD/h, range: 22.5 to 40.96 USD/h, dist: uniform}
 
-``value`` stays the point the deterministic record, workbook and JSON use;
+``value`` stays the point the deterministic record, workbook and JSON use
+(it need not lie inside a lognormal or normal range: a forecast's point and
+its spread are often written by different people);
 only ``capplan simulate`` (and the record's simulation section) draws from the
 distribution. ``range`` is a 90 % interval for ``lognormal`` and ``normal``
 and the whole support for ``uniform`` and ``triangular`` (whose mode is
@@ -76,10 +78,10 @@ def parse(fields: dict, q, value: float) -> Distribution | None:
         raise CapplanError(f"the low end {low_text} must be below the high end {high_text}", key="range")
     if kind == "lognormal" and low <= 0:
         raise CapplanError(f"a lognormal range must be positive; {low_text} is not (say dist: normal)", key="range")
-    if not low <= value <= high:
+    if kind == "triangular" and not low <= value <= high:
         shown = units.to_display(value, q.unit)
-        raise CapplanError(f"the value {shown:g} {q.unit}".rstrip() + f" lies outside its range {raw}; "
-                           "the point the record uses must be a value the range allows", key="range")
+        raise CapplanError(f"a triangular range's mode is the value, and {shown:g} {q.unit}".rstrip() +
+                           f" lies outside {raw}", key="range")
     share = "90 % in" if kind in ("lognormal", "normal") else "from"
     return Distribution(kind, low, high, value, f"{kind}, {share} {raw.strip()}")
 

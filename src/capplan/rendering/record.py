@@ -14,7 +14,7 @@ from functools import lru_cache
 import jinja2
 
 from capplan.engine.evaluate import Evaluation
-from capplan.rendering import markdown
+from capplan.rendering import markdown, simulation
 from capplan.rendering.palette import palette
 from capplan.rendering.view import PlanView
 from capplan.resources import templates_dir
@@ -41,6 +41,7 @@ def render(view: PlanView) -> str:
         "overrides": view.overrides,
         "dependency_graph": dependency_graph(nominal),
         "latency_chart": latency_chart,
+        "simulation": simulation.section(view),
     }
     text = _environment().get_template("record.md.j2").render(**context)
     while "\n\n\n" in text:

@@ -26,6 +26,7 @@ from capplan import formatting
 from capplan.engine import units
 from capplan.engine.evaluate import Evaluation
 from capplan.engine.montecarlo import Simulation
+from capplan.rendering.holds import decisions
 from capplan.rendering.view import KeyResult, key_results
 
 PERCENTILES = (5, 50, 95)
@@ -43,6 +44,16 @@ class ResultSpread:
     mean: float | None
     texts: tuple[str, ...]                 # P5, P50, P95, mean as text
     drivers: tuple[tuple[str, float], ...]  # (input label, Spearman ρ), strongest first
+    cdf: tuple[float, ...] = ()             # the 0th, 1st, … 100th percentile: the CDF the chart draws
+
+    @property
+    def spread(self) -> bool:
+        """Whether the draws differ at all (a constant has no picture worth drawing)."""
+        return bool(self.cdf) and self.cdf[0] != self.cdf[-1]
+
+    @property
+    def name(self) -> str:
+        return f"{self.key.row}: {self.key.label}" if self.key.row else self.key.label
 
     def as_json(self) -> dict:
         return {"id": self.key.id, "label": self.key.label, "unit": self.key.unit, "point": self.point,
@@ -83,8 +94,9 @@ class SimulationView:
     @property
     def truncations(self) -> list[str]:
         """'hbm_efficiency: 12 draws (0.01 %) fell outside its domain and were redrawn'."""
-        return [f"{i.label}: {i.truncated:,} draws ({percent(i.truncated / self.samples)}) fell outside its "
-                f"domain and were redrawn" for i in self.inputs if i.truncated]
+        return [f"{i.label}: {i.truncated:,} draw{'s' if i.truncated != 1 else ''} "
+                f"({percent(i.truncated / self.samples)}) fell outside its domain and were redrawn"
+                for i in self.inputs if i.truncated]
 
     def as_json(self) -> dict:
         return {"scenario": self.scenario, "samples": self.samples, "seed": self.seed,
@@ -112,10 +124,8 @@ def odds(p: float) -> str:
 
 def summarise(sim: Simulation, e: Evaluation) -> SimulationView:
     """The view of a simulation of scenario ``e`` (its deterministic evaluation)."""
-    from capplan.rendering.holds import decisions
-
     ok = sim.evaluates
-    ranked = {u.label: _ranks(u.drawn.values[ok]) for u in sim.uncertain}
+    ranked = {u.label: _standard_ranks(u.drawn.values[ok]) for u in sim.uncertain}
     results = []
     for k in key_results(e):
         if k.kind in ("bool", "text"):
@@ -145,32 +155,31 @@ def _spread(k: KeyResult, draws: np.ndarray, ranked: dict) -> ResultSpread:
     if not draws.size:
         none = (None,) * len(PERCENTILES)
         return ResultSpread(k, k.value, none, None, ("–",) * (len(PERCENTILES) + 1), ())
-    values = [float(v) for v in np.percentile(draws, PERCENTILES, method="inverted_cdf")]
+    cdf = np.percentile(draws, np.arange(101), method="inverted_cdf")
+    values = [float(cdf[p]) for p in PERCENTILES]
     mean = float(np.mean(draws))
     texts = tuple(formatting.quantity(v, k.unit, k.kind) for v in values + [mean])
-    result_ranks = _ranks(draws)
+    result_ranks = _standard_ranks(draws)
     floor = max(DRIVER_FLOOR, 3 / np.sqrt(draws.size))
     drivers = []
     for label, ranks in ranked.items():
-        rho = _pearson(ranks, result_ranks)
+        rho = float(np.dot(ranks, result_ranks))        # Pearson's r of the ranks: Spearman's ρ
         if abs(rho) >= floor:
             drivers.append((label, formatting.plain(round(rho, 3))))
     drivers.sort(key=lambda pair: (-abs(pair[1]), pair[0]))
     return ResultSpread(k, k.value, tuple(formatting.plain(v) for v in values), formatting.plain(mean), texts,
-                        tuple(drivers))
+                        tuple(drivers), tuple(float(v) for v in cdf))
 
 
-def _ranks(values: np.ndarray) -> np.ndarray:
-    """Average ranks (ties share the mean of their positions), as Spearman's ρ needs."""
+def _standard_ranks(values: np.ndarray) -> np.ndarray:
+    """Average ranks (ties share the mean of their positions), centred and scaled to unit
+    length, so the dot product of two of them is Spearman's ρ (0 for a constant)."""
     _, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
     ends = np.cumsum(counts)
-    return (ends - (counts - 1) / 2.0)[inverse.reshape(-1)]
-
-
-def _pearson(a: np.ndarray, b: np.ndarray) -> float:
-    a, b = a - a.mean(), b - b.mean()
-    scale = float(np.sqrt(np.dot(a, a) * np.dot(b, b)))
-    return float(np.dot(a, b)) / scale if scale > 0 else 0.0
+    ranks = (ends - (counts - 1) / 2.0)[inverse.reshape(-1)]
+    ranks -= ranks.mean()
+    length = float(np.sqrt(np.dot(ranks, ranks)))
+    return ranks / length if length > 0 else ranks
 
 
 def text(view: SimulationView) -> str:
@@ -182,15 +191,13 @@ def text(view: SimulationView) -> str:
     lines += [f"  note: {t}" for t in view.truncations]
     lines += ["", f"  {'key result':<44} {'point':>14} {'P5':>14} {'P50':>14} {'P95':>14} {'mean':>14}"]
     for r in view.results:
-        name = f"{r.key.row}: {r.key.label}" if r.key.row else r.key.label
-        lines.append(f"  {name:<44} {r.key.text:>14} " + " ".join(f"{t:>14}" for t in r.texts))
+        lines.append(f"  {r.name:<44} {r.key.text:>14} " + " ".join(f"{t:>14}" for t in r.texts))
     lines += ["", "Decisions (the point plan's), probability they hold:"]
     lines += [f"  P({d.text}) {odds(d.probability)}" for d in view.decisions]
     lines += ["", "Drivers (Spearman rank correlation with each key result):"]
     for r in view.results:
         if r.drivers:
-            name = f"{r.key.row}: {r.key.label}" if r.key.row else r.key.label
-            lines.append(f"  {name:<44} " + ", ".join(f"{n} {rho:+.2f}" for n, rho in r.drivers[:DRIVERS_SHOWN]))
+            lines.append(f"  {r.name:<44} " + ", ".join(f"{n} {rho:+.2f}" for n, rho in r.drivers[:DRIVERS_SHOWN]))
     return "\n".join(lines) + "\n"
 
 
@@ -199,3 +206,37 @@ def markdown(view: SimulationView, chart: str = "") -> str:
     from capplan.rendering.record import _environment
 
     return _environment().get_template("simulation.md.j2").render(sim=view, chart=chart, percent=percent)
+
+
+def of_plan(plan_view) -> SimulationView | None:
+    """The nominal scenario's simulation with the default draws and seed, as the record,
+    the JSON and the workbook show it; ``None`` for a plan without uncertain values."""
+    from capplan.engine.montecarlo import simulate, uncertain_in
+
+    if not uncertain_in(plan_view.plan):
+        return None
+    e = plan_view.nominal
+    return summarise(simulate(plan_view.plan, e.model, e.values), e)
+
+
+def chart_name(plan_name: str) -> str:
+    """The file next to the record that holds the simulation's picture."""
+    return f"{plan_name}.simulation.svg"
+
+
+def chart(view: SimulationView, plan_title: str) -> str:
+    from capplan.rendering import simchart
+
+    return simchart.svg(view, f"What the uncertain inputs do: {plan_title}")
+
+
+def section(plan_view) -> str:
+    """The record's simulation section (Markdown), or '' for a plan without uncertain values."""
+    shown = plan_view.simulation
+    return markdown(shown, chart_name(plan_view.plan.name)) if shown else ""
+
+
+def files(plan_view) -> dict[str, bytes]:
+    """The files a build writes for the simulation: its picture, when there is one."""
+    shown = plan_view.simulation
+    return {chart_name(plan_view.plan.name): chart(shown, plan_view.plan.title).encode("utf-8")} if shown else {}

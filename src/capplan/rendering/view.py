@@ -160,6 +160,13 @@ class PlanView:
         return tornado.svg(self.holds.nominal, f"How far the decision holds: {self.plan.title}")
 
     @cached_property
+    def simulation(self):
+        """The Monte Carlo over the plan's uncertain values (:mod:`capplan.rendering.simulation`),
+        or None when it has none."""
+        from capplan.rendering.simulation import of_plan
+        return of_plan(self)
+
+    @cached_property
     def pending(self) -> list[dict]:
         """Each pending measurement, with the key results (or else the first
         results) that rest on it."""

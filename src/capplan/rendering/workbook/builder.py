@@ -13,7 +13,7 @@ from capplan.engine.model import Model
 from capplan.loading.plan import Plan
 from capplan.rendering.layout import layout
 from capplan.rendering.view import PlanView
-from capplan.rendering.workbook import holds, sheets, summary
+from capplan.rendering.workbook import holds, sheets, simulation, summary
 from capplan.rendering.workbook.formulas import Formulas, Refs
 from capplan.rendering.workbook.layout import SheetLayout, plan_sheet
 from capplan.rendering.workbook.manifest import BuiltWorkbook, CellInfo
@@ -68,6 +68,7 @@ class Book:
         for sheet in self.sheets:
             sheets.write_sheet(self, sheet)
         holds.write_holds(self)
+        simulation.write_simulation(self, wb)
         summary.write_summary(self, summary_ws)
         wb.calculation.fullCalcOnLoad = True
         positions = {s.ws.title: {**{n: s.scalar_cell(n) for n in s.scalar_row},
