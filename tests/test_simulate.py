@@ -181,7 +181,8 @@ def test_a_scenario_cell_may_be_uncertain_and_replaces_the_plans(base_plan, writ
     base_plan["tables"]["deployments"]["rows"][0]["node_hourly_cost"] = {"value": "40 USD/h", "range": "30 to 45 USD/h"}
     base_plan["scenarios"] = {"cheap": {"set": {"deployments[node8].node_hourly_cost":
                                                 {"value": "20 USD/h", "range": "15 to 25 USD/h", "dist": "triangular"}}},
-                              "fixed": {"set": {"deployments[node8].node_hourly_cost": "40 USD/h"}}}
+                              "fixed": {"set": {"deployments[node8].node_hourly_cost": "40 USD/h"}},
+                              "pinned": {"set": {"instance_max_rate": {"value": "4 req/s", "range": "3 to 5 req/s"}}}}
     path = write_plan(base_plan)
     plan, evaluations = evaluate_plan(path)
     cheap = montecarlo.simulate(plan, evaluations[0].model, evaluations[0].values, plan.scenarios[1], samples=1000)
@@ -189,6 +190,12 @@ def test_a_scenario_cell_may_be_uncertain_and_replaces_the_plans(base_plan, writ
     assert u.dist.kind == "triangular" and 15 / 3600 <= u.drawn.values.min() and u.drawn.values.max() <= 25 / 3600
     fixed = montecarlo.simulate(plan, evaluations[0].model, evaluations[0].values, plan.scenarios[2], samples=10)
     assert fixed.uncertain == []
+    pinned = montecarlo.simulate(plan, evaluations[0].model, evaluations[0].values, plan.scenarios[3], samples=1000)
+    drawn = {u.label: u.drawn.values for u in pinned.uncertain}
+    assert set(drawn) == {"instance_max_rate", "deployments[node8].node_hourly_cost"}   # the pin, and the plan's cell
+    assert np.array_equal(pinned.column("instance_max_rate"), drawn["instance_max_rate"])
+    # 60 req/s over λ* × 0.7 per replica: the GPU count follows the drawn pin
+    assert np.array_equal(pinned.column("active_gpus"), np.ceil(60 / (drawn["instance_max_rate"] * 0.7)))
     code, out, _ = run_main("simulate", path, "--samples", "100", "--scenario", "cheap", "--format", "markdown")
     assert code == 0 and "triangular, from 15 to 25 USD/h" in out
 

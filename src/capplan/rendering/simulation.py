@@ -155,9 +155,12 @@ def _spread(k: KeyResult, draws: np.ndarray, ranked: dict) -> ResultSpread:
     if not draws.size:
         none = (None,) * len(PERCENTILES)
         return ResultSpread(k, k.value, none, None, ("–",) * (len(PERCENTILES) + 1), ())
-    cdf = np.percentile(draws, np.arange(101), method="inverted_cdf")
-    values = [float(cdf[p]) for p in PERCENTILES]
-    mean = float(np.mean(draws))
+    raw = np.percentile(draws, np.arange(101), method="inverted_cdf")
+    if raw[0] == raw[-1]:                       # no draw moves it: exactly the point, as the engine has it
+        cdf, mean = [float(raw[0])] * len(raw), float(raw[0])
+    else:
+        cdf, mean = [_stable(v) for v in raw], _stable(np.mean(draws))
+    values = [cdf[p] for p in PERCENTILES]
     texts = tuple(formatting.quantity(v, k.unit, k.kind) for v in values + [mean])
     result_ranks = _standard_ranks(draws)
     floor = max(DRIVER_FLOOR, 3 / np.sqrt(draws.size))
@@ -168,7 +171,13 @@ def _spread(k: KeyResult, draws: np.ndarray, ranked: dict) -> ResultSpread:
             drivers.append((label, formatting.plain(round(rho, 3))))
     drivers.sort(key=lambda pair: (-abs(pair[1]), pair[0]))
     return ResultSpread(k, k.value, tuple(formatting.plain(v) for v in values), formatting.plain(mean), texts,
-                        tuple(drivers), tuple(float(v) for v in cdf))
+                        tuple(drivers), tuple(cdf))
+
+
+def _stable(value) -> float:
+    """A drawn value to 10 significant digits: numpy's exp and log may differ in the last bit
+    between versions and CPUs, and the outputs must not."""
+    return float(f"{float(value):.10g}")
 
 
 def _standard_ranks(values: np.ndarray) -> np.ndarray:
