@@ -255,7 +255,7 @@ def test_replicated_sweep_runs_are_bootstrapped(base_plan, write_plan, tmp_path)
     base_plan["tables"]["load_sweep"] = {"import": ["sweep/*.csv"], "source": "test runs"}
     plan, evaluations = evaluate_plan(write_plan(base_plan))
     e = evaluations[0]
-    assert montecarlo.uncertain_in(plan) is False            # nothing typed; the runs carry the spread
+    assert montecarlo.uncertain_in(plan)                     # nothing typed: the runs carry the spread
     sim = montecarlo.simulate(plan, e.model, e.values, samples=100_000)
     labels = {u.label: u for u in sim.uncertain}
     assert labels["load_sweep[4].tpot_p95"].dist.text == "bootstrap: median of 3 runs resampled"

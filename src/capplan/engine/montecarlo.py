@@ -59,9 +59,20 @@ class Simulation:
 
 
 def uncertain_in(plan: Plan) -> bool:
-    """Whether any scenario of the plan has an uncertain value."""
+    """Whether any scenario of the plan has an uncertain value: a range, or a sweep rate
+    measured by several runs (which :func:`_bootstrap` resamples)."""
     return any(i.uncertain for s in plan.scenarios for i in s.inputs.values()) or any(
-        t.uncertain for s in plan.scenarios for t in s.tables.values())
+        t.uncertain for s in plan.scenarios for t in s.tables.values()) or any(
+        len(group) > 1 for t in plan.nominal.tables.values() for group in _runs(t.imported).values())
+
+
+def _runs(imported) -> dict[float, list]:
+    """The open-loop runs of imported sweep files, by offered rate (display unit, req/s)."""
+    runs: dict[float, list] = {}
+    for point in (p for f in imported for p in f.points):
+        if np.isfinite(point.arrival_rate):
+            runs.setdefault(float(point.arrival_rate), []).append(point)
+    return runs
 
 
 def simulate(plan: Plan, model: Model, decided: dict, scenario: Scenario | None = None,
@@ -144,10 +155,7 @@ def _bootstrap(data: TableData, imported, model: Model, samples: int, seed: int)
     picks the outlier twice sees it in TTFT, TPOT and E2E at once. A cell the scenario
     changed (no longer the runs' median) keeps its value. ``{column: {row: (dist, draws)}}``.
     """
-    runs: dict[float, list] = {}
-    for point in (p for f in imported for p in f.points):
-        if np.isfinite(point.arrival_rate):
-            runs.setdefault(float(point.arrival_rate), []).append(point)
+    runs = _runs(imported)
     out: dict[str, dict[int, tuple]] = {}
     rate = model.quantities[f"{data.name}.arrival_rate"] if runs else None
     for i, row in enumerate(data.rows):

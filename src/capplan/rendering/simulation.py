@@ -196,7 +196,8 @@ def text(view: SimulationView) -> str:
     head = (f"[{view.scenario}] {view.samples:,} draws, seed {view.seed}; the plan evaluates at "
             f"{view.evaluated:,} ({percent(view.evaluated / view.samples)})")
     lines = [head, "", "Uncertain inputs:"]
-    lines += [f"  {i.label:<44} {i.text}" for i in view.inputs]
+    lines += [f"  {i.label:<44} {i.text}" for i in view.inputs] or [
+        "  none: the plan gives no range and no replicated runs, so every draw is the point plan"]
     lines += [f"  note: {t}" for t in view.truncations]
     lines += ["", f"  {'key result':<44} {'point':>14} {'P5':>14} {'P50':>14} {'P95':>14} {'mean':>14}"]
     for r in view.results:
