@@ -95,7 +95,8 @@ class SimulationView:
     def truncations(self) -> list[str]:
         """'hbm_efficiency: 12 draws (0.01 %) fell outside its domain and were redrawn'."""
         return [f"{i.label}: {i.truncated:,} draw{'s' if i.truncated != 1 else ''} "
-                f"({percent(i.truncated / self.samples)}) fell outside its domain and were redrawn"
+                f"({percent(i.truncated / self.samples)}) fell outside its domain and "
+                f"{'was' if i.truncated == 1 else 'were'} redrawn"
                 for i in self.inputs if i.truncated]
 
     def as_json(self) -> dict:
@@ -195,19 +196,20 @@ def text(view: SimulationView) -> str:
     """``capplan simulate``'s plain-text report."""
     head = (f"[{view.scenario}] {view.samples:,} draws, seed {view.seed}; the plan evaluates at "
             f"{view.evaluated:,} ({percent(view.evaluated / view.samples)})")
+    width = max([len(r.name) for r in view.results] + [len(i.label) for i in view.inputs] + [10])
     lines = [head, "", "Uncertain inputs:"]
-    lines += [f"  {i.label:<44} {i.text}" for i in view.inputs] or [
+    lines += [f"  {i.label:<{width}}  {i.text}" for i in view.inputs] or [
         "  none: the plan gives no range and no replicated runs, so every draw is the point plan"]
     lines += [f"  note: {t}" for t in view.truncations]
-    lines += ["", f"  {'key result':<44} {'point':>14} {'P5':>14} {'P50':>14} {'P95':>14} {'mean':>14}"]
+    lines += ["", f"  {'key result':<{width}} " + " ".join(f"{h:>14}" for h in ("point", "P5", "P50", "P95", "mean"))]
     for r in view.results:
-        lines.append(f"  {r.name:<44} {r.key.text:>14} " + " ".join(f"{t:>14}" for t in r.texts))
+        lines.append(f"  {r.name:<{width}} {r.key.text:>14} " + " ".join(f"{t:>14}" for t in r.texts))
     lines += ["", "Decisions (the point plan's), probability they hold:"]
     lines += [f"  P({d.text}) {odds(d.probability)}" for d in view.decisions]
     lines += ["", "Drivers (Spearman rank correlation with each key result):"]
     for r in view.results:
         if r.drivers:
-            lines.append(f"  {r.name:<44} " + ", ".join(f"{n} {rho:+.2f}" for n, rho in r.drivers[:DRIVERS_SHOWN]))
+            lines.append(f"  {r.name:<{width}}  " + ", ".join(f"{n} {rho:+.2f}" for n, rho in r.drivers[:DRIVERS_SHOWN]))
     return "\n".join(lines) + "\n"
 
 
