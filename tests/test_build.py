@@ -71,7 +71,7 @@ def test_build_twice_is_byte_identical(built, run_main):
     assert code == 0
     retail = RETAIL_PLAN.stem
     assert out.splitlines() == [(f"{MAIN}: unchanged ({STEM}.holds.svg, {STEM}.json, {STEM}.md, {STEM}.scenarios.svg, "
-                                 f"{STEM}.sweep.svg, {STEM}.xlsx)"),
+                                 f"{STEM}.simulation.svg, {STEM}.sweep.svg, {STEM}.xlsx)"),
                                 (f"plans/{RETAIL_PLAN.name}: unchanged ({retail}.holds.svg, {retail}.json, {retail}.md, "
                                  f"{retail}.xlsx)")]
     assert _snapshot(built / "out") == first
@@ -86,6 +86,7 @@ def test_manifest_records_inputs_outputs_and_versions(built):
     assert entry["inputs"] == {MAIN: manifest.sha256(MAIN_PLAN.read_bytes())}
     assert entry["outputs"] == {name: manifest.sha256((built / "out" / name).read_bytes())
                                 for name in (f"{STEM}.holds.svg", f"{STEM}.json", f"{STEM}.md", f"{STEM}.scenarios.svg",
+                                             f"{STEM}.simulation.svg",
                                              f"{STEM}.sweep.svg", f"{STEM}.xlsx")}
     assert entry["toolchain"]["openpyxl"] == metadata.version("openpyxl")
     assert entry["toolchain"]["capplan"] == metadata.version("capplan")

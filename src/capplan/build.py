@@ -101,7 +101,7 @@ def evaluate_plan(path: Path, model: Model | None = None) -> tuple[Plan, list[Ev
 
 
 def compile_plan(path: Path, model: Model | None = None) -> Compiled:
-    from capplan.rendering import jsonout, record, view
+    from capplan.rendering import jsonout, record, simulation, view
     from capplan.rendering.workbook import render_workbook
 
     plan, evaluations = evaluate_plan(path, model)
@@ -114,6 +114,7 @@ def compile_plan(path: Path, model: Model | None = None) -> Compiled:
         f"{plan.name}.json": jsonout.dumps(jsonout.document(shown)).encode("utf-8"),
         f"{plan.name}.xlsx": render_workbook(plan, evaluations, evaluations[0].model, shown),
         **{name: chart.encode("utf-8") for name, chart in shown.charts().items()},
+        **simulation.files(shown),
     }
     return Compiled(plan, evaluations, files)
 

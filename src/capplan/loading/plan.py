@@ -22,14 +22,15 @@ from capplan import names
 from capplan.engine import domains, units
 from capplan.engine.model import TAGS, Model
 from capplan.errors import CapplanError
-from capplan.loading import catalog, hf_config, yamlfile
+from capplan.loading import catalog, hf_config, uncertain, yamlfile
 from capplan.loading import sweeps as sweep_import
 from capplan.names import nearest
 
 PLAN_KEYS = ("title", "owner", "description", "gpu", "model", "sizing", "memory_accounting", "inputs",
              "tables", "scenarios", "expect", "notes")
 PLAN_SWITCHES = ("sizing", "memory_accounting")   # the model's switches a plan chooses by key
-INPUT_KEYS = ("value", "source", "status", "tag", "date", "note")
+INPUT_KEYS = ("value", "source", "status", "tag", "date", "note", *uncertain.FIELDS)
+CELL_KEYS = ("value", *uncertain.FIELDS)      # a table cell written as a mapping: an uncertain cell
 TABLE_KEYS = ("rows", "import", "select", "source", "as_of", "units", "note")
 IMPORTABLE = ("load_sweep",)     # tables that can be read from benchmark result files
 ROW_META = ("source", "as_of", "note")
@@ -51,6 +52,7 @@ class Input:
     note: str | None = None
     pinned: bool = False         # replaces a derived quantity's formula
     line: int | None = None
+    uncertain: uncertain.Distribution | None = None   # what capplan simulate draws (value stays the point)
 
     @property
     def pending(self) -> bool:
@@ -67,6 +69,7 @@ class TableData:
     note: str | None = None
     lines: list[int] = field(default_factory=list)
     imported: tuple[sweep_import.SweepFile, ...] = ()   # benchmark files the rows came from
+    uncertain: dict[tuple[int, str], uncertain.Distribution] = field(default_factory=dict)  # (row, column)
 
     def key_index(self, key_column: str, key: str) -> int | None:
         for i, row in enumerate(self.rows):
@@ -299,7 +302,28 @@ class _PlanReader:
         date = fields.get("date")
         return Input(name, value, tag, origin, source=self._text(fields.get("source"), *path, "source"),
                      status=status if status == "pending" else None, date=self._text(date, *path, "date"),
-                     note=self._text(fields.get("note"), *path, "note"), pinned=not q.is_input, line=self.doc.line(path))
+                     note=self._text(fields.get("note"), *path, "note"), pinned=not q.is_input, line=self.doc.line(path),
+                     uncertain=self._distribution(fields, q, value, path))
+
+    def _distribution(self, fields: dict, q, value: float, path: tuple) -> uncertain.Distribution | None:
+        try:
+            return uncertain.parse(fields, q, value)
+        except CapplanError as err:
+            raise self.err(err.message, *path, err.key) from None
+
+    def _cell(self, raw, q, unit: str, path: tuple) -> tuple[float, uncertain.Distribution | None]:
+        """A numeric table cell: a value, or ``{value: ..., range: ...}`` (an uncertain cell)."""
+        fields = raw if isinstance(raw, dict) else {"value": raw}
+        for key in fields:
+            if key not in CELL_KEYS:
+                raise self.err(f"unknown field '{key}'{nearest(str(key), CELL_KEYS)} (a cell takes "
+                               f"{', '.join(CELL_KEYS)})", *path, key)
+        try:
+            value = units.parse_value(fields.get("value"), unit)
+            domains.require(q, value, fields.get("value"))
+        except CapplanError as err:
+            raise self.err(err.message, *path) from None
+        return value, self._distribution(fields, q, value, path)
 
     def _switch_text(self, q) -> str:
         return ", ".join(f"{sw}: {self.switches[sw]}" for sw, _ in self.model.when(q.name)) or "these settings"
@@ -367,7 +391,7 @@ class _PlanReader:
             rows_raw = spec.get("rows")
         if not isinstance(rows_raw, list) or not rows_raw:
             raise self.err(f"table '{name}' has no rows", *path)
-        rows, meta, lines = [], [], []
+        rows, meta, lines, drawn = [], [], [], {}
         for i, row in enumerate(rows_raw):
             rpath = path + ("rows", i)
             if not isinstance(row, dict):
@@ -385,11 +409,9 @@ class _PlanReader:
                 if q.kind == "text":
                     values[col] = str(self._text(raw, *rpath, col))
                     continue
-                try:
-                    values[col] = units.parse_value(raw, str(given_units.get(col, q.unit)))
-                    domains.require(q, values[col], raw)
-                except CapplanError as err:
-                    raise self.err(err.message, *rpath, col) from None
+                values[col], dist = self._cell(raw, q, str(given_units.get(col, q.unit)), rpath + (col,))
+                if dist is not None:
+                    drawn[(i, col)] = dist
             for col, q in inputs.items():
                 if col not in values:
                     if not q.optional:
@@ -401,7 +423,7 @@ class _PlanReader:
         data = TableData(name, rows, meta, source=self._text(spec.get("source"), *path, "source"),
                          as_of=self._text(spec.get("as_of"), *path, "as_of"),
                          note=self._text(spec.get("note"), *path, "note"), lines=lines,
-                         imported=imported)
+                         imported=imported, uncertain=drawn)
         self._check_keys(table, data, path)
         return data
 
@@ -498,7 +520,8 @@ class _PlanReader:
                 if key not in SCENARIO_KEYS:
                     raise self.err(f"unknown key '{key}'{nearest(str(key), SCENARIO_KEYS)}", *path, key)
             inputs = dict(nominal.inputs)
-            tables = {k: TableData(v.name, [dict(r) for r in v.rows], v.meta, v.source, v.as_of, v.note, v.lines)
+            tables = {k: TableData(v.name, [dict(r) for r in v.rows], v.meta, v.source, v.as_of, v.note, v.lines,
+                                   uncertain=dict(v.uncertain))
                       for k, v in nominal.tables.items()}
             changes = []
             changed = spec.get("set") or {}
@@ -531,11 +554,10 @@ class _PlanReader:
         if index is None:
             keys = [_show(r[table.key]) for r in tables[tname].rows]
             raise self.err(f"{tname} has no row '{key}'{nearest(key, keys)}", *path)
-        try:
-            tables[tname].rows[index][col] = units.parse_value(value, q.unit)
-            domains.require(q, tables[tname].rows[index][col], value)
-        except CapplanError as err:
-            raise self.err(err.message, *path) from None
+        tables[tname].rows[index][col], dist = self._cell(value, q, q.unit, path)
+        tables[tname].uncertain.pop((index, col), None)
+        if dist is not None:
+            tables[tname].uncertain[(index, col)] = dist
 
     def _expect(self, raw, path) -> list[Expectation]:
         if not isinstance(raw, dict):

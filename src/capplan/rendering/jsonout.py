@@ -38,6 +38,7 @@ def document(view: PlanView) -> dict:
         "scenarios": {s.name: {**_scenario(e, s), "how_far_the_decision_holds": view.holds.as_json(s.name)}
                       for e, s in zip(view.evaluations, view.scenarios)},
         "breakeven": view.holds.breakeven,
+        **({"simulation": view.simulation.as_json()} if view.simulation else {}),
     }
 
 

@@ -14,7 +14,7 @@ from functools import lru_cache
 import jinja2
 
 from capplan.engine.evaluate import Evaluation
-from capplan.rendering import markdown
+from capplan.rendering import markdown, simulation
 from capplan.rendering.layout import layout
 from capplan.rendering.palette import palette
 from capplan.rendering.view import PlanView
@@ -43,6 +43,7 @@ def render(view: PlanView) -> str:
         "provenance": view.provenance,
         "overrides": view.overrides,
         "graphs": dependency_graphs(nominal),
+        "simulation": simulation.section(view),
     }
     text = _environment().get_template("record.md.j2").render(**context)
     while "\n\n\n" in text:

@@ -202,6 +202,13 @@ class PlanView:
                 "pending": {p["name"]: p["decisions"] for p in pending}}
 
     @cached_property
+    def simulation(self):
+        """The Monte Carlo over the plan's uncertain values (:mod:`capplan.rendering.simulation`),
+        or None when it has none."""
+        from capplan.rendering.simulation import of_plan
+        return of_plan(self)
+
+    @cached_property
     def pending(self) -> list[dict]:
         """Each pending measurement, with the key results (or else the first
         results) that rest on it."""

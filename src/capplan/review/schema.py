@@ -33,7 +33,7 @@ import json
 from pathlib import Path
 
 from capplan.engine.model import TAGS, Model, Quantity, standard_model
-from capplan.loading import catalog
+from capplan.loading import catalog, uncertain
 from capplan.loading import plan as plan_module
 from capplan.names import nearest
 
@@ -208,6 +208,20 @@ class _Generator:
             "value": {"anyOf": [{"type": "number"}, {"$ref": _REF + "number_with_unit"}]},
             "input": {"anyOf": [{"$ref": _REF + "value"}, {"$ref": _REF + "input_fields"}]},
             "input_fields": self.input_fields(),
+            "range": {"type": "string", "pattern": r"^\s*\S.*\sto\s+\S",
+                      "description": "How far off the value may be, 'LOW to HIGH' with a unit ('45 to 80 req/s'): "
+                                     "a 90 % interval for lognormal and normal, the whole support for uniform and "
+                                     "triangular (whose mode is value). Used by capplan simulate; value stays the "
+                                     "point of the record."},
+            "dist": {"type": "string", "enum": list(uncertain.KINDS),
+                     "description": "The range's distribution (default: lognormal for a quantity that must be "
+                                    "positive, else normal)."},
+            "cell": {"anyOf": [{"$ref": _REF + "value"},
+                               {"type": "object", "properties": {"value": {"$ref": _REF + "value"},
+                                                                 "range": {"$ref": _REF + "range"},
+                                                                 "dist": {"$ref": _REF + "dist"}},
+                                "required": ["value", "range"], "additionalProperties": False}],
+                     "description": "A table cell: a value, or {value, range, dist} for an uncertain one."},
             "date": {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}",
                      "description": "A date, YYYY-MM-DD."},
             "inputs": self.inputs(),
@@ -231,6 +245,8 @@ class _Generator:
                     "description": "fact, policy, measurement or assumption (default: the model's tag)."},
             "date": {"$ref": _REF + "date"},
             "note": {"type": "string"},
+            "range": {"$ref": _REF + "range"},
+            "dist": {"$ref": _REF + "dist"},
         }
         return {"type": "object", "properties": {k: known.get(k, {}) for k in plan_module.INPUT_KEYS},
                 "required": ["value"], "additionalProperties": False}
@@ -349,7 +365,7 @@ class _Generator:
                 props[q.column] = {"type": ["string", "number"], "description": q.description}
             else:
                 props[q.column] = {"description": f"{q.description}. Unit: {unit}." + (" Optional." if q.optional else "")
-                                   + _domain_text(q), "allOf": [{"$ref": _REF + "value"}] + _domain(q)}
+                                   + _domain_text(q), "allOf": [{"$ref": _REF + "cell"}] + _domain(q)}
             if q.column in self.slo_names:
                 props[q.column]["description"] += " Required when the plan has this SLO."
             elif not q.optional:
@@ -373,7 +389,7 @@ class _Generator:
                 if q.kind != "text":
                     set_patterns[self.cell_pattern(name, [q.column])] = {
                         "description": f"A cell of {name}: {name}[row].{q.column}." + _domain_text(q),
-                        "allOf": [{"$ref": _REF + "value"}] + _domain(q)}
+                        "allOf": [{"$ref": _REF + "cell"}] + _domain(q)}
         set_schema = {"type": "object", "description": "Inputs this scenario changes (names as under inputs:, "
                                                        "or a table cell: table[row].column).",
                       "properties": {k: v for k, v in self.inputs()["properties"].items()},

@@ -17,6 +17,9 @@ chart) from ``templates/workbook.yaml`` (:mod:`.template`, :mod:`.styles`):
 * at the foot of the nominal sheet, **how far the decision holds**
   (:mod:`.holds`): each input's first flip points, live formulas where they
   have a closed form, and a tornado chart of the margins.
+* **Simulation** (:mod:`.simulation`), for a plan with uncertain values: the
+  Monte Carlo's percentiles, odds and CDFs as values labelled with the seed
+  and the number of draws (Excel cannot rerun it).
 
 :func:`build_workbook` also returns a manifest (:mod:`.manifest`: which cell
 holds which quantity of which scenario, and the engine's value for it) that

@@ -11,7 +11,7 @@ from capplan.engine.model import Model
 from capplan.loading.plan import Plan
 from capplan.rendering.layout import layout
 from capplan.rendering.view import PlanView
-from capplan.rendering.workbook import holds, sheets, summary
+from capplan.rendering.workbook import holds, sheets, simulation, summary
 from capplan.rendering.workbook.formulas import Formulas, Refs
 from capplan.rendering.workbook.layout import SheetLayout, plan_sheet
 from capplan.rendering.workbook.manifest import BuiltWorkbook, CellInfo
@@ -71,6 +71,7 @@ class Book:
         for sheet in self.sheets:
             sheets.write_sheet(self, sheet)
         holds.write_holds(self)
+        simulated = simulation.write_simulation(self, taken)
         summary.write_summary(self, summary_ws)
         look, first = self.cfg["print"], self.cfg["summary"]["first_row"]
         print_setup(summary_ws, look, (first + 1, first + 2), (1, 2),      # scenario names and titles
@@ -78,9 +79,13 @@ class Book:
         header = self.cfg["sheets"]["header_row"]
         for s in self.sheets:
             print_setup(s.ws, look, (header, header), (1, 1))
+        worksheets = [summary_ws] + [s.ws for s in self.sheets]
+        if simulated:
+            print_setup(simulated, look, (1, 1), (1, 1))
+            worksheets.append(simulated)
         positions = {s.ws.title: {**{n: s.scalar_cell(n) for n in s.scalar_row},
                                   **{(n, i): s.table_cell(n, i) for t in s.tables.values()
                                      for n in t.columns for i in range(t.n_rows)}}
                      for s in self.sheets}
-        return BuiltWorkbook([summary_ws] + [s.ws for s in self.sheets], self.cells, {s.ev.scenario.name: s.ws.title for s in self.sheets},
+        return BuiltWorkbook(worksheets, self.cells, {s.ev.scenario.name: s.ws.title for s in self.sheets},
                              dict(self.names), positions)

@@ -1,5 +1,5 @@
-"""Chart parts (DrawingML ``c:chartSpace``): the load sweep's scatter chart and
-the tornado's bar chart, written as text from what they plot.
+"""Chart parts (DrawingML ``c:chartSpace``): scatter charts (the load sweep's,
+the simulation's distributions) and the tornado's bar chart, written as text from what they plot.
 
 Series read cell ranges (``'nominal'!$A$126:$A$132``), so a chart follows
 edited cells; the spreadsheet draws it, capplan stores no plotted number.
@@ -57,29 +57,32 @@ def _axis(tag: str, ax: int, cross: int, position: str, title: str | None = None
             + f'<majorTickMark val="none"/><minorTickMark val="none"/>{tail}<crossAx val="{cross}"/>{after}</{tag}>')
 
 
-def _space(plot: str, legend: str, style: int | None = None) -> str:
+def _space(plot: str, legend: str | None, style: int | None = None) -> str:
+    key = f'<legend><legendPos val="{legend}"/><overlay val="0"/></legend>' if legend else ""
     return (f'<chartSpace xmlns="{CHART_NS}" xmlns:a="{A_NS}">' + (f'<style val="{style}"/>' if style else "")
-            + f'<chart>{plot}<legend><legendPos val="{legend}"/><overlay val="0"/></legend>'
-            '<plotVisOnly val="1"/><dispBlanksAs val="gap"/></chart></chartSpace>')
+            + f'<chart>{plot}{key}<plotVisOnly val="1"/><dispBlanksAs val="gap"/></chart></chartSpace>')
 
 
-def scatter(title: str, x_title: str, left: tuple[str, list[Line]], right: tuple[str, list[Line]],
-            legend: str, style: int) -> str:
+def scatter(title: str, x_title: str, left: tuple[str, list[Line]], right: tuple[str, list[Line]] | None,
+            legend: str | None, style: int, y_format: str | None = None) -> str:
     """Lines against one x axis: ``left`` (axis title, series) on the left value
-    axis, ``right`` on a second value axis at the right edge."""
+    axis, ``right`` (if any) on a second value axis at the right edge; the left
+    axis in ``y_format`` where given (``0%``), no legend where ``legend`` is None."""
     first = "".join(_line(i, s) for i, s in enumerate(left[1]))
-    second = "".join(_line(len(left[1]) + i, s) for i, s in enumerate(right[1]))
+    y_extra = f'<numFmt formatCode="{text(y_format)}" sourceLinked="0"/>' if y_format else ""
     plot = (f"{_title(title)}<autoTitleDeleted val=\"0\"/><plotArea>"
             f'<scatterChart><scatterStyle val="lineMarker"/><varyColors val="0"/>{first}'
-            '<axId val="10"/><axId val="20"/></scatterChart>'
-            f'<scatterChart><scatterStyle val="lineMarker"/><varyColors val="0"/>{second}'
-            '<axId val="300"/><axId val="200"/></scatterChart>'
-            + _axis("valAx", 10, 20, "b", x_title)
-            + _axis("valAx", 20, 10, "l", left[0])
-            + _axis("valAx", 300, 200, "b", deleted=True)
-            + _axis("valAx", 200, 300, "r", right[0], gridlines=True, after='<crosses val="max"/>')
-            + "</plotArea>")
-    return _space(plot, legend, style)
+            '<axId val="10"/><axId val="20"/></scatterChart>')
+    if right:
+        second = "".join(_line(len(left[1]) + i, s) for i, s in enumerate(right[1]))
+        plot += (f'<scatterChart><scatterStyle val="lineMarker"/><varyColors val="0"/>{second}'
+                 '<axId val="300"/><axId val="200"/></scatterChart>')
+    plot += (_axis("valAx", 10, 20, "b", x_title)
+             + _axis("valAx", 20, 10, "l", left[0], gridlines=not right, extra=y_extra))
+    if right:
+        plot += (_axis("valAx", 300, 200, "b", deleted=True)
+                 + _axis("valAx", 200, 300, "r", right[0], gridlines=True, after='<crosses val="max"/>'))
+    return _space(plot + "</plotArea>", legend, style)
 
 
 def tornado(title: str, value_title: str, number_format: str, names: str,
