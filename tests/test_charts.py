@@ -61,7 +61,7 @@ def test_latency_chart_draws_each_slo_and_marks_the_failing_points():
     assert failing == 6                                      # 12 and 14 req/s miss all three
     root = _svg(_view(MAIN_PLAN), "sweep")
     texts = _texts(root)
-    for label in ("TTFT: ttft_p95 [ms]", "TPOT: tpot_p95 [ms]", "E2E: e2e_p99 [s]", "SLO 1,000 ms", "SLO 25 ms",
+    for label in ("TTFT p95: ttft_p95 [ms]", "TPOT p95: tpot_p95 [ms]", "E2E p99: e2e_p99 [s]", "SLO 1,000 ms", "SLO 25 ms",
                   "SLO 5 s", "λ* = 10 req/s", "arrival rate [req/s]", "knee"):
         assert label in texts, label
     assert [t for t in texts if t in {str(r["arrival_rate"]) for r in rows}][:7] == [str(r["arrival_rate"]) for r in rows]

@@ -28,6 +28,7 @@ from capplan.engine.model import standard_model
 from capplan.errors import CapplanError
 from capplan.loading.plan import load
 from capplan.rendering.excel import (
+    TOO_LONG,
     exact_factor,
     excel_name,
     factor_expr,
@@ -331,7 +332,10 @@ def random_formulas(tmp_path_factory):
         if want is None:
             continue
         formula = to_excel(expr, Refs())
-        assert not lint_formula(formula, {"alpha", "beta", "gamma", "t_x", "t_y"}), formula
+        problems = lint_formula(formula, {"alpha", "beta", "gamma", "t_x", "t_y"})
+        if problems and all(p.startswith(TOO_LONG) for p in problems):
+            continue            # nested abs/max inside a table function doubles per level: not an Excel formula
+        assert not problems, formula
         row = len(cases) + 1
         ws.cell(row, 5).value = formula
         boolean = type(expr).__name__ in ("LessThan", "StrictLessThan", "GreaterThan", "StrictGreaterThan")
@@ -377,3 +381,9 @@ def test_random_formulas_equal_the_engine_in_both_spreadsheets(random_formulas, 
     print(f"random formulas: {len(cases)} recalculated in one {engine.name} call")
     assert len(cases) >= 50
     assert not bad, f"{len(bad)} of {len(cases)} differ:\n" + "\n".join(bad[:10])
+
+
+def test_a_formula_longer_than_excel_allows_is_flagged():
+    long = "=" + "+".join(["alpha"] * 1400)
+    assert len(long) > 8192 and any(p.startswith(TOO_LONG) for p in lint_formula(long, {"alpha"}))
+    assert not lint_formula("=" + "+".join(["alpha"] * 1300), {"alpha"})

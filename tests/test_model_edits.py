@@ -55,6 +55,9 @@ EDITS = {   # case: (text in quantities.yaml, its replacement, fragment of the m
         "        formula: peak_arrival_rate / peak_to_average_ratio\n",
         "        formula: peak_arrival_rate / peak_to_average_ratio\n        default: 1\n",
         "quantities.avg_arrival_rate: a derived quantity takes no default"),
+    "unmeasured: that is not a number": (
+        "        unmeasured: 0\n", "        unmeasured: none\n",
+        "quantities.compliant_share.unmeasured: expected the number that means 'not measured', got 'none'"),
     "an unknown field": (
         "        symbol: PAR\n", "        symbol: PAR\n        colour: red\n",
         "quantities.peak_to_average_ratio: unknown field(s) colour"),

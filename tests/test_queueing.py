@@ -218,14 +218,14 @@ def test_excel_forms_use_functions_every_spreadsheet_has():
 
 
 def test_the_record_says_what_pooling_means_for_rho():
-    """Section 7.8 says which way and by how much, from the model's quantities; a plan
+    """The queueing section says which way and by how much, from the model's quantities; a plan
     whose queue is unstable says that instead."""
     model = standard_model()
     notes = {}
     for path in (CHAT, RETAIL):
         plan = load(path, model)
         sections = view.build(plan, evaluate_all(plan, model)).sections
-        section = next(s for s in sections if s["title"].startswith("7.8"))
+        section = next(s for s in sections if s["title"] == "Queueing check of the headroom")
         notes[path] = " ".join(p["note"] for p in section["parts"] if p["note"])
     assert "with 9 replicas pooled, the same probability of waiting allows a higher utilisation, ρ ≈ 0.9024 " \
            "(0.2024 above the policy" in notes[CHAT]

@@ -81,7 +81,7 @@ def test_sheets_print_legibly_with_headers_repeated_and_charts_whole():
     header = config()["sheets"]["header_row"]
     page_cm = {9: 21.0, 1: 21.59}[look["paper_size"]]            # landscape: the short side is the height
     printable_cm = page_cm - 2.54 * (look["margins_in"]["top"] + look["margins_in"]["bottom"])
-    for ws in wb.worksheets[1:]:
+    for ws in wb.worksheets[1:-1]:                                  # the scenario sheets
         setup = ws.page_setup
         assert (setup.orientation, int(setup.paperSize), int(setup.scale)) == ("landscape", look["paper_size"],
                                                                               look["scale"])
@@ -96,3 +96,10 @@ def test_sheets_print_legibly_with_headers_repeated_and_charts_whole():
         assert notes and all(c.alignment.wrap_text for c in notes if len(c.value) > 40)
     summary = wb["Summary"]
     assert summary.page_setup.fitToWidth == 1 and summary.print_title_rows == "$6:$7"
+    simulation = wb.worksheets[-1]                      # its title (seed, draws) on every page; two charts a page
+    assert simulation.title == "Simulation" and simulation.print_title_rows == "$1:$1"
+    anchors = [chart.anchor._from.row for chart in simulation._charts]
+    assert len(anchors) >= 4 and {b.id for b in simulation.row_breaks.brk} == set(anchors[::2])
+    for top, below in zip(anchors[::2], anchors[1::2]):
+        height = (below - top) * 15 / 72 * 2.54 + simulation._charts[1].anchor.ext.height / 360000   # rows of 15 pt
+        assert height * look["scale"] / 100 < printable_cm

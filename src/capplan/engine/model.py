@@ -59,6 +59,7 @@ class Quantity:
     switch: str | None = None      # the switch that picks among formulas
     table: str | None = None
     optional: bool = False         # a table column rows may leave out
+    unmeasured: float | None = None   # the value that means "not measured" (outputs say so, not the number)
     domain: Domain | None = None   # the values it can take (every input has one)
     columns: tuple[tuple[str, str], ...] = ()   # in a table: bare column name -> table.column
     defined_in: str = field(default="model", compare=False)   # the model file, for messages
@@ -448,7 +449,7 @@ class _Reader:
             description=str(spec.pop("description", "")), symbol=str(spec.pop("symbol", name)),
             default=spec.pop("default", None), status=spec.pop("status", None),
             source=spec.pop("source", None), optional=bool(spec.pop("optional", False)),
-            when=when, written=formulas, switch=switch, columns=tuple(sorted((columns or {}).items())),
+            unmeasured=self._unmeasured(spec.pop("unmeasured", None), key), when=when, written=formulas, switch=switch, columns=tuple(sorted((columns or {}).items())),
             defined_in=self.source,
             domain=self._domain(spec.pop("domain", None), unit, kind, not formulas, key, path))
         if spec:
@@ -460,6 +461,15 @@ class _Reader:
                 raise CapplanError(f"default: {err.message}", key=key + ".default",
                                    line=self.lines.get(path + ("default",))) from None
         return q
+
+    @staticmethod
+    def _unmeasured(raw, key: str) -> float | None:
+        if raw is None:
+            return None
+        if isinstance(raw, bool) or not isinstance(raw, (int, float)):
+            raise CapplanError(f"expected the number that means 'not measured', got {raw!r}",
+                               key=key + ".unmeasured")
+        return float(raw)
 
     def _domain(self, spec, unit, kind, is_input, key, path) -> Domain | None:
         """The declared domain: required of every numeric input (a plan may

@@ -25,7 +25,6 @@ from capplan.loading.uncertain import Distribution
 
 DEFAULT_SAMPLES = 100_000
 DEFAULT_SEED = 20261111          # fixed, so out/ stays byte-stable; --seed picks another
-REPLICATED = ("ttft_p95", "tpot_p95", "e2e_p99", "output_throughput")   # a sweep row's medians of its runs
 
 
 @dataclass(frozen=True)
@@ -164,9 +163,12 @@ def _bootstrap(data: TableData, imported, model: Model, samples: int, seed: int)
             continue
         picks = sampling.stream(seed, f"{data.name}[{formatting.key_text(float(group[0].arrival_rate))}].runs") \
             .integers(0, len(group), size=(samples, len(group)))
-        for column in REPLICATED:
+        for column in (*group[0].latency, "output_throughput"):     # the plan's SLO columns, and throughput
+            if f"{data.name}.{column}" not in model.quantities:
+                continue
             unit = model.quantities[f"{data.name}.{column}"].unit
-            measured = np.array([getattr(p, column) for p in group], dtype=float)
+            measured = np.array([p.output_throughput if column == "output_throughput" else p.latency[column]
+                                 for p in group], dtype=float)
             if not np.isclose(units.from_display(float(np.median(measured)), unit), row[column], rtol=1e-12):
                 continue
             values = units.from_display(np.median(measured[picks], axis=1), unit)

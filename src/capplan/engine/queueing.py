@@ -104,35 +104,42 @@ def _deviance(k, m):
 
 
 def _lower_series(s, x):
-    """P(s, x) = x^s e^-x / Γ(s+1) · Σ x^n / ((s+1)…(s+n)), for x < s + 1."""
-    term = np.ones(s.shape)
+    """P(s, x) = x^s e^-x / Γ(s+1) · Σ x^n / ((s+1)…(s+n)), for x < s + 1. Each element
+    stops at its own last term, as a single value would (100,000 draws run only the terms
+    each one needs)."""
     total = np.ones(s.shape)
+    live = np.arange(s.size)
+    ss, xs, sums, term = s, x, total.copy(), np.ones(s.size)     # the live elements' own arrays
     n = 0
-    while n < _MAX_TERMS:
+    while live.size and n < _MAX_TERMS:
         n += 1
-        term = term * x / (s + n)
-        total = total + term
-        if np.all(term <= total * _EPS):
-            break
+        term = term * xs / (ss + n)
+        sums = sums + term
+        going = term > sums * _EPS
+        if not going.all():
+            total[live[~going]] = sums[~going]
+            live, ss, xs, sums, term = live[going], ss[going], xs[going], sums[going], term[going]
     return np.minimum(1.0, _poisson_pmf(s, x) * total)
 
 
 def _upper_fraction(s, x):
-    """Q(s, x) = 1 - P(s, x) by the modified Lentz continued fraction, for x ≥ s + 1."""
+    """Q(s, x) = 1 - P(s, x) by the modified Lentz continued fraction, for x ≥ s + 1;
+    each element stops when its own fraction has converged."""
     b = x + 1 - s
     c = np.full(s.shape, 1 / _TINY)
     d = 1 / b
     h = d.copy()
+    live = np.arange(s.size)
     for i in range(1, _MAX_TERMS):
-        an = -i * (i - s)
-        b = b + 2
-        d = an * d + b
-        d = np.where(np.abs(d) < _TINY, _TINY, d)
-        c = b + an / c
-        c = np.where(np.abs(c) < _TINY, _TINY, c)
-        d = 1 / d
-        delta = d * c
-        h = h * delta
-        if np.all(np.abs(delta - 1) <= _EPS * 10):
+        an = -i * (i - s[live])
+        b[live] = b[live] + 2
+        d_live = an * d[live] + b[live]
+        d_live = 1 / np.where(np.abs(d_live) < _TINY, _TINY, d_live)
+        c_live = b[live] + an / c[live]
+        c_live = np.where(np.abs(c_live) < _TINY, _TINY, c_live)
+        delta = d_live * c_live
+        d[live], c[live], h[live] = d_live, c_live, h[live] * delta
+        live = live[np.abs(delta - 1) > _EPS * 10]
+        if not live.size:
             break
     return s * _poisson_pmf(s, x) * h

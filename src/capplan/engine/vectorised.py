@@ -31,6 +31,7 @@ from collections.abc import Callable
 import numpy as np
 import sympy
 
+from capplan.engine import queueing
 from capplan.engine.evaluate import _snap
 from capplan.engine.graph import Graph
 from capplan.engine.walker import RELATIONS
@@ -73,6 +74,19 @@ def min_failure(xs, oks):
     return np.take_along_axis(xs, first, -1)
 
 
+def _queueing(function, whole: bool):
+    """A queueing function on arrays: NaN where the engine refuses the arguments
+    (below 0, not finite, or for erlang_c servers that are not whole)."""
+    def numpy_form(a, b):
+        a, b = np.broadcast_arrays(_snap(np.asarray(a, dtype=float)), np.asarray(b, dtype=float))
+        bad = (a < 0) | (b < 0) | ~np.isfinite(a) | ~np.isfinite(b)
+        if whole:
+            bad |= np.where(bad, False, a != np.floor(np.where(bad, 0, a)))
+        result = function(np.where(bad, 0.0, a), np.where(bad, 0.0, b))
+        return np.where(bad, np.nan, result)
+    return numpy_form
+
+
 def _fold(op):
     return lambda *args: functools.reduce(op, args)
 
@@ -91,6 +105,8 @@ NUMPY: dict[str, Callable] = {
     "MinFailure": min_failure,
     "PerToken": lambda x: x,          # token and GPU are base units: the number stays
     "PerGpu": lambda x: x,
+    "ErlangC": _queueing(queueing.erlang_c, whole=True),
+    "PoissonExceeds": _queueing(queueing.poisson_exceeds, whole=False),
 }
 
 _COMPARE = {"<=": np.less_equal, "<": np.less, ">=": np.greater_equal, ">": np.greater,

@@ -512,6 +512,9 @@ class ExcelPrinter(Printer):
         args = [self._print(a) for a in expr.args]
         if not self.array:
             return self._call(name, *args)
+        # a truth value made a number first: Excel and Gnumeric rank TRUE and FALSE above every number
+        args = [f"(--({text}))" if isinstance(a, sympy.logic.boolalg.Boolean) else text
+                for a, text in zip(expr.args, args)]
         text = args[0]
         for other in args[1:]:
             text = "(" + self._select(f"({text}){op}({other})", text, other) + ")"
@@ -673,6 +676,10 @@ DYNAMIC_ARRAY = {"FILTER", "SORT", "SORTBY", "UNIQUE", "SEQUENCE", "RANDARRAY", 
                  "VSTACK", "HSTACK", "TOCOL", "TOROW", "TAKE", "DROP", "CHOOSECOLS", "CHOOSEROWS"}
 
 
+EXCEL_MAX_FORMULA = 8192        # characters: Excel's specifications and limits
+TOO_LONG = f"longer than Excel's {EXCEL_MAX_FORMULA:,} characters"
+
+
 def lint_formula(text: str, names: set[str] | None = None) -> list[str]:
     """Problems Excel would have with a formula that LibreOffice may forgive.
 
@@ -685,6 +692,8 @@ def lint_formula(text: str, names: set[str] | None = None) -> list[str]:
     problems = []
     if not text.startswith("="):
         return [f"not a formula: {text}"]
+    if len(text) > EXCEL_MAX_FORMULA:
+        problems.append(f"{TOO_LONG}: {len(text):,} characters")
     if "[" in text:
         problems.append(f"structured reference or external link in {text}")
     try:

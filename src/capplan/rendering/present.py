@@ -45,7 +45,17 @@ def shown(e: Evaluation, name: str, index: int | None = None) -> Shown:
     value = e.display(name)
     if index is not None:
         value = value[index]
+    if is_unmeasured(q, value):
+        return Shown(UNMEASURED, UNMEASURED)
     return Shown(formatting.plain(value), formatting.quantity(value, q.unit, q.kind))
+
+
+UNMEASURED = "not measured"
+
+
+def is_unmeasured(q, value) -> bool:
+    """Whether ``value`` of ``q`` is the model's mark for "not measured" (``unmeasured:``)."""
+    return q.unmeasured is not None and value == q.unmeasured
 
 
 def replaced_formula(e: Evaluation, name: str) -> Formula | None:

@@ -43,7 +43,7 @@ def render(view: PlanView) -> str:
         "provenance": view.provenance,
         "overrides": view.overrides,
         "graphs": dependency_graphs(nominal),
-        "simulation": simulation.section(view),
+        "simulation": simulation.section(view, len(view.sections) + 1),
     }
     text = _environment().get_template("record.md.j2").render(**context)
     while "\n\n\n" in text:

@@ -213,11 +213,13 @@ def text(view: SimulationView) -> str:
     return "\n".join(lines) + "\n"
 
 
-def markdown(view: SimulationView, chart: str = "") -> str:
-    """The simulation as Markdown (``templates/simulation.md.j2``, which the record includes too)."""
+def markdown(view: SimulationView, chart: str = "", number: int | None = None) -> str:
+    """The simulation as Markdown (``templates/simulation.md.j2``); the record's
+    section carries its ``number`` in the record, ``capplan simulate`` none."""
     from capplan.rendering.record import _environment
 
-    return _environment().get_template("simulation.md.j2").render(sim=view, chart=chart, percent=percent)
+    return _environment().get_template("simulation.md.j2").render(sim=view, chart=chart, percent=percent,
+                                                                  number=number)
 
 
 def of_plan(plan_view) -> SimulationView | None:
@@ -242,10 +244,10 @@ def chart(view: SimulationView, plan_title: str) -> str:
     return simchart.svg(view, f"What the uncertain inputs do: {plan_title}")
 
 
-def section(plan_view) -> str:
-    """The record's simulation section (Markdown), or '' for a plan without uncertain values."""
+def section(plan_view, number: int) -> str:
+    """The record's simulation section (Markdown) numbered ``number``, or '' for a plan without uncertain values."""
     shown = plan_view.simulation
-    return markdown(shown, chart_name(plan_view.plan.name)) if shown else ""
+    return markdown(shown, chart_name(plan_view.plan.name), number) if shown else ""
 
 
 def files(plan_view) -> dict[str, bytes]:

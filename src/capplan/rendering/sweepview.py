@@ -18,7 +18,7 @@ import math
 from capplan import formatting
 from capplan.engine.evaluate import Evaluation
 from capplan.loading.sweeps import delivery_text
-from capplan.rendering.present import shown
+from capplan.rendering.present import is_unmeasured, shown
 
 
 def sweep(e: Evaluation, spec: dict) -> dict:
@@ -63,11 +63,10 @@ def sweep(e: Evaluation, spec: dict) -> dict:
 
 
 def _blank(e: Evaluation, name: str) -> bool:
-    """An optional column no row fills (NaN throughout, or 0 throughout where its
-    default 0 means 'not measured', as goodput_share) is left out."""
+    """An optional column no row fills (NaN throughout, or 'not measured' throughout,
+    as goodput_share without per-request data) is left out."""
     q = e.model.quantities[name]
-    unmeasured = 0 if q.default == 0 else None
-    return q.optional and all(v != v or v == unmeasured for v in e.values[name])
+    return q.optional and all(v != v or is_unmeasured(q, v) for v in e.values[name])
 
 
 def _no_floor(e: Evaluation, name: str) -> bool:

@@ -26,7 +26,7 @@ from capplan.engine.evaluate import Evaluation
 from capplan.loading.plan import Plan
 from capplan.rendering import sweepchart, sweepview
 from capplan.rendering.layout import layout
-from capplan.rendering.present import Shown, row, shown
+from capplan.rendering.present import UNMEASURED, Shown, is_unmeasured, row, shown
 
 
 @dataclass(frozen=True)
@@ -318,15 +318,21 @@ def _header(label: str, unit: str, kind: str) -> str:
     return f"{label} [{shown_unit}]" if shown_unit else label
 
 
+def _says_nothing(e: Evaluation, name: str) -> bool:
+    """A column no row fills: an optional one blank throughout, or one not measured in any row."""
+    q = e.model.quantities[name]
+    shown = e.display(name)
+    return (q.optional and all(v != v for v in e.values[name])) or all(is_unmeasured(q, v) for v in shown)
+
+
 def _table(e: Evaluation, name: str, shown_columns: dict) -> dict:
     """A table of the plan as the record prints it: headers with units, cells as text."""
     model = e.model
     table = model.tables[name]
     data = e.scenario.tables[name]
     wanted = shown_columns.get(name)
-    cols = [c for c in table.columns if c in e.values and not (
-        model.quantities[c].optional and all(v != v for v in e.values[c]))
-        and (wanted is None or model.quantities[c].column in wanted)]
+    cols = [c for c in table.columns if c in e.values and not _says_nothing(e, c)
+            and (wanted is None or model.quantities[c].column in wanted)]
     columns, formulas = [], []
     for c in cols:
         q = model.quantities[c]
@@ -341,7 +347,8 @@ def _table(e: Evaluation, name: str, shown_columns: dict) -> dict:
         for c in cols:
             q = model.quantities[c]
             v = shown_cols[c][i]
-            cells.append(formatting.money(v, "USD") if q.kind == "money" else formatting.quantity(v, "", q.kind))
+            cells.append(UNMEASURED if is_unmeasured(q, v) else
+                         formatting.money(v, "USD") if q.kind == "money" else formatting.quantity(v, "", q.kind))
         rows.append(cells)
     return {"title": table.title, "description": table.description, "columns": columns, "rows": rows,
             "formulas": formulas, "source": data.source or "", "as_of": data.as_of or ""}

@@ -10,6 +10,7 @@ from capplan.engine.evaluate import Evaluation
 from capplan.engine.model import Model
 from capplan.loading.plan import Plan
 from capplan.rendering.layout import layout
+from capplan.rendering.present import UNMEASURED
 from capplan.rendering.view import PlanView
 from capplan.rendering.workbook import holds, sheets, simulation, summary
 from capplan.rendering.workbook.formulas import Formulas, Refs
@@ -49,7 +50,10 @@ class Book:
                         values.append(s.display(name))
                     else:
                         values.extend(s.display(name))
-            self._formats[name] = number_format(q.unit, q.kind, values)
+            fmt = number_format(q.unit, q.kind, values)
+            if q.unmeasured == 0 and ";" not in fmt:         # the model's "not measured" reads so
+                fmt = f'{fmt};-{fmt};"{UNMEASURED}"'
+            self._formats[name] = fmt
         return self._formats[name]
 
     def formula(self, sheet: Sheet, cell: Cell, text: str, quantity: str, scenario: str, row: int | None,
@@ -81,7 +85,7 @@ class Book:
             print_setup(s.ws, look, (header, header), (1, 1))
         worksheets = [summary_ws] + [s.ws for s in self.sheets]
         if simulated:
-            print_setup(simulated, look, (1, 1), (1, 1))
+            print_setup(simulated, look, (1, 1), (1, 1), charts_per_page=look["simulation_charts_per_page"])
             worksheets.append(simulated)
         positions = {s.ws.title: {**{n: s.scalar_cell(n) for n in s.scalar_row},
                                   **{(n, i): s.table_cell(n, i) for t in s.tables.values()

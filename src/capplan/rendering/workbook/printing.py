@@ -8,7 +8,8 @@ every page, so a table's right-hand page still says which row is which. The
 Summary fits one page width while its scenario columns do
 (``summary_fit_columns``); beyond that it prints like the scenario sheets,
 its quantity and unit columns repeated. Each chart starts a page (a manual
-break above its anchor row), so no chart is split.
+break above its anchor row), so no chart is split; the Simulation sheet's
+half-height charts go two to a page.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from capplan.rendering.workbook.sheet import Sheet
 
 
 def print_setup(ws: Sheet, look: dict, title_rows: tuple[int, int], title_columns: tuple[int, int],
-                fit_width: bool = False) -> None:
+                fit_width: bool = False, charts_per_page: int = 1) -> None:
     page = ws.page
     page.paper = int(look["paper_size"])
     page.orientation = look["orientation"]
@@ -29,4 +30,5 @@ def print_setup(ws: Sheet, look: dict, title_rows: tuple[int, int], title_column
         page.scale = int(look["scale"])
         page.title_columns = title_columns
         page.across_first = True
-    page.breaks = sorted({chart.row for chart in ws.charts if chart.row > 0})   # 0-based anchor = the row above
+    # 0-based anchor = the row above
+    page.breaks = sorted({chart.row for chart in ws.charts[::charts_per_page] if chart.row > 0})

@@ -27,6 +27,8 @@ CDF_STEP = 5                     # percent of the draws between rows of the CDF 
 CHARTED_ROLES = ("count", "cost")
 PROBABILITY_FORMAT = "0.0%"
 CHART_ROWS = 16                  # rows a CDF chart covers, with a gap below
+COLUMN_CHARS = 16                # width of the value columns, in characters
+HEADER_LINE_PT = 15              # height of one line of a wrapped header
 
 
 def write_simulation(book: Book, taken: set[str]) -> Sheet | None:
@@ -42,7 +44,7 @@ def write_simulation(book: Book, taken: set[str]) -> Sheet | None:
     styles = book.styles
     ws.widths[1] = 48
     for column in range(2, 8):
-        ws.widths[column] = 16
+        ws.widths[column] = COLUMN_CHARS
     set_text(ws.cell(1, 1), f"Simulation output: {shown.samples:,} draws, seed {shown.seed} (values, not formulas)")
     styles.dress(ws.cell(1, 1), styles.title)
     note = ws.cell(2, 1)
@@ -51,8 +53,8 @@ def write_simulation(book: Book, taken: set[str]) -> Sheet | None:
                    "cannot rerun it: these are numbers as of the build (rebuild to update); the scenario sheets' "
                    "formulas give the point plan.")
     styles.dress(note, styles.italic)
-    row = _table(book, ws, 4, "Uncertain inputs", ("Input", "Distribution", "Draws redrawn into its domain"),
-                 [(i.label, i.text, i.truncated) for i in shown.inputs])
+    row = _table(book, ws, 4, "Uncertain inputs", ("Input", "Draws redrawn into its domain", "Distribution"),
+                 [(i.label, i.truncated, i.text) for i in shown.inputs])      # the long text last: it reads on
     row = _results(book, ws, row + 2, shown)
     row = _table(book, ws, row + 2, "Decisions of the point plan", ("Decision", "Probability it holds"),
                  [(d.text, d.probability) for d in shown.decisions], PROBABILITY_FORMAT)
@@ -61,13 +63,16 @@ def write_simulation(book: Book, taken: set[str]) -> Sheet | None:
 
 
 def _heading(book: Book, ws: Sheet, row: int, title: str, headers) -> None:
+    """A section bar and a header row, wrapped so that a long key result's name reads whole."""
     set_text(ws.cell(row, 1), title)
     for i in range(1, len(headers) + 1):
         book.styles.dress(ws.cell(row, i), book.styles.section_fill)
     book.styles.dress(ws.cell(row, 1), book.styles.section_font)
     for i, header in enumerate(headers, start=1):
         set_text(ws.cell(row + 1, i), header)
-        book.styles.dress(ws.cell(row + 1, i), book.styles.bold, book.styles.thin_bottom)
+        book.styles.dress(ws.cell(row + 1, i), book.styles.bold, book.styles.thin_bottom, book.styles.header_alignment)
+    longest = max(len(h) for h in headers[1:]) if len(headers) > 1 else 0
+    ws.heights[row + 1] = HEADER_LINE_PT * max(1, -(-longest // COLUMN_CHARS))
 
 
 def _table(book: Book, ws: Sheet, row: int, title: str, headers, rows, number_format: str | None = None) -> int:
