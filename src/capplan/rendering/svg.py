@@ -1,4 +1,4 @@
-"""A small SVG writer the record's charts share (tornado, latency, scenarios).
+"""A small SVG writer the record's charts share (tornado, latency, scenarios, simulation).
 
 Each chart is a file next to the record that GitHub shows where the record
 links it. They must be byte-deterministic (``capplan check`` compares them
@@ -107,8 +107,6 @@ def linear_ticks(top: float, count: int = 5) -> list[float]:
     power = 10 ** math.floor(math.log10(raw))
     step = next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
     return [i * step for i in range(math.ceil(top / step - 1e-9) + 1)]
-
-
 
 
 def tag_colours(tag: str) -> tuple[str, str]:
