@@ -38,7 +38,12 @@ _EPS = 1e-17            # relative size of the last term kept (below a double's 
 _TINY = 1e-300
 _MAX_TERMS = 10_000_000  # a bound, never reached: near its peak a count of n needs about 8·√n terms
 
+# The exponentials and logarithms of the Poisson tail are the C library's (``math``), element by
+# element: numpy's own SIMD versions differ between releases in the last bit, which a tail such as
+# e^-480 amplifies to the 12th digit of the outputs; the C library's do not change with numpy.
 _lgamma = np.frompyfunc(math.lgamma, 1, 1)
+_exp = np.vectorize(math.exp, otypes=[float])
+_log = np.vectorize(math.log, otypes=[float])
 
 
 def erlang_c(servers, load):
@@ -73,14 +78,14 @@ def _poisson_pmf(s, x):
     """x^s e^-x / Γ(s+1), the Poisson probability of s at mean x, by Loader's saddle-point form
     (as R's dpois): exp(-stirlerr(s) - bd0(s, x)) / √(2πs). It keeps 15 digits where the
     logarithm x^s e^-x / Γ(s+1) is a difference of numbers of 10^4 and more."""
-    return np.exp(-_stirling_error(s) - _deviance(s, x)) / np.sqrt(2 * np.pi * s)
+    return _exp(-_stirling_error(s) - _deviance(s, x)) / np.sqrt(2 * np.pi * s)
 
 
 def _stirling_error(n):
     """ln Γ(n+1) - (n + 1/2) ln n + n - ln √(2π): the error of Stirling's formula."""
     small = n <= 15
-    direct = _lgamma(np.where(small, n, 1.0) + 1).astype(float) - (n + 0.5) * np.log(n) + n \
-        - 0.5 * np.log(2 * np.pi)
+    direct = _lgamma(np.where(small, n, 1.0) + 1).astype(float) - (n + 0.5) * _log(n) + n \
+        - 0.5 * math.log(2 * math.pi)
     nn = n * n
     series = (1 / 12 - (1 / 360 - (1 / 1260 - (1 / 1680 - 1 / 1188 / nn) / nn) / nn) / nn) / n
     return np.where(small, direct, series)
@@ -89,7 +94,7 @@ def _stirling_error(n):
 def _deviance(k, m):
     """k ln(k/m) + m - k, by a series where k is near m (the plain form cancels there)."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        plain = k * np.log(k / m) + m - k
+        plain = k * _log(k / m) + m - k
         v = (k - m) / (k + m)
     near = np.abs(k - m) < 0.1 * (k + m)
     total = (k - m) * v

@@ -3,7 +3,8 @@
 Elements come in the order the schema (ECMA-376 CT_Worksheet) requires;
 attributes in a fixed order; values in one spelling (numbers as Python's
 shortest round-trip ``repr``, booleans 1/0), so the bytes depend only on the
-content. A formula cell carries its cached value (``<v>``: a number, ``t="b"``
+content. A formula cell carries its cached value (``<v>``: a number to 12
+significant digits, ``t="b"``
 for a boolean, ``t="str"`` for text) so that a reader that does not
 recalculate (a previewer, Excel's Protected View, ``openpyxl`` with
 ``data_only=True``) shows the engine's value.
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import math
 
+from capplan import formatting
 from capplan.rendering.workbook.sheet import Sheet, column_letter
 from capplan.rendering.workbook.stylesheet import MAIN_NS, StyleSheet
 from capplan.rendering.workbook.xmltext import attr, text
@@ -45,7 +47,9 @@ def _cached(value) -> tuple[str, str]:
         return ' t="str"', f"<v{space}>{text(value)}</v>"
     if isinstance(value, float) and not math.isfinite(value):
         return "", ""
-    return "", f"<v>{number(value)}</v>"
+    # 12 significant digits, as the JSON document: a spreadsheet recalculates anyway, and the
+    # last bits of a float differ between the numpy/pint versions capplan supports
+    return "", f"<v>{number(formatting.plain(value))}</v>"
 
 
 def _rows(sheet: Sheet, styles: StyleSheet) -> str:
