@@ -26,7 +26,7 @@ GiB = 2 ** 30
 NEW_MODELS = ("llama-3.1-8b", "llama-3.1-70b", "llama-3.3-70b", "llama-4-scout", "llama-4-maverick", "qwen3-8b",
               "qwen3-32b", "qwen3-30b-a3b", "qwen3-235b-a22b", "gpt-oss-20b", "gpt-oss-120b", "deepseek-r1",
               "mistral-small-3")
-NEW_GPUS = ("gb200", "h20", "mi325x", "mi355x", "rtx-pro-6000-blackwell")
+NEW_GPUS = ("gb200", "h20", "h200-nvl", "mi325x", "mi355x", "rtx-pro-6000-blackwell")
 PINNED = re.compile(r"@[0-9a-f]{40}:|https://")
 FP8_BLOCK = 1 + 4 / (128 * 128)     # one float32 scale per 128 x 128 block
 NVFP4 = 0.5 + 1 / 16                # 4-bit values, one 8-bit scale per 16
