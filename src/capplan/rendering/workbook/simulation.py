@@ -29,6 +29,7 @@ PROBABILITY_FORMAT = "0.0%"
 CHART_ROWS = 16                  # rows a CDF chart covers, with a gap below
 COLUMN_CHARS = 16                # width of the value columns, in characters
 HEADER_LINE_PT = 15              # height of one line of a wrapped header
+WORD_SLACK = 5                   # characters a line of a wrapped header loses to whole words
 
 
 def write_simulation(book: Book, taken: set[str]) -> Sheet | None:
@@ -43,8 +44,6 @@ def write_simulation(book: Book, taken: set[str]) -> Sheet | None:
     ws = Sheet(title)
     styles = book.styles
     ws.widths[1] = 48
-    for column in range(2, 8):
-        ws.widths[column] = COLUMN_CHARS
     set_text(ws.cell(1, 1), f"Simulation output: {shown.samples:,} draws, seed {shown.seed} (values, not formulas)")
     styles.dress(ws.cell(1, 1), styles.title)
     note = ws.cell(2, 1)
@@ -71,8 +70,10 @@ def _heading(book: Book, ws: Sheet, row: int, title: str, headers) -> None:
     for i, header in enumerate(headers, start=1):
         set_text(ws.cell(row + 1, i), header)
         book.styles.dress(ws.cell(row + 1, i), book.styles.bold, book.styles.thin_bottom, book.styles.header_alignment)
+    for i in range(2, len(headers) + 1):
+        ws.widths[i] = COLUMN_CHARS
     longest = max(len(h) for h in headers[1:]) if len(headers) > 1 else 0
-    ws.heights[row + 1] = HEADER_LINE_PT * max(1, -(-longest // COLUMN_CHARS))
+    ws.heights[row + 1] = HEADER_LINE_PT * max(1, -(-longest // (COLUMN_CHARS - WORD_SLACK)))
 
 
 def _table(book: Book, ws: Sheet, row: int, title: str, headers, rows, number_format: str | None = None) -> int:
