@@ -387,3 +387,8 @@ def test_a_formula_longer_than_excel_allows_is_flagged():
     long = "=" + "+".join(["alpha"] * 1400)
     assert len(long) > 8192 and any(p.startswith(TOO_LONG) for p in lint_formula(long, {"alpha"}))
     assert not lint_formula("=" + "+".join(["alpha"] * 1300), {"alpha"})
+
+
+def test_a_power_of_zero_is_one_in_every_spreadsheet():
+    """Excel and Gnumeric make 0^0 #NUM!, the engine 1: the literal exponent 0 prints as 1."""
+    assert to_excel(parse("(beta - beta) ** 0").expr, Refs()) == "=1"

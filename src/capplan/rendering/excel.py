@@ -471,6 +471,8 @@ class ExcelPrinter(Printer):
 
     def _print_Pow(self, expr):
         base, exponent = expr.args
+        if exponent == 0:            # x^0 is 1, as the engine has it; Excel and Gnumeric make 0^0 #NUM!
+            return "1"
         if is_reciprocal(expr):
             return "1/" + self.paren(base, POW)
         b = self._print(base)
