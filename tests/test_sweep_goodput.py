@@ -21,14 +21,14 @@ LIMITS = {"ttft": 1000.0, "tpot": 35.0, "e2e": 30.0}      # the 70B plan: ms, ms
 PINNED = {1.0: 1.0, 4.0: 1.0, 16.0: 0.9, float("inf"): 0.355}
 
 
-def _independent(path) -> float:
+def _independent(path, limits=LIMITS) -> float:
     doc = json.loads(path.read_text())
     ok = np.array([not e for e in doc["errors"]])
     ttft = np.array(doc["ttfts"])[ok]
     e2e = np.array([t + sum(g) for t, g in zip(doc["ttfts"], doc["itls"])])[ok]
     n = np.array(doc["output_lens"])[ok]
     tpot = np.where(n > 1, (e2e - ttft) / np.maximum(n - 1, 1), 0.0)
-    good = (ttft * 1000 <= LIMITS["ttft"]) & (tpot * 1000 <= LIMITS["tpot"]) & (e2e <= LIMITS["e2e"])
+    good = (ttft * 1000 <= limits["ttft"]) & (tpot * 1000 <= limits["tpot"]) & (e2e <= limits["e2e"])
     return float(good.sum()) / doc["num_prompts"]
 
 
@@ -95,3 +95,37 @@ def test_goodput_from_a_guidellm_report_with_every_request(tmp_path):
     assert good == 6                                    # i = 0..5
     assert compliant_share(const, limits) == pytest.approx(good / 13)
     assert compliant_share(f.points[3], limits) is None   # no per-request list
+
+
+def test_a_scenario_that_tightens_an_slo_recounts_goodput_from_the_requests(tmp_path, run_main):
+    """The 70B plan importing its files, with a scenario at TTFT ≤ 150 ms: each rate's goodput is
+    recounted at the scenario's limits from the files' own requests; the nominal keeps the plan's."""
+    import shutil
+
+    import yaml
+    from conftest import ROOT
+
+    folder = example(*VLLM_70B)
+    shutil.copytree(folder, tmp_path / "plans" / "sweeps")
+    plan = yaml.safe_load((ROOT / "plans" / "llama3.3-70b-a100-40gb-tp8-sharegpt.yaml").read_text())
+    sweep = plan["tables"]["load_sweep"]
+    del sweep["rows"], sweep["note"]
+    sweep["import"] = "sweeps/qps_*.json"
+    plan["inputs"]["goodput_slo"] = 0                       # counted, not required, so every scenario evaluates
+    plan["scenarios"] = {"ttft_150ms": {"set": {"ttft_p95_slo": "150 ms"}},
+                         "goodput_typed": {"set": {"ttft_p95_slo": "150 ms", "load_sweep[4].goodput_share": 0.5}}}
+    path = tmp_path / "plans" / "swept.yaml"
+    path.write_text(yaml.safe_dump(plan, sort_keys=False, allow_unicode=True))
+    code, out, err = run_main("eval", path, "--json")
+    assert code == 0, err
+    scenarios = json.loads(out)["scenarios"]
+
+    def shares(name):
+        return [r["goodput_share"] for r in scenarios[name]["tables"]["load_sweep"]["rows"]]
+
+    files = [folder / f"qps_{n:02d}.json" for n in (1, 4, 16)]
+    tight = {**LIMITS, "ttft": 150.0}
+    assert shares("nominal") == pytest.approx([_independent(f) for f in files], abs=1e-12)
+    assert shares("ttft_150ms") == pytest.approx([_independent(f, tight) for f in files], abs=1e-12)
+    assert shares("ttft_150ms") != shares("nominal")
+    assert shares("goodput_typed")[1] == 0.5                # a cell the scenario sets is its own

@@ -69,6 +69,7 @@ class TableData:
     note: str | None = None
     lines: list[int] = field(default_factory=list)
     imported: tuple[sweep_import.SweepFile, ...] = ()   # benchmark files the rows came from
+    runs: tuple = ()             # the imported runs the rows combine (SweepPoint), for goodput per scenario
     uncertain: dict[tuple[int, str], uncertain.Distribution] = field(default_factory=dict)  # (row, column)
 
     def key_index(self, key_column: str, key: str) -> int | None:
@@ -377,13 +378,13 @@ class _PlanReader:
                                        f"column '{col}' needs {units.describe(units.dimensions(inputs[col].unit))}")
             except CapplanError as err:
                 raise self.err(err.message, *path, "units", col) from None
-        imported: tuple = ()
+        imported, runs = (), ()
         if "import" in spec:
             if name not in IMPORTABLE:
                 raise self.err(f"table '{name}' cannot be imported (only {', '.join(IMPORTABLE)})", *path, "import")
             if "rows" in spec:
                 raise self.err("give either 'rows:' or 'import:', not both", *path)
-            imported, rows_raw = self._import(spec["import"], path + ("import",), spec.get("select"))
+            imported, runs, rows_raw = self._import(spec["import"], path + ("import",), spec.get("select"))
         else:
             if "select" in spec:
                 raise self.err("'select:' picks one series of imported files; this table has no 'import:'",
@@ -423,11 +424,11 @@ class _PlanReader:
         data = TableData(name, rows, meta, source=self._text(spec.get("source"), *path, "source"),
                          as_of=self._text(spec.get("as_of"), *path, "as_of"),
                          note=self._text(spec.get("note"), *path, "note"), lines=lines,
-                         imported=imported, uncertain=drawn)
+                         imported=imported, runs=runs, uncertain=drawn)
         self._check_keys(table, data, path)
         return data
 
-    def _import(self, patterns, path, select=None) -> tuple[tuple, list[dict]]:
+    def _import(self, patterns, path, select=None) -> tuple[tuple, tuple, list[dict]]:
         """Read benchmark files (globs relative to the plan, inside its repository) into sweep rows.
 
         Replicated runs at one rate become one row (median, with the MAD in
@@ -456,14 +457,34 @@ class _PlanReader:
             where = f"{err.file}: " if err.file else ""
             raise self.err(f"{where}{err.message}", *path) from None
         points = self._series([p for f in files for p in f.points], select, path[:-1])
-        limits = {}                            # per metric, the tightest SLO (display unit): goodput
-        for slo in self.model.slos:
-            value = units.to_display(self.inputs[slo.limit].value, slo.unit)
-            limits[slo.metric] = min(limits.get(slo.metric, value), value)
-        rows = [r.table_row(self.model.slos) for r in sweep_import.combine_replicates(points, limits)]
+        rows = [r.table_row(self.model.slos)
+                for r in sweep_import.combine_replicates(points, self._goodput_limits(self.inputs))]
         if not rows:
             raise self.err("the imported files hold no open-loop run (only closed bursts)", *path)
-        return tuple(files), rows
+        return tuple(files), tuple(points), rows
+
+    def _goodput_limits(self, inputs: dict) -> dict[str, float]:
+        """Per metric, the tightest of the plan's SLOs (display unit): what a request must meet to count."""
+        limits: dict[str, float] = {}
+        for slo in self.model.slos:
+            value = units.to_display(inputs[slo.limit].value, slo.unit)
+            limits[slo.metric] = min(limits.get(slo.metric, value), value)
+        return limits
+
+    def _recount_goodput(self, nominal: Scenario, inputs: dict, tables: dict, set_tables: set[str]) -> None:
+        """An imported sweep's goodput at the scenario's own SLO limits: a scenario that tightens
+        the TTFT SLO counts the requests that meet the tighter one (where the files keep each
+        request). A table whose goodput cells the scenario sets itself keeps them."""
+        limits = self._goodput_limits(inputs)
+        if limits == self._goodput_limits(nominal.inputs):
+            return
+        for name, data in tables.items():
+            runs = nominal.tables[name].runs
+            if not runs or name in set_tables:
+                continue
+            for row, combined in zip(data.rows, sweep_import.combine_replicates(runs, limits)):
+                if "goodput_share" in row:
+                    row["goodput_share"] = combined.table_row(self.model.slos).get("goodput_share", 0.0)
 
     def _series(self, points: list, select, path: tuple) -> list:
         """The runs of one configuration (model, TP, concurrency cap, server
@@ -523,7 +544,7 @@ class _PlanReader:
             tables = {k: TableData(v.name, [dict(r) for r in v.rows], v.meta, v.source, v.as_of, v.note, v.lines,
                                    uncertain=dict(v.uncertain))
                       for k, v in nominal.tables.items()}
-            changes = []
+            changes, set_goodput = [], set()
             changed = spec.get("set") or {}
             if not isinstance(changed, dict):
                 raise self.err(f"'set:' is a mapping of quantity: value, got {_kind(changed)}", *path, "set")
@@ -532,11 +553,14 @@ class _PlanReader:
                 cell = names.cell(target)
                 if cell:
                     self._set_cell(tables, cell, value, tpath)
+                    if cell[2] == "goodput_share":
+                        set_goodput.add(cell[0])
                 else:
                     inputs[target] = self._input(str(target), value, tpath, origin=str(name))
                 changes.append(f"{target} = {value['value'] if isinstance(value, dict) else value}")
             if not changes:
                 raise self.err("a scenario needs 'set:' with at least one change", *path)
+            self._recount_goodput(nominal, inputs, tables, set_goodput)
             out.append(Scenario(str(name), self._text(spec.get("title"), *path, "title") or str(name),
                                 (self._text(spec.get("description"), *path, "description") or "").strip(),
                                 inputs, tables, self._expect(spec.get("expect") or {}, path + ("expect",)), changes))
