@@ -177,3 +177,20 @@ def test_source_links_only_a_pinned_repository_reference():
         "[a/b@0123456:x/y.md](https://github.com/a/b/blob/" + "0123456789" * 4 + "/x/y.md); see a/b@abc")
     assert markdown.source("a/b@" + "f" * 40 + ".") == f"[a/b@fffffff](https://github.com/a/b/tree/{'f' * 40})."
     assert markdown.source("plain | text <b>") == "plain \\| text &lt;b>"
+
+
+def test_every_chart_keeps_its_words_inside_the_picture():
+    """A long plan title is cut with an ellipsis, a long input name widens the tornado's
+    label column, and every end-anchored label starts right of the left edge (the gpt-oss
+    plan's title and its runtime_unreported_memory ran off the picture before)."""
+    for path in sorted((ROOT / "plans").glob("*.yaml")):
+        v = _view(path)
+        for name, text in v.charts().items():
+            root = ET.fromstring(text)
+            width = float(root.get("width"))
+            for t in root.iter(f"{SVG}text"):
+                size = float(t.get("font-size", root.get("font-size")))
+                drawn = svg.text_width(t.text, size) * (svg.BOLD if t.get("font-weight") == "bold" else 1)
+                x, anchor = float(t.get("x")), t.get("text-anchor", "start")
+                left = {"start": x, "middle": x - drawn / 2, "end": x - drawn}[anchor]
+                assert left >= 0 and left + drawn <= width + 1, (name, t.text)

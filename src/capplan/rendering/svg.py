@@ -18,6 +18,7 @@ from capplan.rendering.palette import palette
 
 FONT = "font-family='Helvetica, Arial, sans-serif'"
 CHAR_WIDTH = 6.2            # average width of an 11 px character, to place labels
+BOLD = 1.08                 # a bold character is about this much wider
 GREY, DARK, GRID = "#555555", "#222222", "#e3e3e3"
 FAIL = "#c00000"            # the palette's pending-text red: what breaks
 
@@ -50,8 +51,10 @@ class Canvas:
                       f"<rect width='{width}' height='{height}' fill='#ffffff'/>"]
 
     def title(self, text: str, subtitle: str = "") -> None:
-        """The chart's title (bold, top left) and a grey line under it saying how to read it."""
-        self.text(10, 22, text, size=15, weight="bold")
+        """The chart's title (bold, top left; cut with an ellipsis where it would run past the
+        right edge) and a grey line under it saying how to read it."""
+        room = int((self.width - 20) / (text_width("x", 15) * BOLD))
+        self.text(10, 22, text if len(text) <= room else text[:room - 1].rstrip() + "…", size=15, weight="bold")
         if subtitle:
             self.text(10, 40, subtitle, fill=GREY)
 

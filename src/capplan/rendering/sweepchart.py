@@ -124,4 +124,4 @@ def _legend(c: Canvas, chart: dict, y: float) -> None:
     if chart["knee"] is not None:
         x += 225
         c.rect(x, y - 11, 16, 13, fill=KNEE_FILL)
-        c.text(x + 22, y, "knee: λ* to the first failing rate", size=11)
+        c.text(x + 22, y, "knee: λ* to the first failure", size=11)
