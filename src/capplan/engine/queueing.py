@@ -42,8 +42,21 @@ _MAX_TERMS = 10_000_000  # a bound, never reached: near its peak a count of n ne
 # element: numpy's own SIMD versions differ between releases in the last bit, which a tail such as
 # e^-480 amplifies to the 12th digit of the outputs; the C library's do not change with numpy.
 _lgamma = np.frompyfunc(math.lgamma, 1, 1)
-_exp = np.vectorize(math.exp, otypes=[float])
-_log = np.vectorize(math.log, otypes=[float])
+
+
+def _c_exp(v: float) -> float:
+    try:
+        return math.exp(v)
+    except OverflowError:            # numpy's answer, not an exception
+        return math.inf
+
+
+def _c_log(v: float) -> float:
+    return math.log(v) if v > 0 else (-math.inf if v == 0 else math.nan)
+
+
+_exp = np.vectorize(_c_exp, otypes=[float])
+_log = np.vectorize(_c_log, otypes=[float])
 
 
 def erlang_c(servers, load):

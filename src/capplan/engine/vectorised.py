@@ -81,7 +81,7 @@ def _queueing(function, whole: bool):
         a, b = np.broadcast_arrays(_snap(np.asarray(a, dtype=float)), np.asarray(b, dtype=float))
         bad = (a < 0) | (b < 0) | ~np.isfinite(a) | ~np.isfinite(b)
         if whole:
-            bad |= np.where(bad, False, a != np.floor(np.where(bad, 0, a)))
+            bad |= a != np.floor(a)
         result = function(np.where(bad, 0.0, a), np.where(bad, 0.0, b))
         return np.where(bad, np.nan, result)
     return numpy_form

@@ -45,10 +45,8 @@ class Canvas:
     """An SVG document built element by element; :meth:`render` gives its text."""
 
     def __init__(self, width: int, height: int, font_size: int = 12):
-        self.width, self.height = width, height
-        self.items = [(f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}' "
-                       f"viewBox='0 0 {width} {height}' {FONT} font-size='{font_size}'>"),
-                      f"<rect width='{width}' height='{height}' fill='#ffffff'/>"]
+        self.width, self.height, self.font_size = width, height, font_size     # the size may grow until render
+        self.items: list[str] = []
 
     def title(self, text: str, subtitle: str = "") -> None:
         """The chart's title (bold, top left; cut with an ellipsis where it would run past the
@@ -94,7 +92,11 @@ class Canvas:
         self.path(f"M{_n(x)},{_n(top)} L{_n(tip)},{_n((top + bottom) / 2)} L{_n(x)},{_n(bottom)} z", fill=fill)
 
     def render(self) -> str:
-        return "\n".join(self.items + ["</svg>"]) + "\n"
+        w, h = self.width, self.height
+        head = [(f"<svg xmlns='http://www.w3.org/2000/svg' width='{w}' height='{h}' "
+                 f"viewBox='0 0 {w} {h}' {FONT} font-size='{self.font_size}'>"),
+                f"<rect width='{w}' height='{h}' fill='#ffffff'/>"]
+        return "\n".join(head + self.items + ["</svg>"]) + "\n"
 
 
 def text_width(text: str, size: int = 11) -> float:

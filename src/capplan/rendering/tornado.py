@@ -37,8 +37,7 @@ def _label(h: InputHolds) -> str:
 def svg(rows: list[InputHolds], title: str) -> str:
     """The chart for one scenario's inputs (as :class:`InputHolds`, already sorted)."""
     left = max([LABEL_WIDTH] + [math.ceil(text_width(_label(h), 12)) + 20 for h in rows])
-    c = Canvas(max(left + PLOT_WIDTH + RIGHT_MARGIN, math.ceil(_legend(None, rows, 0)) + 10),
-               TOP + ROW_HEIGHT * max(len(rows), 1) + BOTTOM)
+    c = Canvas(left + PLOT_WIDTH + RIGHT_MARGIN, TOP + ROW_HEIGHT * max(len(rows), 1) + BOTTOM)
     c.title(title, "Each bar: how far an input can move from today's value before a decision flips "
                    "(first flip on each side)")
     bottom = TOP + ROW_HEIGHT * len(rows)
@@ -51,7 +50,7 @@ def svg(rows: list[InputHolds], title: str) -> str:
     centre = _x(0, left)
     c.line(centre, TOP - 6, centre, bottom, stroke="#333333", width=1.5)
     c.text(centre, bottom + 32, "today", anchor="middle", fill="#333333")
-    _legend(c, rows, bottom + 54)
+    c.width = max(c.width, math.ceil(_legend(c, rows, bottom + 54)) + 10)     # as wide as its legend
     return c.render()
 
 
@@ -90,23 +89,19 @@ def _bar(c: Canvas, h: InputHolds, top: int, left: float) -> None:
 NO_FLIP = "no flip within the range searched"
 
 
-def _legend(c: Canvas | None, rows: list[InputHolds], y: int) -> float:
-    """One swatch per tag shown, and what the marks mean; returns where it ends
-    (with ``c`` None, only that: the canvas is made wide enough for it)."""
+def _legend(c: Canvas, rows: list[InputHolds], y: int) -> float:
+    """One swatch per tag shown, and what the marks mean; returns where it ends."""
     tags = list(dict.fromkeys("pending" if h.pending else h.tag for h in rows))
     x = 10
     for tag in tags:
+        fill, stroke = tag_colours(tag)
+        c.rect(x, y - 10, 14, 12, fill=fill, stroke=stroke)
         word = {"pending": "pending measurement", "derived": "derived (pinned)"}.get(tag, tag)
-        if c:
-            fill, stroke = tag_colours(tag)
-            c.rect(x, y - 10, 14, 12, fill=fill, stroke=stroke)
-            c.text(x + 19, y, word, size=11, fill="#333333")
+        c.text(x + 19, y, word, size=11, fill="#333333")
         x += 30 + int(CHAR_WIDTH * len(word))
-    if c:
-        c.line(x + 10, y - 11, x + 10, y + 2, stroke=DARK, width=2.0)
-        c.text(x + 16, y, "a flip point", size=11, fill="#333333")
+    c.line(x + 10, y - 11, x + 10, y + 2, stroke=DARK, width=2.0)
+    c.text(x + 16, y, "a flip point", size=11, fill="#333333")
     x += 100
-    if c:
-        c.arrow(x, y - 10, y + 2, 1, GREY)
-        c.text(x + 12, y, NO_FLIP, size=11, fill="#333333")
+    c.arrow(x, y - 10, y + 2, 1, GREY)
+    c.text(x + 12, y, NO_FLIP, size=11, fill="#333333")
     return x + 12 + text_width(NO_FLIP, 11)
