@@ -88,7 +88,7 @@ def test_manifest_records_inputs_outputs_and_versions(built):
                                 for name in (f"{STEM}.holds.svg", f"{STEM}.json", f"{STEM}.md", f"{STEM}.scenarios.svg",
                                              f"{STEM}.simulation.svg",
                                              f"{STEM}.sweep.svg", f"{STEM}.xlsx")}
-    assert entry["toolchain"]["openpyxl"] == metadata.version("openpyxl")
+    assert entry["toolchain"]["sympy"] == metadata.version("sympy") and "openpyxl" not in entry["toolchain"]
     assert entry["toolchain"]["capplan"] == metadata.version("capplan")
     assert entry["data"]["model/quantities.yaml"] == manifest.sha256((ROOT / "model" / "quantities.yaml").read_bytes())
     assert {"templates/record.md.j2", "model/catalog/gpus.yaml"} <= set(entry["data"])
@@ -147,17 +147,17 @@ def test_an_edit_that_changes_no_output_passes_with_a_note(built, run_main):
 def test_check_names_the_library_version_that_differs(built, run_main):
     record = built / "out" / manifest.NAME
     doc = json.loads(record.read_text())
-    doc["plans"][STEM]["toolchain"]["openpyxl"] = "3.0.0"
+    doc["plans"][STEM]["toolchain"]["sympy"] = "1.11"
     record.write_text(json.dumps(doc))
-    here = metadata.version("openpyxl")
+    here = metadata.version("sympy")
     code, _, err = run_main("check")
-    assert code == 0 and f"(openpyxl {here} here, out/ was built with 3.0.0)" in err
+    assert code == 0 and f"(sympy {here} here, out/ was built with 1.11)" in err
     workbook = built / "out" / f"{STEM}.xlsx"
     workbook.write_bytes(workbook.read_bytes() + b"\0")
     code, _, err = run_main("check")
     assert code == 1
     assert (f"  - out/{STEM}.xlsx is out of date: run `capplan build {MAIN}` (since the last build: "
-            f"openpyxl {here} here, out/ was built with 3.0.0)") in err
+            f"sympy {here} here, out/ was built with 1.11)") in err
 
 
 def test_a_damaged_manifest_means_re_evaluating_never_a_crash(built, run_main):

@@ -19,6 +19,8 @@ import sympy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from openpyxl import Workbook
+from openpyxl.formula.tokenizer import Tokenizer
+from openpyxl.utils import FORMULAE
 from openpyxl.workbook.defined_name import DefinedName
 
 from capplan.engine import units
@@ -27,6 +29,7 @@ from capplan.engine.formula import TABLE_FUNCTIONS, parse
 from capplan.engine.model import standard_model
 from capplan.errors import CapplanError
 from capplan.loading.plan import load
+from capplan.rendering.excel_functions import FUNCTIONS
 from capplan.rendering.excel import (
     TOO_LONG,
     exact_factor,
@@ -34,6 +37,7 @@ from capplan.rendering.excel import (
     factor_expr,
     fold_units,
     format_number,
+    formula_tokens,
     lint_formula,
     looks_like_cell,
     to_excel,
@@ -392,3 +396,67 @@ def test_a_formula_longer_than_excel_allows_is_flagged():
 def test_a_power_of_zero_is_one_in_every_spreadsheet():
     """Excel and Gnumeric make 0^0 #NUM!, the engine 1: the literal exponent 0 prints as 1."""
     assert to_excel(parse("(beta - beta) ** 0").expr, Refs()) == "=1"
+
+
+# -- the lint's own reading of a formula --------------------------------------------------
+
+def openpyxl_reading(formula: str) -> list[tuple[str, str]]:
+    """openpyxl's tokens of a formula in the lint's terms (functions, brackets, operands)."""
+    kinds = {("FUNC", "OPEN"): "function", ("FUNC", "CLOSE"): "close", ("PAREN", "OPEN"): "open",
+             ("PAREN", "CLOSE"): "close", ("ARRAY", "OPEN"): "open", ("ARRAY", "CLOSE"): "close",
+             ("OPERAND", "RANGE"): "operand"}
+    out = []
+    for t in Tokenizer(formula).items:
+        kind = kinds.get((t.type, t.subtype))
+        if kind:
+            out.append((kind, t.value[:-1] if kind == "function" else t.value))
+    return out
+
+
+def lint_reading(formula: str) -> list[tuple[str, str]]:
+    return [(k, v) for k, v in formula_tokens(formula[1:]) if k != "other"]
+
+
+def workbook_formulas() -> list[str]:
+    """Every formula written in the committed workbooks of out/, as its XML holds it."""
+    import html
+    import re
+    import zipfile
+    found = []
+    for book in sorted((ROOT / "out").glob("*.xlsx")):
+        with zipfile.ZipFile(book) as z:
+            for part in z.namelist():
+                if part.startswith("xl/worksheets/"):
+                    found += ["=" + html.unescape(f) for f in re.findall(r"<f(?: [^>]*)?>(.*?)</f>", z.read(part).decode())]
+    return found
+
+
+HAND_FORMULAS = [
+    '=IF(a>=1,"it\'s ""quoted"" (not a call)",-b%)', "='nominal sheet'!$B$7*TRUE+FALSE",
+    "=SUM(nominal!B2:B9)-{1,2;3,4}", "=_xlfn.GAMMA.DIST(x_1,2.5E-3,1,TRUE)", "=IFERROR(1/0,#DIV/0!)",
+    "=a.b_c<>--(d<=e)", "=t_x^2&\" \"", "=ROUND(1.5E+300 ,0)",
+]
+
+
+def test_the_lint_reads_every_formula_as_openpyxls_tokenizer_does():
+    """The lint tokenizes formulas itself (the build never imports openpyxl): its functions,
+    brackets and operands are openpyxl's on every formula of every workbook in out/ and on
+    formulas with text, sheet names, arrays, errors and exponents written by hand."""
+    formulas = workbook_formulas()
+    assert len(formulas) > 2000
+    differ = [f for f in formulas + HAND_FORMULAS if lint_reading(f) != openpyxl_reading(f)]
+    assert not differ, differ[:5]
+
+
+def test_the_lint_reads_the_random_formulas_as_openpyxl_does(random_formulas):
+    _, cases = random_formulas
+    differ = [formula for _, _, formula, _ in cases if lint_reading(formula) != openpyxl_reading(formula)]
+    assert not differ, differ[:5]
+
+
+def test_the_function_list_is_openpyxls():
+    assert FUNCTIONS == FORMULAE
+
+
+def test_the_lint_refuses_what_it_cannot_read():
+    assert lint_formula("=a+`b`", {"a", "b"}) and lint_formula("=@a", {"a"})

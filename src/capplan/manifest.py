@@ -8,8 +8,8 @@ that shapes its outputs, and the hash of each output it wrote:
   import pattern matches (a new ``qps_64.json`` next to the plan changes it);
 * every file of the model (quantities, units, catalog) and of the templates;
 * the versions of capplan and of the libraries whose output ends up in the
-  bytes (sympy prints formulas, openpyxl's list of Excel functions shapes
-  the workbook's names, zlib may compress it, …),
+  bytes (sympy prints formulas, pint converts units, numpy draws the
+  simulation, …),
   and a hash of capplan's own code, so a developer's change to a renderer
   is not mistaken for "nothing changed" while the version number stands.
 
@@ -18,7 +18,7 @@ that shapes its outputs, and the hash of each output it wrote:
 differs, :func:`changes` says what, in words a reviewer can act on.
 
 This module imports nothing heavy: an unchanged ``build`` or ``check`` never
-pays for sympy, pint or openpyxl.
+pays for sympy or pint.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from pathlib import Path
 NAME = "manifest.json"
 FORMAT = 1
 # Distributions whose behaviour reaches the outputs' bytes (PyPI names).
-LIBRARIES = ("jinja2", "numpy", "openpyxl", "pint", "PyYAML", "sympy")
+LIBRARIES = ("jinja2", "numpy", "pint", "PyYAML", "sympy")
 
 
 def sha256(data: bytes) -> str:

@@ -58,6 +58,7 @@ from sympy.printing.printer import Printer
 from capplan.engine import units
 from capplan.engine.walker import RELATIONS, is_negation, is_reciprocal
 from capplan.errors import CapplanError
+from capplan.rendering.excel_functions import FUNCTIONS
 
 # ---------------------------------------------------------------------------
 # Names
@@ -86,9 +87,7 @@ def looks_like_cell(name: str) -> bool:
 
 
 def _reserved(name: str) -> bool:
-    from openpyxl.utils import FORMULAE  # noqa: PLC0415 - heavy import, only when naming
-
-    return name.upper() in FORMULAE or name.upper() in ("TRUE", "FALSE") or name.lower().startswith("_xl")
+    return name.upper() in FUNCTIONS or name.upper() in ("TRUE", "FALSE") or name.lower().startswith("_xl")
 
 
 def excel_name(name: str, taken: set[str] | None = None) -> str:
@@ -681,6 +680,40 @@ DYNAMIC_ARRAY = {"FILTER", "SORT", "SORTBY", "UNIQUE", "SEQUENCE", "RANDARRAY", 
 EXCEL_MAX_FORMULA = 8192        # characters: Excel's specifications and limits
 TOO_LONG = f"longer than Excel's {EXCEL_MAX_FORMULA:,} characters"
 
+# The tokens of a formula, as the lint needs them: a function call's name and its
+# parenthesis, a bracket, an operand that is a reference or a name (optionally on a
+# named sheet, optionally a range), and everything else (numbers, text, errors,
+# operators) as "other". tests/test_excel_printer.py checks it against openpyxl's
+# tokenizer on every formula of every workbook in out/.
+_TOKEN = re.compile(r"""
+      (?P<text>"(?:[^"]|"")*")
+    | (?P<function>[A-Za-z_][\w.]*)\(
+    | (?P<operand>(?:(?:'(?:[^']|'')+'|[A-Za-z_][\w.]*)!)?\$?[A-Za-z_][\w.$]*(?::\$?[A-Za-z]{1,3}\$?\d+)?)
+    | (?P<other>(?:\d+\.?\d*|\.\d+)(?:[Ee][+-]?\d+)?|\#(?:NULL!|DIV/0!|VALUE!|REF!|NAME\?|NUM!|N/A)
+                |<=|>=|<>|[-+*/^&=<>,;%\s])
+    | (?P<open>[({])
+    | (?P<close>[)}])
+    """, re.VERBOSE)
+_LOGICAL = {"TRUE", "FALSE"}
+
+
+def formula_tokens(text: str) -> list[tuple[str, str]]:
+    """``(kind, value)`` for each token of a formula (without its '='); kind is
+    'function', 'open', 'close', 'operand' or 'other'. Raises ValueError at a
+    character no token starts with."""
+    tokens, at = [], 0
+    while at < len(text):
+        match = _TOKEN.match(text, at)
+        if match is None:
+            raise ValueError(f"unreadable at character {at + 1}: {text[at:at + 20]!r}")
+        kind = match.lastgroup
+        value = match.group(kind)
+        if kind == "text" or (kind == "operand" and value.upper() in _LOGICAL):
+            kind = "other"
+        tokens.append((kind, value))
+        at = match.end()
+    return tokens
+
 
 def lint_formula(text: str, names: set[str] | None = None) -> list[str]:
     """Problems Excel would have with a formula that LibreOffice may forgive.
@@ -688,43 +721,40 @@ def lint_formula(text: str, names: set[str] | None = None) -> list[str]:
     ``names``: the defined names (lower-case) the formula may use; ``None``
     skips the unknown-name check.
     """
-    from openpyxl.formula.tokenizer import Tokenizer  # noqa: PLC0415
-    from openpyxl.utils import FORMULAE  # noqa: PLC0415
-
     problems = []
     if not text.startswith("="):
         return [f"not a formula: {text}"]
     if len(text) > EXCEL_MAX_FORMULA:
         problems.append(f"{TOO_LONG}: {len(text):,} characters")
     if "[" in text:
-        problems.append(f"structured reference or external link in {text}")
+        return problems + [f"structured reference or external link in {text}"]
     try:
-        items = Tokenizer(text).items
-    except Exception as err:  # the tokenizer raises on malformed text
-        return [f"tokenizer error {type(err).__name__} in {text}"]
+        tokens = formula_tokens(text[1:])
+    except ValueError as err:
+        return problems + [f"{err} in {text}"]
     depth = 0
-    for t in items:
-        if t.subtype == "OPEN":
+    for kind, value in tokens:
+        if kind in ("function", "open"):
             depth += 1
-        elif t.subtype == "CLOSE":
+        elif kind == "close":
             depth -= 1
             if depth < 0:
                 problems.append(f"unbalanced parentheses in {text}")
                 depth = 0
-        if t.type == "FUNC" and t.subtype == "OPEN":
-            fn = t.value[:-1].upper()
+        if kind == "function":
+            fn = value.upper()
             bare = fn.split(".", 1)[1] if fn.startswith(("_XLFN.", "_XLWS.")) else fn
             if bare in DYNAMIC_ARRAY:
                 problems.append(f"dynamic-array function {bare} in {text}")
-            elif not fn.startswith(("_XLFN.", "_XLWS.", "_XLUDF.")) and fn not in FORMULAE:
+            elif not fn.startswith(("_XLFN.", "_XLWS.", "_XLUDF.")) and fn not in FUNCTIONS:
                 problems.append(f"{fn} is unknown to Excel 2007 and needs the _xlfn. prefix in {text}")
-        if t.type == "OPERAND" and t.subtype == "RANGE":
-            if _CELL_REF.match(t.value):
+        if kind == "operand":
+            if _CELL_REF.match(value):
                 continue
-            match = _SHEET_NAME.match(t.value)
+            match = _SHEET_NAME.match(value)
             name = match.group(2)
             if match.group(1) and re.match(r"[A-Za-z]{1,3}\d", name):
-                problems.append(f"sheet-qualified name '{t.value}' starts like a cell address "
+                problems.append(f"sheet-qualified name '{value}' starts like a cell address "
                                 f"(LibreOffice reads it as a cell) in {text}")
             elif looks_like_cell(name):
                 problems.append(f"name '{name}' reads as a cell address in {text}")
