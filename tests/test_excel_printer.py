@@ -29,7 +29,6 @@ from capplan.engine.formula import TABLE_FUNCTIONS, parse
 from capplan.engine.model import standard_model
 from capplan.errors import CapplanError
 from capplan.loading.plan import load
-from capplan.rendering.excel_functions import FUNCTIONS
 from capplan.rendering.excel import (
     TOO_LONG,
     exact_factor,
@@ -42,6 +41,7 @@ from capplan.rendering.excel import (
     looks_like_cell,
     to_excel,
 )
+from capplan.rendering.excel_functions import FUNCTIONS
 
 ROOT = Path(__file__).resolve().parents[1]
 PLANS = tuple(sorted((ROOT / "plans").glob("*.yaml")))
