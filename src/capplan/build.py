@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from capplan import manifest
+from capplan.ahead import Ahead, free_cpus
 from capplan.errors import CapplanError
 
 if TYPE_CHECKING:
@@ -100,7 +101,11 @@ def evaluate_plan(path: Path, model: Model | None = None) -> tuple[Plan, list[Ev
     return plan, evaluate_all(plan, model)
 
 
-def compile_plan(path: Path, model: Model | None = None) -> Compiled:
+def compile_plan(path: Path, model: Model | None = None, ahead: Ahead | None = None) -> Compiled:
+    """A plan's outputs in memory. ``ahead`` may hold its simulation, computed by
+    :func:`simulation_of` in a child process while this one renders; it is
+    collected when an output first needs it, so the charts and the parts of the
+    workbook before its Simulation sheet are made meanwhile."""
     from capplan.rendering import jsonout, record, simulation, view
     from capplan.rendering.workbook import render_workbook
 
@@ -108,54 +113,86 @@ def compile_plan(path: Path, model: Model | None = None) -> Compiled:
     if f"{plan.name}.json" == manifest.NAME:
         raise CapplanError(f"a plan cannot be named '{plan.name}': out/{manifest.NAME} is the build's "
                            "record of its inputs; rename the plan file", file=plan.file)
-    shown = view.build(plan, evaluations)
+    shown = view.build(plan, evaluations, (lambda: ahead.take(Path(path))) if ahead else None)
+    charts = {name: chart.encode("utf-8") for name, chart in shown.charts().items()}   # no simulation in these:
+    workbook = render_workbook(plan, evaluations, evaluations[0].model, shown)          # made first
     files = {
         f"{plan.name}.md": record.render(shown).encode("utf-8"),
         f"{plan.name}.json": jsonout.dumps(jsonout.document(shown)).encode("utf-8"),
-        f"{plan.name}.xlsx": render_workbook(plan, evaluations, evaluations[0].model, shown),
-        **{name: chart.encode("utf-8") for name, chart in shown.charts().items()},
+        f"{plan.name}.xlsx": workbook,
+        **charts,
         **simulation.files(shown),
     }
     return Compiled(plan, evaluations, files)
+
+
+def simulation_of(path: Path):
+    """The plan's simulation as its outputs show it (what ``compile_plan`` would compute)."""
+    from capplan.rendering import simulation, view
+
+    plan, evaluations = evaluate_plan(path)
+    return simulation.of_plan(view.build(plan, evaluations))
+
+
+def _simulated(paths: list[Path]) -> list[Path]:
+    """The plans among ``paths`` that have a simulation (read, not evaluated; a plan
+    that does not load is left to the build to report)."""
+    from capplan.engine.montecarlo import uncertain_in
+
+    out = []
+    for path in paths:
+        try:
+            if uncertain_in(load_plan(path)):
+                out.append(Path(path))
+        except CapplanError:
+            pass
+    return out
 
 
 # -- build --------------------------------------------------------------------------------
 
 def build(paths: list[Path], out_dir: Path) -> list[Built]:
     """Build each plan into out_dir, skipping those whose record still holds;
-    a plan that fails is reported in its :class:`Built` and left as it was."""
+    a plan that fails is reported in its :class:`Built` and left as it was.
+    The simulations of the plans to build start first, in child processes
+    (:mod:`capplan.ahead`), and the plans without one are built first, so that
+    the simulations run while plans are rendered (the results keep the order given)."""
     recorded, _ = manifest.read(out_dir)
-    results = []
+    results = [Built(display(path)) for path in paths]
+    stale = []
+    for path, result in zip(paths, results, strict=True):
+        entry = recorded.get(Path(path).stem)
+        if entry and not manifest.changes(entry, result.file) \
+                and not manifest.output_problems(entry["outputs"], out_dir):
+            result.skipped, result.outputs = True, sorted(entry["outputs"])
+        else:
+            stale.append((path, result))
+    simulated = _simulated([p for p, _ in stale]) if free_cpus() else []
+    stale.sort(key=lambda pair: Path(pair[0]) in simulated)
     try:
-        for path in paths:
-            result = Built(display(path))
-            results.append(result)
-            entry = recorded.get(Path(path).stem)
-            if entry and not manifest.changes(entry, result.file) \
-                    and not manifest.output_problems(entry["outputs"], out_dir):
-                result.skipped, result.outputs = True, sorted(entry["outputs"])
-                continue
-            try:
-                compiled, entry = _compile_and_record(path)
-                result.outputs = sorted(compiled.files)
-                result.removed = _remove_stale(out_dir, recorded.get(compiled.plan.name), compiled.files)
-                result.changed = write(out_dir, compiled.files)
-            except CapplanError as err:
-                result.error = err
-                continue
-            recorded[compiled.plan.name] = entry
+        with Ahead(simulated, simulation_of) as ahead:
+            for path, result in stale:
+                try:
+                    compiled, entry = _compile_and_record(path, ahead)
+                    result.outputs = sorted(compiled.files)
+                    result.removed = _remove_stale(out_dir, recorded.get(compiled.plan.name), compiled.files)
+                    result.changed = write(out_dir, compiled.files)
+                except CapplanError as err:
+                    result.error = err
+                    continue
+                recorded[compiled.plan.name] = entry
     finally:
         if any(not r.skipped and not r.error for r in results):
             write(out_dir, {manifest.NAME: manifest.dumps(recorded)})
     return results
 
 
-def _compile_and_record(path: Path) -> tuple[Compiled, dict]:
+def _compile_and_record(path: Path, ahead: Ahead | None = None) -> tuple[Compiled, dict]:
     """Compile a plan and make its manifest entry from the bytes it read."""
     from capplan.review import check
 
     plan_digest = manifest.file_digest(path)
-    compiled = compile_plan(path)
+    compiled = compile_plan(path, ahead=ahead)
     plan = compiled.plan
     folder = Path(plan.file).parent
     patterns, imported = [], {}

@@ -82,7 +82,7 @@ def dependency_graphs(e: Evaluation) -> dict:
             continue
         given = [n for n in members if graph.nodes[n] != "derived"]
         pending = sum(1 for n in given if graph.nodes[n] == "pending")
-        handed = [n for n in members if any(a == n and graph.stage(b) != i for a, b in graph.edges)]
+        handed = [n for n in members if n in graph.handing_on]
         counts = f"{len(members)} quantities, {len(given)} given" + (f" ({pending} pending)" if pending else "")
         hands = _wrapped([_label(n) for n in handed], most=4) if handed else "the results"
         overview.append(f'  S{i}["<b>{i + 1}. {spec["title"]}</b><br/>{counts}<br/>hands on: {hands}"]:::stage')
@@ -110,12 +110,17 @@ class _Graph:
                    else ("pending" if given.pending else given.tag) if given else "derived")
             self.nodes.setdefault(nid, tag)
             self.edges |= {(self.node_id(d), nid) for d in e.graph.nodes[name].deps if self.node_id(d) != nid}
+        self.stages = {nid: self._stage(nid) for nid in self.nodes}
+        self.handing_on = {a for a, b in self.edges if self.stages[a] != self.stages[b]}   # read by another stage
 
     def node_id(self, name: str) -> str:
         q = self.model.quantities[name]
         return f"T_{q.table}" if q.table else name
 
     def stage(self, nid: str) -> int:
+        return self.stages[nid]
+
+    def _stage(self, nid: str) -> int:
         if nid.startswith("T_"):
             return self.stage_of_group[self.model.tables[nid[2:]].group]
         return self.stage_of_group[self.model.quantities[nid].group]
@@ -129,9 +134,9 @@ def _stage_graph(graph: _Graph, i: int, stages: list[dict]) -> str:
     members = graph.members(i)
     folded = {n: f"given_{graph.nodes[n]}" for n in members if graph.nodes[n] != "derived" and not n.startswith("T_")}
     boxes: dict[str, tuple[str, str]] = {}      # box id -> (label, class)
+    read_here = {a for a, b in graph.edges if graph.stage(b) == i}
     for j, spec in enumerate(stages):
-        reads = [a for a in graph.nodes if graph.stage(a) == j != i
-                 and any(x == a and graph.stage(b) == i for x, b in graph.edges)]
+        reads = [a for a in graph.nodes if graph.stage(a) == j != i and a in read_here]
         if reads:
             boxes[f"S{j}"] = (f"from {j + 1}. {spec['title']}:<br/>{_wrapped([_label(n) for n in reads])}", "stage")
     for box in dict.fromkeys(folded.values()):

@@ -89,7 +89,6 @@ class SimulationView:
     inputs: tuple[InputSpread, ...]
     results: tuple[ResultSpread, ...]
     decisions: tuple[DecisionOdds, ...]
-    sim: Simulation
 
     @property
     def truncations(self) -> list[str]:
@@ -149,7 +148,7 @@ def summarise(sim: Simulation, e: Evaluation) -> SimulationView:
         odds.append(DecisionOdds(d.id, text, formatting.plain(float(np.mean(held & ok)))))
     spreads = tuple(InputSpread(u.label, u.dist.text, u.drawn.truncated) for u in sim.uncertain)
     return SimulationView(e.scenario.name, sim.samples, sim.seed, int(np.count_nonzero(ok)), spreads,
-                          tuple(results), tuple(odds), sim)
+                          tuple(results), tuple(odds))
 
 
 def _spread(k: KeyResult, draws: np.ndarray, ranked: dict) -> ResultSpread:

@@ -120,8 +120,9 @@ def scenario_view(e: Evaluation) -> ScenarioView:
 class PlanView:
     """Everything the outputs of one plan show; see the module docstring."""
 
-    def __init__(self, plan: Plan, evaluations: list[Evaluation]):
+    def __init__(self, plan: Plan, evaluations: list[Evaluation], simulated=None):
         self.plan = plan
+        self._simulated = simulated
         self.evaluations = evaluations
         self.nominal = evaluations[0]
         self.model = self.nominal.model
@@ -206,7 +207,8 @@ class PlanView:
         """The Monte Carlo over the plan's uncertain values (:mod:`capplan.rendering.simulation`),
         or None when it has none."""
         from capplan.rendering.simulation import of_plan
-        return of_plan(self)
+        done = self._simulated() if self._simulated else None
+        return done if done is not None else of_plan(self)
 
     @cached_property
     def pending(self) -> list[dict]:
@@ -354,6 +356,9 @@ def _table(e: Evaluation, name: str, shown_columns: dict) -> dict:
             "formulas": formulas, "source": data.source or "", "as_of": data.as_of or ""}
 
 
-def build(plan: Plan, evaluations: list[Evaluation]) -> PlanView:
-    return PlanView(plan, evaluations)
+def build(plan: Plan, evaluations: list[Evaluation], simulated=None) -> PlanView:
+    """The view of a plan. ``simulated``: a function that returns its simulation's view
+    computed elsewhere (:mod:`capplan.ahead`), or None when it was not; it is called
+    when an output first asks for the simulation."""
+    return PlanView(plan, evaluations, simulated)
 

@@ -1,0 +1,107 @@
+"""Work started ahead in forked children (capplan.ahead): results come back whole
+or not at all, a failed child leaves the work to the caller, no child outlives
+the build, and a build with its simulation computed ahead writes the same bytes
+as one that computes it in place."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+
+import pytest
+from conftest import MAIN_PLAN, RETAIL_PLAN
+
+from capplan import ahead as ahead_module
+from capplan import build as builder
+from capplan.ahead import Ahead
+from capplan.errors import CapplanError
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="forking needs a POSIX system")
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def test_children_deliver_their_results_in_any_order_taken():
+    with Ahead([1, 2, 3], lambda k: {"key": k, "pid": os.getpid(), "square": k * k}, width=3) as ahead:
+        third, first, second = ahead.take(3), ahead.take(1), ahead.take(2)
+    assert [r["square"] for r in (first, second, third)] == [1, 4, 9]
+    assert os.getpid() not in {r["pid"] for r in (first, second, third)}      # computed elsewhere
+
+
+def test_no_more_children_than_its_width_run_at_once():
+    with Ahead(["a", "b", "c"], lambda k: k, width=1) as ahead:
+        assert list(ahead.running) == ["a"] and ahead.queue == ["b", "c"]
+        assert ahead.take("a") == "a"
+        assert list(ahead.running) == ["b"]
+
+
+@pytest.mark.parametrize("work", [
+    lambda k: (_ for _ in ()).throw(CapplanError("bad plan")),     # the work raises
+    lambda k: lambda: k,                                           # a result that does not pickle
+    lambda k: os._exit(3),                                         # the child dies
+])
+def test_a_child_that_does_not_deliver_leaves_the_work_to_the_caller(work):
+    with Ahead(["x"], work, width=1) as ahead:
+        assert ahead.take("x") is None
+
+
+def test_work_never_started_or_never_taken_is_no_one_s():
+    with Ahead(["a", "b"], lambda k: time.sleep(30), width=1) as ahead:
+        assert ahead.take("b") is None and ahead.queue == []       # not started: the caller does it
+        child = ahead.running["a"].pid
+    assert _gone(child)                                              # killed and reaped at the end
+    assert Ahead(["a"], lambda k: k, width=0).take("a") is None      # no free CPU: nothing forked
+
+
+def _build(tmp_path, name, monkeypatch, free: int, simulation_of=None):
+    project = tmp_path / name
+    (project / "plans").mkdir(parents=True)
+    for plan in (MAIN_PLAN, RETAIL_PLAN):
+        shutil.copy(plan, project / "plans" / plan.name)
+    with monkeypatch.context() as m:
+        m.chdir(project)
+        m.setattr(builder, "free_cpus", lambda: free)
+        m.setattr(ahead_module, "free_cpus", lambda: free)
+        if simulation_of:
+            m.setattr(builder, "simulation_of", simulation_of)
+        results = builder.build(builder.plan_paths([]), project / "out")
+    assert not any(r.error for r in results)
+    return {p.name: p.read_bytes() for p in sorted((project / "out").iterdir()) if p.name != "manifest.json"}
+
+
+def test_a_build_with_its_simulation_ahead_writes_the_same_bytes(tmp_path, monkeypatch):
+    """The simulation ran in a child (the build never ran it itself), and the outputs are
+    the bytes of a build that ran it in place."""
+    from capplan.rendering import simulation
+
+    ran = tmp_path / "ran"
+    original = simulation.of_plan
+
+    def noted(plan_view):
+        shown = original(plan_view)
+        if shown is not None:                   # a plan with a simulation
+            with ran.open("a") as f:
+                f.write(f"{os.getpid()}\n")
+        return shown
+
+    in_place = _build(tmp_path, "in-place", monkeypatch, free=0)
+    monkeypatch.setattr(simulation, "of_plan", noted)
+    ahead = _build(tmp_path, "ahead", monkeypatch, free=1)
+    pids = ran.read_text().split()
+    assert len(pids) == 1 and pids[0] != str(os.getpid())
+    assert ahead == in_place and f"{MAIN_PLAN.stem}.simulation.svg" in ahead
+
+
+def test_a_simulation_that_fails_ahead_is_computed_in_place(tmp_path, monkeypatch):
+    def fails(path):
+        raise CapplanError("not here")
+
+    in_place = _build(tmp_path, "in-place", monkeypatch, free=0)
+    assert _build(tmp_path, "failed-ahead", monkeypatch, free=1, simulation_of=fails) == in_place
