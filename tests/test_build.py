@@ -63,6 +63,25 @@ def test_console_entry_point(built):
     assert (refused.returncode, refused.stderr) == (1, "error: no plans given and no 'plans/' folder here\n")
 
 
+HEAVY = ("sympy", "pint", "numpy", "jinja2", "openpyxl")
+
+
+@pytest.mark.parametrize(("argv", "never"), [
+    (["--help"], HEAVY),
+    (["build"], ("sympy", "pint", "jinja2", "openpyxl")),           # nothing changed
+    (["check"], ("sympy", "pint", "jinja2", "openpyxl")),
+    (["eval", MAIN], ("jinja2", "openpyxl")),
+    (["build", "--out", "fresh"], ("openpyxl",)),                     # the workbook is capplan's own XML
+])
+def test_each_command_imports_only_what_it_uses(built, argv, never):
+    script = ("import sys\nfrom capplan.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+              f"print(' '.join(m for m in {never!r} if m in sys.modules))")
+    ran = subprocess.run([sys.executable, "-c", script, *argv], cwd=built, capture_output=True, text=True,
+                         timeout=300, check=False)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.splitlines()[-1] == "", f"capplan {' '.join(argv)} imported {ran.stdout.splitlines()[-1]}"
+
+
 def test_build_twice_is_byte_identical(built, run_main):
     first = _snapshot(built / "out")
     assert {f"{STEM}.md", f"{STEM}.json", f"{STEM}.xlsx", f"{STEM}.holds.svg", "llama3-8b-a100-retail-chatbot.md",

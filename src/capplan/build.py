@@ -167,7 +167,7 @@ def build(paths: list[Path], out_dir: Path) -> list[Built]:
             result.skipped, result.outputs = True, sorted(entry["outputs"])
         else:
             stale.append((path, result))
-    simulated = _simulated([p for p, _ in stale]) if free_cpus() else []
+    simulated = _simulated([p for p, _ in stale]) if stale and free_cpus() else []
     stale.sort(key=lambda pair: Path(pair[0]) in simulated)
     try:
         with Ahead(simulated, simulation_of) as ahead:
