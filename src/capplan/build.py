@@ -91,17 +91,19 @@ def load_plan(path: Path, model: Model | None = None) -> Plan:
     return plan
 
 
-def evaluate_plan(path: Path, model: Model | None = None) -> tuple[Plan, list[Evaluation]]:
-    """``(plan, evaluations)``: every scenario of the plan, nominal first."""
+def evaluate_plan(path: Path, model: Model | None = None, loaded: Plan | None = None) -> tuple[Plan, list[Evaluation]]:
+    """``(plan, evaluations)``: every scenario of the plan, nominal first (``loaded``: the
+    plan already read from ``path`` with the standard model)."""
     from capplan.engine.evaluate import evaluate_all
     from capplan.engine.model import standard_model
 
     model = model or standard_model()
-    plan = load_plan(path, model)
+    plan = loaded or load_plan(path, model)
     return plan, evaluate_all(plan, model)
 
 
-def compile_plan(path: Path, model: Model | None = None, ahead: Ahead | None = None) -> Compiled:
+def compile_plan(path: Path, model: Model | None = None, ahead: Ahead | None = None,
+                 loaded: Plan | None = None) -> Compiled:
     """A plan's outputs in memory. ``ahead`` may hold its simulation, computed by
     :func:`simulation_of` in a child process while this one renders; it is
     collected when an output first needs it, so the charts and the parts of the
@@ -109,7 +111,7 @@ def compile_plan(path: Path, model: Model | None = None, ahead: Ahead | None = N
     from capplan.rendering import jsonout, record, simulation, view
     from capplan.rendering.workbook import render_workbook
 
-    plan, evaluations = evaluate_plan(path, model)
+    plan, evaluations = evaluate_plan(path, model, loaded)
     if f"{plan.name}.json" == manifest.NAME:
         raise CapplanError(f"a plan cannot be named '{plan.name}': out/{manifest.NAME} is the build's "
                            "record of its inputs; rename the plan file", file=plan.file)
@@ -126,27 +128,23 @@ def compile_plan(path: Path, model: Model | None = None, ahead: Ahead | None = N
     return Compiled(plan, evaluations, files)
 
 
-def simulation_of(path: Path):
+def simulation_of(plan: Plan):
     """The plan's simulation as its outputs show it (what ``compile_plan`` would compute)."""
     from capplan.rendering import simulation, view
 
-    plan, evaluations = evaluate_plan(path)
+    plan, evaluations = evaluate_plan(Path(plan.file), loaded=plan)
     return simulation.of_plan(view.build(plan, evaluations))
 
 
-def _simulated(paths: list[Path]) -> list[Path]:
-    """The plans among ``paths`` that have a simulation (read, not evaluated; a plan
-    that does not load is left to the build to report)."""
-    from capplan.engine.montecarlo import uncertain_in
-
-    out = []
+def _load_all(paths: list[Path]) -> dict[Path, Plan]:
+    """The plans that load, by path (one that does not is left to its build to report)."""
+    loaded = {}
     for path in paths:
         try:
-            if uncertain_in(load_plan(path)):
-                out.append(Path(path))
+            loaded[Path(path)] = load_plan(path)
         except CapplanError:
             pass
-    return out
+    return loaded
 
 
 # -- build --------------------------------------------------------------------------------
@@ -167,13 +165,18 @@ def build(paths: list[Path], out_dir: Path) -> list[Built]:
             result.skipped, result.outputs = True, sorted(entry["outputs"])
         else:
             stale.append((path, result))
-    simulated = _simulated([p for p, _ in stale]) if stale and free_cpus() else []
+    loaded = _load_all([p for p, _ in stale])
+    if loaded and free_cpus():
+        from capplan.engine.montecarlo import uncertain_in
+        simulated = [p for p, plan in loaded.items() if uncertain_in(plan)]
+    else:
+        simulated = []
     stale.sort(key=lambda pair: Path(pair[0]) in simulated)
     try:
-        with Ahead(simulated, simulation_of) as ahead:
+        with Ahead(simulated, lambda p: simulation_of(loaded[p])) as ahead:
             for path, result in stale:
                 try:
-                    compiled, entry = _compile_and_record(path, ahead)
+                    compiled, entry = _compile_and_record(path, ahead, loaded.get(Path(path)))
                     result.outputs = sorted(compiled.files)
                     result.removed = _remove_stale(out_dir, recorded.get(compiled.plan.name), compiled.files)
                     result.changed = write(out_dir, compiled.files)
@@ -187,12 +190,12 @@ def build(paths: list[Path], out_dir: Path) -> list[Built]:
     return results
 
 
-def _compile_and_record(path: Path, ahead: Ahead | None = None) -> tuple[Compiled, dict]:
+def _compile_and_record(path: Path, ahead: Ahead, loaded: Plan | None) -> tuple[Compiled, dict]:
     """Compile a plan and make its manifest entry from the bytes it read."""
     from capplan.review import check
 
     plan_digest = manifest.file_digest(path)
-    compiled = compile_plan(path, ahead=ahead)
+    compiled = compile_plan(path, ahead=ahead, loaded=loaded)
     plan = compiled.plan
     folder = Path(plan.file).parent
     patterns, imported = [], {}
