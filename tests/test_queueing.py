@@ -273,3 +273,14 @@ def test_libreoffice_computes_the_excel_forms_element_wise(tmp_path):
     for row, text in enumerate(texts, 1):
         assert got.cell(row, 4).value == pytest.approx(Numeric(values).visit(parse(text).expr), rel=1e-12), text
     assert got.cell(4, 4).value == pytest.approx(1 / 3, rel=1e-14)
+
+
+def test_the_series_gives_the_same_bits_one_element_at_a_time_and_by_the_array():
+    """The evaluator's scalars take a Python loop, the simulation's arrays numpy: the
+    same IEEE operations in the same order, so the same bits (20,000 random cases)."""
+    rng = np.random.default_rng(7)
+    s = np.floor(rng.uniform(1, 3000, 20_000)) + 1
+    x = np.minimum(s * rng.uniform(0.01, 1.0, s.size), s + 0.999)
+    by_array = queueing._lower_series(s, x)
+    one_by_one = np.concatenate([queueing._lower_series(s[i:i + 1], x[i:i + 1]) for i in range(s.size)])
+    assert s.size > queueing._FEW and np.array_equal(by_array, one_by_one)

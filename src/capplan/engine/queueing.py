@@ -37,6 +37,7 @@ import numpy as np
 _EPS = 1e-17            # relative size of the last term kept (below a double's resolution)
 _TINY = 1e-300
 _MAX_TERMS = 10_000_000  # a bound, never reached: near its peak a count of n needs about 8·√n terms
+_FEW = 8                 # elements below which a Python loop beats numpy's cost per call
 
 # The exponentials and logarithms of the Poisson tail are the C library's (``math``), element by
 # element: numpy's own SIMD versions differ between releases in the last bit, which a tail such as
@@ -151,7 +152,11 @@ def _lower_series(s, x):
     since x < s + 1 + n) are under half an ulp of the sum, so adding them leaves it as
     it is. Finished elements may therefore ride along; they are set aside when an
     eighth of those still in the loop have finished, to spare copying the arrays on
-    every term (100,000 draws take about 90 terms)."""
+    every term (100,000 draws take about 90 terms). A few elements (the evaluator's
+    scalars) loop in Python floats, the same IEEE operations in the same order
+    without numpy's cost per call on a tiny array."""
+    if s.size <= _FEW:
+        return np.minimum(1.0, _poisson_pmf(s, x) * np.array([_series_sum(a, b) for a, b in zip(s.tolist(), x.tolist())]))
     total = np.empty(s.shape)
     live = np.arange(s.size)
     ss, xs = s.copy(), x.copy()                                  # the live elements' own arrays
@@ -174,6 +179,19 @@ def _lower_series(s, x):
     else:
         total[live] = sums
     return np.minimum(1.0, _poisson_pmf(s, x) * total)
+
+
+def _series_sum(s: float, x: float) -> float:
+    """Σ x^n / ((s+1)…(s+n)) for one element, term for term as :func:`_lower_series`."""
+    total = term = 1.0
+    n = 0
+    while n < _MAX_TERMS:
+        n += 1
+        term = term * x / (s + n)
+        total = total + term
+        if term <= total * _EPS:
+            break
+    return total
 
 
 def _upper_fraction(s, x):
