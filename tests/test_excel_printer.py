@@ -312,7 +312,8 @@ def random_formulas(tmp_path_factory):
     """CAPPLAN_RANDOM_FORMULAS random formulas, printed into one workbook: (path, cases)."""
     drawn: list[str] = []
 
-    @settings(max_examples=int(os.environ.get("CAPPLAN_RANDOM_FORMULAS", "150")), deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=int(os.environ.get("CAPPLAN_RANDOM_FORMULAS", "150")), deadline=None, database=None,
+              derandomize="CAPPLAN_RANDOM_FORMULAS" not in os.environ, suppress_health_check=list(HealthCheck))
     @given(FORMULAS)
     def collect(text):
         drawn.append(text)

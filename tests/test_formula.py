@@ -68,3 +68,18 @@ def test_parsing_runs_no_code(tmp_path):
         with pytest.raises(CapplanError):
             parse(text)
     assert not marker.exists()
+
+
+def test_comparisons_forgive_float_noise_as_ceil_and_floor_do():
+    """1998 replicas at 0.20020020020020018 req/s (400/1998 as a plan computed it) carry
+    400 req/s, not 399.99999999999994."""
+    from capplan.engine.evaluate import compare
+
+    carried = 1998 * 0.20020020020020018
+    assert carried < 400                                    # the float noise this is about
+    assert [bool(compare(op, carried, 400)) for op in ("<=", "<", ">=", ">", "==", "!=")] == \
+        [True, False, True, False, True, False]
+    assert [bool(compare(op, 400 * (1 + 1e-12), 400)) for op in ("<=", "<", ">=", ">", "==", "!=")] == \
+        [False, False, True, True, False, True]             # a real difference stays one
+    assert bool(compare("==", float("inf"), float("inf"))) and bool(compare("!=", float("nan"), float("nan")))
+    assert not bool(compare(">=", float("nan"), 1.0))

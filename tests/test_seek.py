@@ -317,7 +317,7 @@ def reference(name: str):
     return PLANS[name]
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_flip_points_are_where_decisions_change_and_only_there(data):
     """For random plans (a reference plan with one input moved by −20 … +25 %)

@@ -630,6 +630,18 @@ def apply_changes(base_plans, ch, model):
     return plan
 
 
+# Plans a random run once found wrong, kept in every run.
+KNOWN_HARD = [
+    # 1998 replicas at 400/1998 req/s: 399.99999999999994 in floats, which the engine took
+    # for "the fleet does not carry its peak of 400" while both spreadsheets (and the exact
+    # walker) said it does; comparisons now forgive float noise as ceil and floor do.
+    {"base": "retail", "peak_arrival_rate": 400.0, "peak_to_average_ratio": 1.3, "gpu_memory_utilization": 0.89,
+     "kv_bytes_per_element": 1, "hbm_efficiency": 0.64, "redundancy_replicas": 1, "failed_gpus": 2,
+     "classes": [(6, 64, 525), (4, 2820, 250), (2, 3633, 1), (7, 72, 221)],
+     "deployments": [(4, 2.05), (4, 3.74), (8, 1.2)], "e2e_p99_slo": 9.99, "batch_headroom": 2.27},
+]
+
+
 @pytest.fixture(scope="module")
 def random_workbooks(model, tmp_path_factory):
     """Random valid plans (hypothesis draws, CAPPLAN_RANDOM_PLANS of them), each built
@@ -637,12 +649,14 @@ def random_workbooks(model, tmp_path_factory):
     drawn = []
 
     @settings(max_examples=int(os.environ.get("CAPPLAN_RANDOM_PLANS", "12")), deadline=None, database=None,
+              derandomize="CAPPLAN_RANDOM_PLANS" not in os.environ,    # the same plans on every run, unless exploring
               suppress_health_check=list(HealthCheck))
     @given(plan_changes())
     def collect(ch):
         drawn.append(ch)
 
     collect()
+    drawn += KNOWN_HARD
     base_plans = {"chat": load(CHAT, model), "retail": load(RETAIL, model)}
     work = tmp_path_factory.mktemp("random")
     built, skipped = {}, []

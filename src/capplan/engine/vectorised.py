@@ -32,7 +32,7 @@ import numpy as np
 import sympy
 
 from capplan.engine import queueing
-from capplan.engine.evaluate import _snap
+from capplan.engine.evaluate import _snap, compare
 from capplan.engine.graph import Graph
 from capplan.engine.walker import RELATIONS
 from capplan.errors import InternalError
@@ -109,10 +109,6 @@ NUMPY: dict[str, Callable] = {
     "PoissonExceeds": _queueing(queueing.poisson_exceeds, whole=False),
 }
 
-_COMPARE = {"<=": np.less_equal, "<": np.less, ">=": np.greater_equal, ">": np.greater,
-            "==": np.equal, "!=": np.not_equal}
-
-
 def compile_expr(expr) -> Compiled:
     """A formula's sympy tree as a function of (values, nominal values)."""
     if isinstance(expr, sympy.Number):
@@ -132,8 +128,8 @@ def compile_expr(expr) -> Compiled:
         return lambda v, n: np.where(np.asarray(cond(v, n)) != 0, then(v, n), otherwise(v, n))
     parts = [compile_expr(a) for a in expr.args]
     if type(expr) in RELATIONS:
-        compare, (a, b) = _COMPARE[RELATIONS[type(expr)]], parts
-        return lambda v, n: compare(a(v, n), b(v, n)).astype(float)
+        op, (a, b) = RELATIONS[type(expr)], parts
+        return lambda v, n: compare(op, a(v, n), b(v, n)).astype(float)
     if kind == "Add":
         return lambda v, n: functools.reduce(lambda total, p: total + p(v, n), parts[1:], parts[0](v, n))
     if kind == "Mul":
