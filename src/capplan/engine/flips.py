@@ -101,8 +101,8 @@ class Holds:
 
 
 class Search:
-    """Every scenario of one plan in exact values, computed once; then one
-    :class:`Probe` per scenario and variable."""
+    """Every scenario of one plan in exact values, each computed once when first
+    asked for; then one :class:`Probe` per scenario and variable."""
 
     def __init__(self, evaluations: list[Evaluation]):
         self.evaluations = {e.scenario.name: e for e in evaluations}
@@ -110,13 +110,18 @@ class Search:
         self.nominal = first if first.scenario.name == NOMINAL else \
             evaluate(first.plan, first.plan.nominal, first.model)        # `eval --scenario S` passes S alone
         self.nominal_values = exact_values(self.nominal, None)
-        self.values = {e.scenario.name: self.nominal_values if e.scenario.name == NOMINAL
-                       else exact_values(e, self.nominal_values) for e in evaluations}
+        self._values = {NOMINAL: self.nominal_values} if first.scenario.name == NOMINAL else {}
+
+    def values(self, scenario: str) -> dict:
+        """Every node of one scenario as exact numbers."""
+        if scenario not in self._values:
+            self._values[scenario] = exact_values(self.evaluations[scenario], self.nominal_values)
+        return self._values[scenario]
 
     def probe(self, scenario: str, variable: Target, targets: list[Target], decisions: int) -> Probe:
         """The first ``decisions`` targets decide; the others are carried along (costs to report)."""
         e = self.evaluations[scenario]
-        return Probe(e, self.nominal, self.values[scenario], self.nominal_values, variable, targets, decisions)
+        return Probe(e, self.nominal, self.values(scenario), self.nominal_values, variable, targets, decisions)
 
 
     def exact_at(self, scenario: str, variable: Target, value: Fraction) -> dict:
@@ -125,7 +130,7 @@ class Search:
         forms that shares nothing with them but the walker. Raises
         :class:`Undefined` where the plan does not evaluate."""
         e = self.evaluations[scenario]
-        base = self.values[scenario][variable.name]
+        base = self.values(scenario)[variable.name]
         given = value if variable.index is None else tuple(
             value if i == variable.index else v for i, v in enumerate(base))
         return exact_values(e, self.nominal_values, {variable.name: given})

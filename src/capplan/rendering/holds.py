@@ -294,6 +294,8 @@ class PlanHolds:
     def __init__(self, evaluations: list[Evaluation]):
         self.evaluations = evaluations
         self.search = Search(evaluations)
+        self._by_name = {e.scenario.name: e for e in evaluations}
+        self._found: dict[str, list[InputHolds]] = {}
 
     def probe(self, e: Evaluation, variable: Target) -> tuple[Probe, list[Decision], list[Decision]]:
         decided, costs = decisions(e)
@@ -310,13 +312,16 @@ class PlanHolds:
             out.append(InputHolds(e, probe, probe.holds(lo, hi), decided, costs))
         return sorted(out, key=lambda h: (*h.fragility, h.name))
 
-    @cached_property
-    def scenarios(self) -> dict[str, list[InputHolds]]:
-        return {e.scenario.name: self.inputs(e) for e in self.evaluations}
+    def of(self, scenario: str) -> list[InputHolds]:
+        """One scenario's inputs (:meth:`inputs`), searched when first asked for: the record
+        and the workbook show the nominal scenario's alone, the JSON every scenario's."""
+        if scenario not in self._found:
+            self._found[scenario] = self.inputs(self._by_name[scenario])
+        return self._found[scenario]
 
-    @cached_property
+    @property
     def nominal(self) -> list[InputHolds]:
-        return self.scenarios[self.evaluations[0].scenario.name]
+        return self.of(self.evaluations[0].scenario.name)
 
     def section(self, chart: str) -> dict:
         """The record's section: the decisions weighed, one row per input of the
@@ -330,7 +335,7 @@ class PlanHolds:
                 "spread": spec()["spread"]}
 
     def as_json(self, scenario: str) -> list[dict]:
-        return [h.as_json() for h in self.scenarios[scenario]]
+        return [h.as_json() for h in self.of(scenario)]
 
     @cached_property
     def breakeven(self) -> list[dict]:
