@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import shutil
 import time
+from pathlib import Path
 
 import pytest
 from conftest import MAIN_PLAN, RETAIL_PLAN
@@ -60,12 +61,12 @@ def test_work_never_started_or_never_taken_is_no_one_s():
     assert Ahead(["a"], lambda k: k, width=0).take("a") is None      # no free CPU: nothing forked
 
 
-def _build(tmp_path, name, monkeypatch, free: int, simulation_of=None):
-    project = tmp_path / name
+def _build(project: Path, patch: pytest.MonkeyPatch, free: int, simulation_of=None) -> dict[str, bytes]:
+    """Build the main and retail plans in ``project`` with ``free`` CPUs for children: the outputs' bytes."""
     (project / "plans").mkdir(parents=True)
     for plan in (MAIN_PLAN, RETAIL_PLAN):
         shutil.copy(plan, project / "plans" / plan.name)
-    with monkeypatch.context() as m:
+    with patch.context() as m:
         m.chdir(project)
         m.setattr(builder, "free_cpus", lambda: free)
         m.setattr(ahead_module, "free_cpus", lambda: free)
@@ -76,7 +77,13 @@ def _build(tmp_path, name, monkeypatch, free: int, simulation_of=None):
     return {p.name: p.read_bytes() for p in sorted((project / "out").iterdir()) if p.name != "manifest.json"}
 
 
-def test_a_build_with_its_simulation_ahead_writes_the_same_bytes(tmp_path, monkeypatch):
+@pytest.fixture(scope="module")
+def in_place(tmp_path_factory):
+    """The outputs of a build that computes its simulations itself."""
+    return _build(tmp_path_factory.mktemp("in-place"), pytest.MonkeyPatch(), free=0)
+
+
+def test_a_build_with_its_simulation_ahead_writes_the_same_bytes(in_place, tmp_path, monkeypatch):
     """The simulation ran in a child (the build never ran it itself), and the outputs are
     the bytes of a build that ran it in place."""
     from capplan.rendering import simulation
@@ -91,17 +98,15 @@ def test_a_build_with_its_simulation_ahead_writes_the_same_bytes(tmp_path, monke
                 f.write(f"{os.getpid()}\n")
         return shown
 
-    in_place = _build(tmp_path, "in-place", monkeypatch, free=0)
     monkeypatch.setattr(simulation, "of_plan", noted)
-    ahead = _build(tmp_path, "ahead", monkeypatch, free=1)
+    ahead = _build(tmp_path / "ahead", monkeypatch, free=1)
     pids = ran.read_text().split()
     assert len(pids) == 1 and pids[0] != str(os.getpid())
     assert ahead == in_place and f"{MAIN_PLAN.stem}.simulation.svg" in ahead
 
 
-def test_a_simulation_that_fails_ahead_is_computed_in_place(tmp_path, monkeypatch):
-    def fails(path):
+def test_a_simulation_that_fails_ahead_is_computed_in_place(in_place, tmp_path, monkeypatch):
+    def fails(plan):
         raise CapplanError("not here")
 
-    in_place = _build(tmp_path, "in-place", monkeypatch, free=0)
-    assert _build(tmp_path, "failed-ahead", monkeypatch, free=1, simulation_of=fails) == in_place
+    assert _build(tmp_path / "failed-ahead", monkeypatch, free=1, simulation_of=fails) == in_place

@@ -3,10 +3,11 @@ to the engine when a real spreadsheet engine recalculates it.
 
 Two real engines recalculate every workbook (tests/recalc.py): LibreOffice,
 the reference, and Gnumeric; a test that needs one skips, saying so, only
-when it is not installed. Per engine, all recalculations of this module go
-through two batches: the reference plans (as built, edited, and the
-text-injection and control-character plans), and the random plans.
-LibreOffice also exports every workbook of out/ to PDF.
+when it is not installed. Per engine, the recalculations of this module go
+through one batch: the reference plans as built and edited, and the
+text-injection and control-character plans (random plans have their own
+module, tests/test_workbook_random.py). LibreOffice also exports every
+workbook of out/ to PDF.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import copy
 import dataclasses
 import hashlib
 import io
-import math
 import os
 import re
 import shutil
@@ -28,22 +28,19 @@ from pathlib import Path
 import pytest
 import recalc
 import yaml
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 from openpyxl import load_workbook
+from plan_edits import defined_names, with_cell, with_input
 
-from capplan.engine import montecarlo, units
 from capplan.engine.evaluate import evaluate_all
 from capplan.engine.model import standard_model
 from capplan.errors import CapplanError
 from capplan.loading.plan import load
 from capplan.rendering import palette as palette_module
-from capplan.rendering import simulation, view
 from capplan.rendering.excel import lint_formula, looks_like_cell
 from capplan.rendering.layout import layout
 from capplan.rendering.palette import palette
 from capplan.rendering.record import dependency_graphs
-from capplan.rendering.workbook import build_workbook, config, render_workbook, to_bytes
+from capplan.rendering.workbook import build_workbook, config, render_workbook
 from capplan.rendering.workbook.simulation import TITLE as SIMULATION
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,50 +53,8 @@ INPUT_ROLES = {"input", "override", "pinned"}
 
 
 # ---------------------------------------------------------------------------
-# Helpers: evaluate, and change a loaded plan the way an edit in the workbook would
+# Helpers
 # ---------------------------------------------------------------------------
-
-def with_input(plan, name: str, raw: str):
-    """The plan with a nominal input changed; scenarios that inherit it follow."""
-    plan = copy.deepcopy(plan)
-    old = plan.nominal.inputs[name]
-    new = dataclasses.replace(old, value=units.parse_value(raw, standard_model().quantities[name].unit))
-    for s in plan.scenarios:
-        if s.inputs.get(name) == old:
-            s.inputs[name] = new
-    return plan
-
-
-def with_cell(plan, table: str, row: int, column: str, raw: str):
-    """The plan with a nominal table cell changed; scenarios that inherit it follow."""
-    plan = copy.deepcopy(plan)
-    unit = standard_model().quantities[f"{table}.{column}"].unit
-    old = plan.nominal.tables[table].rows[row][column]
-    new = units.parse_value(raw, unit)
-    for s in plan.scenarios:
-        rows = s.tables[table].rows
-        if row < len(rows) and rows[row][column] == old:
-            rows[row][column] = new
-    return plan
-
-
-def with_table(plan, table: str, rows: list[dict]):
-    """The plan with a table replaced in every scenario (rows in base units);
-    input columns a row leaves out take the model's default, else NaN."""
-    model = standard_model()
-    for c in model.tables[table].columns:
-        q = model.quantities[c]
-        if q.is_input and q.kind != "text":
-            default = math.nan if q.default is None else units.parse_value(q.default, q.unit)
-            for r in rows:
-                r.setdefault(q.column, default)
-    for s in plan.scenarios:
-        data = s.tables[table]
-        data.rows = [dict(r) for r in rows]
-        data.meta = [{} for _ in rows]
-        data.lines = [None for _ in rows]
-    return plan
-
 
 def derived_count(evaluation) -> int:
     """Derived quantities of one scenario: scalars with a formula + computed table cells."""
@@ -110,13 +65,6 @@ def derived_count(evaluation) -> int:
         q = node.quantity
         n += len(evaluation.scenario.tables[q.table].rows) if q.table else 1
     return n
-
-
-def defined_names(wb) -> set[str]:
-    names = {n.lower() for n in wb.defined_names}
-    for ws in wb.worksheets:
-        names |= {n.lower() for n in ws.defined_names}
-    return names
 
 
 # ---------------------------------------------------------------------------
@@ -540,167 +488,6 @@ def test_text_stays_text_after_recalculation(recalculated):
     assert set(INJECTED) <= texts
     formulas = [f for _, f in built.formulas()]
     assert not [f for f in formulas if "HYPERLINK" in f or "CMD" in f or "EVIL" in f]
-
-
-# ---------------------------------------------------------------------------
-# Property: random valid plans, one batched LibreOffice call
-# ---------------------------------------------------------------------------
-
-def hundredths(lo: float, hi: float):
-    return st.integers(round(lo * 100), round(hi * 100)).map(lambda v: v / 100)
-
-
-@st.composite
-def plan_changes(draw):
-    base = draw(st.sampled_from(["chat", "retail"]))
-    ch = {
-        "base": base,
-        "peak_arrival_rate": draw(hundredths(0.5, 400)),
-        "peak_to_average_ratio": draw(hundredths(1, 6)),
-        "gpu_memory_utilization": draw(hundredths(0.8, 0.95)),
-        "kv_bytes_per_element": draw(st.sampled_from([1, 2])),
-        "hbm_efficiency": draw(hundredths(0.3, 0.95)),
-        "redundancy_replicas": draw(st.integers(0, 2)),
-        "failed_gpus": draw(st.integers(0, 2)),
-        "classes": draw(st.lists(st.tuples(st.integers(1, 10), st.integers(1, 4096), st.integers(1, 2048)),
-                                 min_size=1, max_size=4)),
-        "deployments": draw(st.lists(st.tuples(st.sampled_from([1, 2, 4, 8]), hundredths(0.1, 120)),
-                                     min_size=1, max_size=3)),
-    }
-    if base == "chat":
-        ch["rho_target"] = draw(hundredths(0.3, 0.95))
-        n = draw(st.integers(1, 8))
-        rates, rate = [], 0.0
-        for step in draw(st.lists(hundredths(0.25, 6), min_size=n, max_size=n)):
-            rate = round(rate + step, 2)
-            rates.append(rate)
-        leading = draw(st.integers(1, n))
-        passes = [True] * leading + draw(st.lists(st.booleans(), min_size=n - leading, max_size=n - leading))
-        if leading < n:
-            passes[leading] = False
-        rows = []
-        for x, ok in zip(rates, passes):
-            # SLOs: TTFT 1 s (400 ms in one scenario), TPOT 25 ms, E2E 5 s
-            ttft, tpot, e2e = (draw(hundredths(5, 390)), draw(hundredths(1, 24.9)), draw(hundredths(0.1, 4.99)))
-            # error budget 0.1 %: 1 failure in >= 1000 completions passes
-            completed, failed = float(draw(st.integers(1000, 5000))), float(draw(st.sampled_from([0, 0, 1])))
-            if not ok:
-                which = draw(st.integers(0, 3))
-                if which == 0:
-                    ttft = draw(hundredths(1001, 9000))
-                elif which == 1:
-                    tpot = draw(hundredths(25.01, 90))
-                elif which == 2:
-                    e2e = draw(hundredths(5.01, 60))
-                else:
-                    completed, failed = float(draw(st.integers(0, 500))), float(draw(st.integers(1, 50)))
-            rows.append({"arrival_rate": x, "mean_batch": draw(hundredths(1, 100)), "ttft_p95": ttft,
-                         "tpot_p95": tpot, "e2e_p99": e2e, "output_throughput": draw(hundredths(10, 5000)),
-                         "completed": completed, "failed": failed})
-        ch["load_sweep"] = rows
-    else:
-        ch["e2e_p99_slo"] = draw(hundredths(0.5, 10))
-        ch["batch_headroom"] = draw(hundredths(1.05, 40))   # decode_throughput over the rate one request needs
-    return ch
-
-
-def apply_changes(base_plans, ch, model):
-    plan = base_plans[ch["base"]]
-    if "batch_headroom" in ch:       # keep the SLO batch limit >= 1 (else the plan is invalid)
-        total = sum(w for w, _, _ in ch["classes"])
-        avg_output = sum(w / total * o for w, _, o in ch["classes"])
-        ch = dict(ch, decode_throughput=math.ceil(ch["batch_headroom"] * avg_output / ch["e2e_p99_slo"] * 100) / 100)
-    for name, value in ch.items():
-        if name in ("base", "classes", "deployments", "load_sweep", "batch_headroom"):
-            continue
-        q = model.quantities[name]
-        if name in plan.nominal.inputs:
-            plan = with_input(plan, name, f"{value} {q.unit}" if q.unit else str(value))
-    plan = copy.deepcopy(plan)
-    total = sum(w for w, _, _ in ch["classes"])
-    with_table(plan, "classes", [{"name": f"class-{i}", "weight": w / total, "prompt_tokens": float(p),
-                                  "output_tokens": float(o)} for i, (w, p, o) in enumerate(ch["classes"])])
-    with_table(plan, "deployments", [
-        {"name": f"offer-{i}", "gpus_per_node": float(g),
-         "node_hourly_cost": units.parse_value(f"{c} USD/h", "USD/h")} for i, (g, c) in enumerate(ch["deployments"])])
-    if "load_sweep" in ch:
-        cols = {q.column: q.unit for c in model.tables["load_sweep"].columns
-                for q in [model.quantities[c]] if q.is_input}
-        with_table(plan, "load_sweep", [{k: units.parse_value(v, cols[k]) for k, v in row.items()}
-                                        for row in ch["load_sweep"]])
-    return plan
-
-
-def few_draws(plan, evaluations):
-    """A random plan's simulation with 2,000 draws: its sheet holds values, not formulas,
-    so the default 100,000 would only slow the recalculation test down."""
-    if not montecarlo.uncertain_in(plan):
-        return None
-    e = evaluations[0]
-    return simulation.summarise(montecarlo.simulate(plan, e.model, e.values, samples=2_000), e)
-
-
-# Plans a random run once found wrong, kept in every run.
-KNOWN_HARD = [
-    # 1998 replicas at 400/1998 req/s: 399.99999999999994 in floats, which the engine took
-    # for "the fleet does not carry its peak of 400" while both spreadsheets (and the exact
-    # walker) said it does; comparisons now forgive float noise as ceil and floor do.
-    {"base": "retail", "peak_arrival_rate": 400.0, "peak_to_average_ratio": 1.3, "gpu_memory_utilization": 0.89,
-     "kv_bytes_per_element": 1, "hbm_efficiency": 0.64, "redundancy_replicas": 1, "failed_gpus": 2,
-     "classes": [(6, 64, 525), (4, 2820, 250), (2, 3633, 1), (7, 72, 221)],
-     "deployments": [(4, 2.05), (4, 3.74), (8, 1.2)], "e2e_p99_slo": 9.99, "batch_headroom": 2.27},
-]
-
-
-@pytest.fixture(scope="module")
-def random_workbooks(model, tmp_path_factory):
-    """Random valid plans (hypothesis draws, CAPPLAN_RANDOM_PLANS of them), each built
-    and linted: path -> (BuiltWorkbook, the changes drawn)."""
-    drawn = []
-
-    @settings(max_examples=int(os.environ.get("CAPPLAN_RANDOM_PLANS", "12")), deadline=None, database=None,
-              derandomize="CAPPLAN_RANDOM_PLANS" not in os.environ,    # the same plans on every run, unless exploring
-              suppress_health_check=list(HealthCheck))
-    @given(plan_changes())
-    def collect(ch):
-        drawn.append(ch)
-
-    collect()
-    drawn += KNOWN_HARD
-    base_plans = {"chat": load(CHAT, model), "retail": load(RETAIL, model)}
-    work = tmp_path_factory.mktemp("random")
-    built, skipped = {}, []
-    for i, ch in enumerate(drawn):
-        plan = apply_changes(base_plans, ch, model)
-        try:
-            evs = evaluate_all(plan, model)
-        except CapplanError as err:        # e.g. a random model that does not fit
-            skipped.append(str(err))
-            continue
-        b = build_workbook(plan, evs, model, view.build(plan, evs, lambda plan=plan, evs=evs: few_draws(plan, evs)))
-        problems = [p for _, f in b.formulas() for p in lint_formula(f, defined_names(b.workbook))]
-        assert not problems, problems[:5]
-        path = work / "src" / f"random-{i}.xlsx"
-        path.parent.mkdir(exist_ok=True)
-        path.write_bytes(to_bytes(b))
-        built[path] = (b, ch)
-    assert len(built) >= len(drawn) // 2, skipped
-    print(f"random plans: {len(built)} built, {len(skipped)} rejected by the engine", skipped)
-    return work, built
-
-
-@pytest.mark.parametrize("engine", recalc.engine_params())
-def test_random_plans_equal_engine_in_both_spreadsheets(random_workbooks, engine):
-    work, built = random_workbooks
-    out = engine.recalc(list(built), work / engine.name)   # ONE batch for all of them
-    failures = []
-    for path, (b, ch) in built.items():
-        wb = recalc.values(out[path])
-        errors = recalc.error_cells(wb)
-        bad = recalc.mismatches(b.cells, wb, engine=engine)
-        if errors or bad:
-            failures.append(f"{path.name} {ch}:\n  " + "\n  ".join((errors + bad)[:8]))
-    assert not failures, f"{engine.name}:\n" + "\n".join(failures)
 
 
 # ---------------------------------------------------------------------------
