@@ -59,6 +59,9 @@ class Bench:
         self.heavy_runs = heavy_runs
         self.env = dict(os.environ, PYTHONPATH=str(root / "src"), CAPPLAN_TODAY="2026-12-01")
         self.env.pop("CAPPLAN_DEBUG", None)
+        # Python caches compiled modules (__pycache__) unless told not to; a user's
+        # installation has them, so the commands timed here may write them too.
+        self.env.pop("PYTHONDONTWRITEBYTECODE", None)
 
     def capplan(self, *args: str) -> list[str]:
         return [sys.executable, "-m", "capplan.cli", *args]
