@@ -21,16 +21,17 @@ from __future__ import annotations
 import os
 import pickle
 import signal
+import sys
 from collections.abc import Callable, Hashable, Iterable
 
 
 def free_cpus() -> int:
-    """CPUs this process may use besides the one it runs on."""
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:                       # not Linux
-        cpus = os.cpu_count() or 1
-    return cpus - 1 if hasattr(os, "fork") else 0
+    """CPUs this process may use besides the one it runs on; 0 where capplan does not
+    fork: fork is the default way to start a process only on Linux (macOS's system
+    libraries are not safe in a forked child, Windows has none)."""
+    if not (sys.platform.startswith("linux") and hasattr(os, "fork")):
+        return 0
+    return len(os.sched_getaffinity(0)) - 1
 
 
 class _Child:
