@@ -21,7 +21,7 @@ RETAIL_PLAN = ROOT / "plans" / "llama3-8b-a100-retail-chatbot.yaml"
 # started last while the other worker sat idle (pyproject.toml turns off xdist's own
 # order, by number of tests, which put the two-test random-plan module last: 68 s
 # instead of 57 s on two cores).
-LONGEST_FIRST = ("test_workbook.py", "test_workbook_random.py", "test_build.py", "test_seek.py", "test_simulate.py")
+LONGEST_FIRST = ("test_workbook.py", "test_build.py", "test_workbook_random.py", "test_seek.py", "test_simulate.py")
 
 
 def pytest_collection_modifyitems(items):
