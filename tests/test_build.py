@@ -374,3 +374,23 @@ def test_an_output_the_plan_no_longer_makes_is_removed(project, run_main, monkey
     assert not chart.exists() and (project / "out" / "unrelated.txt").read_text() == "kept"
     recorded = json.loads((project / "out" / manifest.NAME).read_text())["plans"][STEM]["outputs"]
     assert sorted(recorded) == sorted(p.name for p in (project / "out").glob(f"{STEM}.*"))
+
+
+def test_an_edit_while_the_build_reads_the_plan_is_a_change_next_time(project, run_main, monkeypatch):
+    """The manifest records the hash of the bytes before they were read: an edit that lands
+    between the two makes the next build rebuild the plan, never skip it as unchanged."""
+    original = builder.load_plan
+    path = project / "plans" / RETAIL_PLAN.name
+    before = manifest.sha256(path.read_bytes())
+
+    def edited_meanwhile(plan_path, *args, **kwargs):
+        plan = original(plan_path, *args, **kwargs)
+        path.write_text(path.read_text() + "# saved by an editor during the build\n")
+        return plan
+
+    with monkeypatch.context() as m:
+        m.setattr(builder, "load_plan", edited_meanwhile)
+        assert run_main("build", f"plans/{RETAIL_PLAN.name}")[0] == 0
+    entry = json.loads((project / "out" / manifest.NAME).read_text())["plans"][RETAIL_PLAN.stem]
+    assert entry["inputs"] == {f"plans/{RETAIL_PLAN.name}": before}
+    assert manifest.changes(entry, f"plans/{RETAIL_PLAN.name}") == [f"plans/{RETAIL_PLAN.name} changed"]

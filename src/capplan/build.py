@@ -130,21 +130,30 @@ def compile_plan(path: Path, model: Model | None = None, ahead: Ahead | None = N
 
 def simulation_of(plan: Plan):
     """The plan's simulation as its outputs show it (what ``compile_plan`` would compute)."""
+    from capplan.engine.evaluate import evaluate_all
+    from capplan.engine.model import standard_model
     from capplan.rendering import simulation, view
 
-    plan, evaluations = evaluate_plan(Path(plan.file), loaded=plan)
-    return simulation.of_plan(view.build(plan, evaluations))
+    return simulation.of_plan(view.build(plan, evaluate_all(plan, standard_model())))
 
 
-def _load_all(paths: list[Path]) -> dict[Path, Plan]:
-    """The plans that load, by path (one that does not is left to its build to report)."""
-    loaded = {}
+@dataclass
+class _Read:
+    digest: str | None      # SHA-256 of the plan file, taken before it was read
+    plan: Plan | None       # None: it does not load (its build reports why)
+
+
+def _read_all(paths: list[Path]) -> dict[Path, _Read]:
+    """Every plan to build, read once. The file's hash is taken first, so that an edit
+    while the build runs reads as a change to the next build, never as none."""
+    read = {}
     for path in paths:
+        digest = manifest.file_digest(path)
         try:
-            loaded[Path(path)] = load_plan(path)
+            read[Path(path)] = _Read(digest, load_plan(path))
         except CapplanError:
-            pass
-    return loaded
+            read[Path(path)] = _Read(digest, None)
+    return read
 
 
 # -- build --------------------------------------------------------------------------------
@@ -165,18 +174,18 @@ def build(paths: list[Path], out_dir: Path) -> list[Built]:
             result.skipped, result.outputs = True, sorted(entry["outputs"])
         else:
             stale.append((path, result))
-    loaded = _load_all([p for p, _ in stale])
-    if loaded and free_cpus():
+    read = _read_all([p for p, _ in stale])
+    if stale and free_cpus():
         from capplan.engine.montecarlo import uncertain_in
-        simulated = [p for p, plan in loaded.items() if uncertain_in(plan)]
+        simulated = [p for p, r in read.items() if r.plan and uncertain_in(r.plan)]
     else:
         simulated = []
     stale.sort(key=lambda pair: Path(pair[0]) in simulated)
     try:
-        with Ahead(simulated, lambda p: simulation_of(loaded[p])) as ahead:
+        with Ahead(simulated, lambda p: simulation_of(read[p].plan)) as ahead:
             for path, result in stale:
                 try:
-                    compiled, entry = _compile_and_record(path, ahead, loaded.get(Path(path)))
+                    compiled, entry = _compile_and_record(path, read[Path(path)], ahead)
                     result.outputs = sorted(compiled.files)
                     result.removed = _remove_stale(out_dir, recorded.get(compiled.plan.name), compiled.files)
                     result.changed = write(out_dir, compiled.files)
@@ -190,12 +199,12 @@ def build(paths: list[Path], out_dir: Path) -> list[Built]:
     return results
 
 
-def _compile_and_record(path: Path, ahead: Ahead, loaded: Plan | None) -> tuple[Compiled, dict]:
+def _compile_and_record(path: Path, read: _Read, ahead: Ahead) -> tuple[Compiled, dict]:
     """Compile a plan and make its manifest entry from the bytes it read."""
     from capplan.review import check
 
-    plan_digest = manifest.file_digest(path)
-    compiled = compile_plan(path, ahead=ahead, loaded=loaded)
+    plan_digest = read.digest
+    compiled = compile_plan(path, ahead=ahead, loaded=read.plan)
     plan = compiled.plan
     folder = Path(plan.file).parent
     patterns, imported = [], {}
