@@ -61,6 +61,15 @@ def test_work_never_started_or_never_taken_is_no_one_s():
     assert Ahead(["a"], lambda k: k, width=0).take("a") is None      # no free CPU: nothing forked
 
 
+def test_a_fork_that_fails_leaves_the_work_to_the_caller(monkeypatch):
+    def no_fork():
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", no_fork)
+    with Ahead(["a", "b"], lambda k: k, width=1) as ahead:
+        assert (ahead.take("a"), ahead.take("b"), ahead.running) == (None, None, {})
+
+
 def _build(project: Path, patch: pytest.MonkeyPatch, free: int, simulation_of=None) -> dict[str, bytes]:
     """Build the main and retail plans in ``project`` with ``free`` CPUs for children: the outputs' bytes."""
     (project / "plans").mkdir(parents=True)

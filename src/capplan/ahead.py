@@ -87,7 +87,10 @@ class Ahead:
     def _start(self) -> None:
         while self.queue and len(self.running) < self.width:
             key = self.queue.pop(0)
-            self.running[key] = _Child(lambda key=key: self.work(key))
+            try:
+                self.running[key] = _Child(lambda key=key: self.work(key))
+            except OSError:                      # no process to spare (a limit, memory): the caller works alone
+                self.width = 0
 
     def take(self, key: Hashable) -> object | None:
         """The child's result for ``key``; None when no child delivered it (do the work yourself)."""
