@@ -37,7 +37,12 @@ def free_cpus() -> int:
 class _Child:
     def __init__(self, work: Callable[[], object]):
         read, write = os.pipe()
-        self.pid = os.fork()
+        try:
+            self.pid = os.fork()
+        except OSError:
+            os.close(read)
+            os.close(write)
+            raise
         if self.pid == 0:                        # the child: work, send, exit without unwinding the parent's stack
             code = 1
             try:
