@@ -352,9 +352,9 @@ def test_record_shows_derivations_tags_and_pending(built):
     assert "## 3. Empirical" in retail and "Little's-law sizing" in retail and "Load sweep" not in retail
 
 
-def test_an_output_the_plan_no_longer_makes_is_removed(project, run_main, monkeypatch):
+def test_an_output_the_plan_no_longer_makes_is_removed(built, run_main, monkeypatch):
     """A plan that loses its scenarios loses its scenarios chart: out/ holds what the manifest lists."""
-    assert run_main("build", MAIN)[0] == 0
+    project = built
     chart = project / "out" / f"{STEM}.scenarios.svg"
     assert chart.is_file()
     plan = yaml.safe_load(MAIN_PLAN.read_text())
