@@ -87,9 +87,17 @@ def _build(project: Path, patch: pytest.MonkeyPatch, free: int, simulation_of=No
 
 
 @pytest.fixture(scope="module")
-def in_place(tmp_path_factory):
-    """The outputs of a build that computes its simulations itself."""
-    return _build(tmp_path_factory.mktemp("in-place"), pytest.MonkeyPatch(), free=0)
+def in_place_project(tmp_path_factory):
+    """A project built by a build that computes its simulations itself."""
+    project = tmp_path_factory.mktemp("in-place")
+    _build(project, pytest.MonkeyPatch(), free=0)
+    return project
+
+
+@pytest.fixture
+def in_place(in_place_project):
+    """The outputs of that build."""
+    return {p.name: p.read_bytes() for p in sorted((in_place_project / "out").iterdir()) if p.name != "manifest.json"}
 
 
 def test_a_build_with_its_simulation_ahead_writes_the_same_bytes(in_place, tmp_path, monkeypatch):
@@ -119,3 +127,36 @@ def test_a_simulation_that_fails_ahead_is_computed_in_place(in_place, tmp_path, 
         raise CapplanError("not here")
 
     assert _build(tmp_path / "failed-ahead", monkeypatch, free=1, simulation_of=fails) == in_place
+
+
+def test_check_of_a_changed_plan_simulates_ahead_too(in_place_project, tmp_path, monkeypatch):
+    """`capplan check` compiles a changed plan as a build does: its simulation in a child,
+    the verdict the same (an added comment changes no output)."""
+    from capplan import manifest
+    from capplan.rendering import simulation
+
+    project = tmp_path / "project"
+    shutil.copytree(in_place_project, project)
+    plan = project / "plans" / MAIN_PLAN.name
+    plan.write_text(plan.read_text() + "# a comment\n")
+    ran = tmp_path / "ran"
+    original = simulation.of_plan
+
+    def noted(plan_view):
+        shown = original(plan_view)
+        if shown is not None:
+            with ran.open("a") as f:
+                f.write(f"{os.getpid()}\n")
+        return shown
+
+    with monkeypatch.context() as m:
+        m.chdir(project)
+        m.setattr(builder, "free_cpus", lambda: 1)
+        m.setattr(ahead_module, "free_cpus", lambda: 1)
+        m.setattr(simulation, "of_plan", noted)
+        recorded, _ = manifest.read(project / "out")
+        seen = builder.inspect(builder.plan_paths([]), project / "out", recorded)
+    assert [s.file for s in seen] == [f"plans/{MAIN_PLAN.name}", f"plans/{RETAIL_PLAN.name}"]   # the order given
+    assert seen[0].problems == [] and "re-evaluated, outputs current" in seen[0].note
+    pids = ran.read_text().split()
+    assert len(pids) == 1 and pids[0] != str(os.getpid())

@@ -29,7 +29,7 @@ import pytest
 import recalc
 import yaml
 from openpyxl import load_workbook
-from plan_edits import defined_names, with_cell, with_input
+from plan_edits import defined_names, quick_view, with_cell, with_input
 
 from capplan.engine.evaluate import evaluate_all
 from capplan.engine.model import standard_model
@@ -40,7 +40,7 @@ from capplan.rendering.excel import lint_formula, looks_like_cell
 from capplan.rendering.layout import layout
 from capplan.rendering.palette import palette
 from capplan.rendering.record import dependency_graphs
-from capplan.rendering.workbook import build_workbook, config, render_workbook
+from capplan.rendering.workbook import build_workbook, config, render_workbook, to_bytes
 from capplan.rendering.workbook.simulation import TITLE as SIMULATION
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -150,7 +150,7 @@ def sources(reference, model, tmp_path_factory):
     sources, edits = {}, {}
     for name, (plan, evs, built) in reference.items():
         path = src / f"{name}.xlsx"
-        path.write_bytes(render_workbook(plan, evs, model))
+        path.write_bytes(to_bytes(built))
         sources[name] = path
     for path in REFERENCE:
         plan, evs, built = reference[path.stem]
@@ -167,19 +167,20 @@ def sources(reference, model, tmp_path_factory):
         changed = with_cell(with_input(plan, "peak_arrival_rate", "90 req/s"),
                             "deployments", 0, "node_hourly_cost", "30 USD/h")
         changed_evs = evaluate_all(changed, model)
-        expected = build_workbook(changed, changed_evs, model)
+        expected = build_workbook(changed, changed_evs, model, quick_view(changed, changed_evs))
         edits[path.stem] = (edited, expected, changed_evs, built)
     inj = injection_plan(model)
     inj_evs = evaluate_all(inj, model)
-    inj_built = build_workbook(inj, inj_evs, model)
+    inj_built = build_workbook(inj, inj_evs, model, quick_view(inj, inj_evs))
     inj_path = src / "injection.xlsx"
-    inj_path.write_bytes(render_workbook(inj, inj_evs, model))
+    inj_path.write_bytes(to_bytes(inj_built))
     ctl = control_plan(model, work)
     ctl_evs = evaluate_all(ctl, model)
+    ctl_built = build_workbook(ctl, ctl_evs, model, quick_view(ctl, ctl_evs))
     ctl_path = src / "control.xlsx"
-    ctl_path.write_bytes(render_workbook(ctl, ctl_evs, model))
+    ctl_path.write_bytes(to_bytes(ctl_built))
     return {"work": work, "plans": sources, "edits": edits, "injection": (inj_built, inj_path),
-            "control": (build_workbook(ctl, ctl_evs, model), ctl_path)}
+            "control": (ctl_built, ctl_path)}
 
 
 @pytest.fixture(scope="module", params=recalc.engine_params())

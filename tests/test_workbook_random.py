@@ -16,14 +16,13 @@ from conftest import MAIN_PLAN as CHAT
 from conftest import RETAIL_PLAN as RETAIL
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from plan_edits import defined_names, with_input, with_table
+from plan_edits import defined_names, quick_view, with_input, with_table
 
-from capplan.engine import montecarlo, units
+from capplan.engine import units
 from capplan.engine.evaluate import evaluate_all
 from capplan.engine.model import standard_model
 from capplan.errors import CapplanError
 from capplan.loading.plan import load
-from capplan.rendering import simulation, view
 from capplan.rendering.excel import lint_formula
 from capplan.rendering.workbook import build_workbook, to_bytes
 
@@ -119,15 +118,6 @@ def apply_changes(base_plans, ch, model):
     return plan
 
 
-def few_draws(plan, evaluations):
-    """A random plan's simulation with 2,000 draws: its sheet holds values, not formulas,
-    so the default 100,000 would only slow the recalculation test down."""
-    if not montecarlo.uncertain_in(plan):
-        return None
-    e = evaluations[0]
-    return simulation.summarise(montecarlo.simulate(plan, e.model, e.values, samples=2_000), e)
-
-
 # The scenarios a random plan keeps: the nominal sheet, one that reads the nominal fleet
 # across sheets (nominal()), one that fails GPUs. More sheets repeat the same formula text
 # with other inputs: they cost LibreOffice time, not coverage.
@@ -175,7 +165,7 @@ def random_workbooks(model, tmp_path_factory):
         except CapplanError as err:        # e.g. a random model that does not fit
             skipped.append(str(err))
             continue
-        b = build_workbook(plan, evs, model, view.build(plan, evs, lambda plan=plan, evs=evs: few_draws(plan, evs)))
+        b = build_workbook(plan, evs, model, quick_view(plan, evs))
         problems = [p for _, f in b.formulas() for p in lint_formula(f, defined_names(b.workbook))]
         assert not problems, problems[:5]
         path = work / "src" / f"random-{i}.xlsx"

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -156,55 +157,67 @@ def _read_all(paths: list[Path]) -> dict[Path, _Read]:
     return read
 
 
+def compile_each(paths: list[Path]) -> Iterator[tuple[Path, _Read, Compiled | CapplanError]]:
+    """``(path, what was read, its outputs or its error)`` for each plan, in the order
+    compiled: every plan is read once first, the simulations of those that have one
+    start in child processes (:mod:`capplan.ahead`), and the plans without one are
+    compiled first, so that the simulations run while plans are rendered. Closing
+    the iterator early ends the children."""
+    read = _read_all(paths)
+    simulated = []
+    if read and free_cpus():
+        from capplan.engine.montecarlo import uncertain_in
+        simulated = [p for p, r in read.items() if r.plan and uncertain_in(r.plan)]
+    with Ahead(simulated, lambda p: simulation_of(read[p].plan)) as ahead:
+        for path in sorted(paths, key=lambda p: Path(p) in simulated):
+            try:
+                yield path, read[Path(path)], compile_plan(path, ahead=ahead, loaded=read[Path(path)].plan)
+            except CapplanError as err:
+                yield path, read[Path(path)], err
+
+
 # -- build --------------------------------------------------------------------------------
 
 def build(paths: list[Path], out_dir: Path) -> list[Built]:
     """Build each plan into out_dir, skipping those whose record still holds;
     a plan that fails is reported in its :class:`Built` and left as it was.
-    The simulations of the plans to build start first, in child processes
-    (:mod:`capplan.ahead`), and the plans without one are built first, so that
-    the simulations run while plans are rendered (the results keep the order given)."""
+    The results keep the order given, whatever order :func:`compile_each` took."""
     recorded, _ = manifest.read(out_dir)
-    results = [Built(display(path)) for path in paths]
+    paths = list(dict.fromkeys(Path(path) for path in paths))       # a plan named twice is built once
+    results = {path: Built(display(path)) for path in paths}
     stale = []
-    for path, result in zip(paths, results, strict=True):
-        entry = recorded.get(Path(path).stem)
+    for path in paths:
+        result, entry = results[path], recorded.get(path.stem)
         if entry and not manifest.changes(entry, result.file) \
                 and not manifest.output_problems(entry["outputs"], out_dir):
             result.skipped, result.outputs = True, sorted(entry["outputs"])
         else:
-            stale.append((path, result))
-    read = _read_all([p for p, _ in stale])
-    if stale and free_cpus():
-        from capplan.engine.montecarlo import uncertain_in
-        simulated = [p for p, r in read.items() if r.plan and uncertain_in(r.plan)]
-    else:
-        simulated = []
-    stale.sort(key=lambda pair: Path(pair[0]) in simulated)
+            stale.append(path)
     try:
-        with Ahead(simulated, lambda p: simulation_of(read[p].plan)) as ahead:
-            for path, result in stale:
-                try:
-                    compiled, entry = _compile_and_record(path, read[Path(path)], ahead)
-                    result.outputs = sorted(compiled.files)
-                    result.removed = _remove_stale(out_dir, recorded.get(compiled.plan.name), compiled.files)
-                    result.changed = write(out_dir, compiled.files)
-                except CapplanError as err:
-                    result.error = err
-                    continue
-                recorded[compiled.plan.name] = entry
+        for path, read, compiled in compile_each(stale):
+            result = results[Path(path)]
+            if isinstance(compiled, CapplanError):
+                result.error = compiled
+                continue
+            try:
+                entry = _record(read, compiled)
+                result.outputs = sorted(compiled.files)
+                result.removed = _remove_stale(out_dir, recorded.get(compiled.plan.name), compiled.files)
+                result.changed = write(out_dir, compiled.files)
+            except CapplanError as err:
+                result.error = err
+                continue
+            recorded[compiled.plan.name] = entry
     finally:
-        if any(not r.skipped and not r.error for r in results):
+        if any(not r.skipped and not r.error for r in results.values()):
             write(out_dir, {manifest.NAME: manifest.dumps(recorded)})
-    return results
+    return list(results.values())
 
 
-def _compile_and_record(path: Path, read: _Read, ahead: Ahead) -> tuple[Compiled, dict]:
-    """Compile a plan and make its manifest entry from the bytes it read."""
+def _record(read: _Read, compiled: Compiled) -> dict:
+    """A compiled plan's manifest entry, from the bytes it was read from."""
     from capplan.review import check
 
-    plan_digest = read.digest
-    compiled = compile_plan(path, ahead=ahead, loaded=read.plan)
     plan = compiled.plan
     folder = Path(plan.file).parent
     patterns, imported = [], {}
@@ -213,39 +226,44 @@ def _compile_and_record(path: Path, read: _Read, ahead: Ahead) -> tuple[Compiled
             patterns += [spec["import"]] if isinstance(spec["import"], str) else list(spec["import"])
             for f in getattr(plan.nominal.tables.get(name), "imported", ()):
                 imported[(folder / f.path).as_posix()] = f.sha256
-    entry = manifest.record(plan.file, plan_digest, patterns, imported, compiled.files,
-                            check.findings(compiled.evaluations))
-    return compiled, entry
+    return manifest.record(plan.file, read.digest, patterns, imported, compiled.files,
+                           check.findings(compiled.evaluations))
 
 
 # -- check --------------------------------------------------------------------------------
 
-def inspect(path: Path, out_dir: Path, recorded: dict[str, dict]) -> Inspected:
-    """Whether out_dir holds what a build of this plan makes, and its findings.
+def inspect(paths: list[Path], out_dir: Path, recorded: dict[str, dict]) -> list[Inspected]:
+    """Per plan, in the order given: whether out_dir holds what a build of it makes, and its findings.
 
     A plan whose inputs, model, templates and toolchain are as the manifest
     recorded is not evaluated: its outputs are compared with the recorded
-    hashes and its findings read back. Any other plan is compiled and its
-    outputs compared byte for byte, each problem saying what changed.
+    hashes and its findings read back. Any other plan is compiled (as a build
+    would: :func:`compile_each`) and its outputs compared byte for byte, each
+    problem saying what changed.
     """
-    file = display(path)
-    entry = recorded.get(Path(path).stem)
-    reasons = manifest.changes(entry, file) if entry else [f"out/{manifest.NAME} has no record of it"]
-    if not reasons:
-        problems = manifest.output_problems(entry["outputs"], out_dir)
-        return Inspected(file, [f"{p}: run `capplan build {file}`" for p in problems], entry["findings"])
     from capplan.review import check
 
-    try:
-        compiled = compile_plan(path)
-    except CapplanError as err:
-        return Inspected(file, [str(err)])
-    digests = {name: manifest.sha256(content) for name, content in compiled.files.items()}
-    why = "; ".join(reasons)
-    problems = [f"{p}: run `capplan build {file}` (since the last build: {why})"
-                for p in manifest.output_problems(digests, out_dir)]
-    note = None if problems else f"{file}: re-evaluated, outputs current ({why}); `capplan build` updates the record"
-    return Inspected(file, problems, check.findings(compiled.evaluations), note)
+    seen: dict[Path, Inspected] = {}
+    why: dict[Path, str] = {}
+    for path in paths:
+        file, entry = display(path), recorded.get(Path(path).stem)
+        reasons = manifest.changes(entry, file) if entry else [f"out/{manifest.NAME} has no record of it"]
+        if reasons:
+            why[Path(path)] = "; ".join(reasons)
+        else:
+            problems = manifest.output_problems(entry["outputs"], out_dir)
+            seen[Path(path)] = Inspected(file, [f"{p}: run `capplan build {file}`" for p in problems], entry["findings"])
+    for path, _, compiled in compile_each(list(why)):
+        file, reason = display(path), why[Path(path)]
+        if isinstance(compiled, CapplanError):
+            seen[Path(path)] = Inspected(file, [str(compiled)])
+            continue
+        digests = {name: manifest.sha256(content) for name, content in compiled.files.items()}
+        problems = [f"{p}: run `capplan build {file}` (since the last build: {reason})"
+                    for p in manifest.output_problems(digests, out_dir)]
+        note = None if problems else f"{file}: re-evaluated, outputs current ({reason}); `capplan build` updates the record"
+        seen[Path(path)] = Inspected(file, problems, check.findings(compiled.evaluations), note)
+    return [seen[Path(path)] for path in paths]
 
 
 # -- writing ------------------------------------------------------------------------------

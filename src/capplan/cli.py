@@ -224,8 +224,7 @@ def cmd_check(args) -> int:
     warnings: list[str] = []
     notes: list[str] = []
     paths = builder.plan_paths(args.plans)
-    for path in paths:
-        seen = builder.inspect(path, out_dir, recorded)
+    for seen in builder.inspect(paths, out_dir, recorded):
         problems += seen.problems
         notes += [seen.note] if seen.note else []
         if seen.findings is not None:
