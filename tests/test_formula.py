@@ -82,4 +82,6 @@ def test_comparisons_forgive_float_noise_as_ceil_and_floor_do():
     assert [bool(compare(op, 400 * (1 + 1e-12), 400)) for op in ("<=", "<", ">=", ">", "==", "!=")] == \
         [False, False, True, True, False, True]             # a real difference stays one
     assert bool(compare("==", float("inf"), float("inf"))) and bool(compare("!=", float("nan"), float("nan")))
+    assert [bool(compare(op, float("inf"), 5.0)) for op in ("<=", "<", ">=", ">", "==", "!=")] == \
+        [False, False, True, True, False, True]             # infinity is not within 1e-14 of 5
     assert not bool(compare(">=", float("nan"), 1.0))

@@ -473,7 +473,8 @@ def compare(op: str, a, b) -> np.ndarray:
     say it does)."""
     a, b = np.broadcast_arrays(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
     with np.errstate(invalid="ignore"):
-        tie = (a == b) | (np.abs(a - b) <= _SNAP * np.maximum(np.abs(a), np.abs(b)))
+        near = np.abs(a - b) <= _SNAP * np.maximum(np.abs(a), np.abs(b))
+        tie = (a == b) | (near & np.isfinite(a) & np.isfinite(b))      # inf is near nothing finite
     return {"<=": (a <= b) | tie, "<": (a < b) & ~tie, ">=": (a >= b) | tie, ">": (a > b) & ~tie,
             "==": tie, "!=": ~tie}[op]
 
