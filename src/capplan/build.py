@@ -168,12 +168,13 @@ def compile_each(paths: list[Path]) -> Iterator[tuple[Path, _Read, Compiled | Ca
     if read and free_cpus():
         from capplan.engine.montecarlo import uncertain_in
         simulated = [p for p, r in read.items() if r.plan and uncertain_in(r.plan)]
+    last = set(simulated)
     with Ahead(simulated, lambda p: simulation_of(read[p].plan)) as ahead:
-        for path in sorted(paths, key=lambda p: Path(p) in simulated):
+        for path in sorted(read, key=lambda p: p in last):
             try:
-                yield path, read[Path(path)], compile_plan(path, ahead=ahead, loaded=read[Path(path)].plan)
+                yield path, read[path], compile_plan(path, ahead=ahead, loaded=read[path].plan)
             except CapplanError as err:
-                yield path, read[Path(path)], err
+                yield path, read[path], err
 
 
 # -- build --------------------------------------------------------------------------------
@@ -195,7 +196,7 @@ def build(paths: list[Path], out_dir: Path) -> list[Built]:
             stale.append(path)
     try:
         for path, read, compiled in compile_each(stale):
-            result = results[Path(path)]
+            result = results[path]
             if isinstance(compiled, CapplanError):
                 result.error = compiled
                 continue
@@ -243,27 +244,28 @@ def inspect(paths: list[Path], out_dir: Path, recorded: dict[str, dict]) -> list
     """
     from capplan.review import check
 
+    paths = [Path(path) for path in paths]
     seen: dict[Path, Inspected] = {}
     why: dict[Path, str] = {}
     for path in paths:
-        file, entry = display(path), recorded.get(Path(path).stem)
+        file, entry = display(path), recorded.get(path.stem)
         reasons = manifest.changes(entry, file) if entry else [f"out/{manifest.NAME} has no record of it"]
         if reasons:
-            why[Path(path)] = "; ".join(reasons)
+            why[path] = "; ".join(reasons)
         else:
             problems = manifest.output_problems(entry["outputs"], out_dir)
-            seen[Path(path)] = Inspected(file, [f"{p}: run `capplan build {file}`" for p in problems], entry["findings"])
+            seen[path] = Inspected(file, [f"{p}: run `capplan build {file}`" for p in problems], entry["findings"])
     for path, _, compiled in compile_each(list(why)):
-        file, reason = display(path), why[Path(path)]
+        file, reason = display(path), why[path]
         if isinstance(compiled, CapplanError):
-            seen[Path(path)] = Inspected(file, [str(compiled)])
+            seen[path] = Inspected(file, [str(compiled)])
             continue
         digests = {name: manifest.sha256(content) for name, content in compiled.files.items()}
         problems = [f"{p}: run `capplan build {file}` (since the last build: {reason})"
                     for p in manifest.output_problems(digests, out_dir)]
         note = None if problems else f"{file}: re-evaluated, outputs current ({reason}); `capplan build` updates the record"
-        seen[Path(path)] = Inspected(file, problems, check.findings(compiled.evaluations), note)
-    return [seen[Path(path)] for path in paths]
+        seen[path] = Inspected(file, problems, check.findings(compiled.evaluations), note)
+    return [seen[path] for path in paths]
 
 
 # -- writing ------------------------------------------------------------------------------

@@ -156,7 +156,8 @@ def _lower_series(s, x):
     scalars) loop in Python floats, the same IEEE operations in the same order
     without numpy's cost per call on a tiny array."""
     if s.size <= _FEW:
-        return np.minimum(1.0, _poisson_pmf(s, x) * np.array([_series_sum(a, b) for a, b in zip(s.tolist(), x.tolist())]))
+        sums = np.array([_series_sum(a, b) for a, b in zip(s.tolist(), x.tolist(), strict=True)])
+        return np.minimum(1.0, _poisson_pmf(s, x) * sums)
     total = np.empty(s.shape)
     live = np.arange(s.size)
     ss, xs = s.copy(), x.copy()                                  # the live elements' own arrays

@@ -294,7 +294,6 @@ class PlanHolds:
     def __init__(self, evaluations: list[Evaluation]):
         self.evaluations = evaluations
         self.search = Search(evaluations)
-        self._by_name = {e.scenario.name: e for e in evaluations}
         self._found: dict[str, list[InputHolds]] = {}
 
     def probe(self, e: Evaluation, variable: Target) -> tuple[Probe, list[Decision], list[Decision]]:
@@ -316,7 +315,7 @@ class PlanHolds:
         """One scenario's inputs (:meth:`inputs`), searched when first asked for: the record
         and the workbook show the nominal scenario's alone, the JSON every scenario's."""
         if scenario not in self._found:
-            self._found[scenario] = self.inputs(self._by_name[scenario])
+            self._found[scenario] = self.inputs(self.search.evaluations[scenario])
         return self._found[scenario]
 
     @property
