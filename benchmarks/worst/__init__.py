@@ -1,0 +1,1 @@
+"""Worst inputs inside their domains, one module of cases per area (see harness.py)."""
