@@ -7,6 +7,7 @@ import copy
 import io
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,16 @@ RETAIL_PLAN = ROOT / "plans" / "llama3-8b-a100-retail-chatbot.yaml"
 # order, by number of tests, which put the two-test random-plan module last: 68 s
 # instead of 57 s on two cores).
 LONGEST_FIRST = ("test_workbook.py", "test_build.py", "test_workbook_random.py", "test_seek.py", "test_simulate.py")
+
+
+def pytest_configure(config):
+    """The suite's own cache of compiled plans (see capplan.cache), never the user's: entries
+    are found by content, so tests share it safely; a test of the cache sets its own."""
+    os.environ["CAPPLAN_CACHE_DIR"] = tempfile.mkdtemp(prefix="capplan-test-cache-")
+
+
+def pytest_unconfigure(config):
+    shutil.rmtree(os.environ.get("CAPPLAN_CACHE_DIR", ""), ignore_errors=True)
 
 
 def pytest_collection_modifyitems(items):

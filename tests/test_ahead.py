@@ -130,9 +130,9 @@ def test_a_simulation_that_fails_ahead_is_computed_in_place(in_place, tmp_path, 
 
 
 def test_check_of_a_changed_plan_simulates_ahead_too(in_place_project, tmp_path, monkeypatch):
-    """`capplan check` compiles a changed plan as a build does: its simulation in a child,
-    the verdict the same (an added comment changes no output)."""
-    from capplan import manifest
+    """`capplan check` compiles the plans in parallel: the simulated one in a child, the
+    verdict the same (an added comment changes no output)."""
+    from capplan import verify
     from capplan.rendering import simulation
 
     project = tmp_path / "project"
@@ -154,9 +154,9 @@ def test_check_of_a_changed_plan_simulates_ahead_too(in_place_project, tmp_path,
         m.setattr(builder, "free_cpus", lambda: 1)
         m.setattr(ahead_module, "free_cpus", lambda: 1)
         m.setattr(simulation, "of_plan", noted)
-        recorded, _ = manifest.read(project / "out")
-        seen = builder.inspect(builder.plan_paths([]), project / "out", recorded)
+        m.setenv("CAPPLAN_CACHE_DIR", str(tmp_path / "cache"))          # nothing computed yet
+        seen, folder = verify.verify(builder.plan_paths([]), project / "out", whole=True)
     assert [s.file for s in seen] == [f"plans/{MAIN_PLAN.name}", f"plans/{RETAIL_PLAN.name}"]   # the order given
-    assert seen[0].problems == [] and "re-evaluated, outputs current" in seen[0].note
+    assert folder == [] and seen[0].problems == [] and "outputs current" in seen[0].note
     pids = ran.read_text().split()
     assert len(pids) == 1 and pids[0] != str(os.getpid())

@@ -89,10 +89,11 @@ def test_build_twice_is_byte_identical(built, run_main):
     code, out, _ = run_main("build")
     assert code == 0
     retail = RETAIL_PLAN.stem
-    assert out.splitlines() == [(f"{MAIN}: unchanged ({STEM}.holds.svg, {STEM}.json, {STEM}.md, {STEM}.scenarios.svg, "
-                                 f"{STEM}.simulation.svg, {STEM}.sweep.svg, {STEM}.xlsx)"),
-                                (f"plans/{RETAIL_PLAN.name}: unchanged ({retail}.holds.svg, {retail}.json, {retail}.md, "
-                                 f"{retail}.xlsx)")]
+    assert out.splitlines() == [f"{MAIN}: current, not rebuilt (7 outputs as built from these inputs)",
+                                f"plans/{RETAIL_PLAN.name}: current, not rebuilt (4 outputs as built from these inputs)"]
+    code, out, _ = run_main("build", "--force")
+    assert code == 0 and out.splitlines() == [f"{MAIN}: rebuilt, every output as it was",
+                                              f"plans/{retail}.yaml: rebuilt, every output as it was"]
     assert _snapshot(built / "out") == first
     assert run_main("build", "--out", "again")[0] == 0          # a clean build elsewhere: the same bytes
     assert _snapshot(built / "again") == first
@@ -119,11 +120,11 @@ def test_unchanged_plans_are_neither_evaluated_nor_written(built, run_main, monk
     _never_evaluate(monkeypatch)
     times = {p.name: p.stat().st_mtime_ns for p in (built / "out").iterdir()}
     code, out, _ = run_main("build")
-    assert code == 0 and out.count(": unchanged (") == 2
+    assert code == 0 and out.count(": current, not rebuilt (") == 2
     code, out, err = run_main("check")
     assert code == 0, err
     assert out == "capplan check: 2 plan(s) OK (units, expectations, out/ current); 2 warning(s)\n"
-    assert f"warning: {MAIN}: 2 pending measurements" in err        # findings read back from the manifest
+    assert f"warning: {MAIN}: 2 pending measurements" in err        # findings read back from this machine's cache
     assert {p.name: p.stat().st_mtime_ns for p in (built / "out").iterdir()} == times
 
 
@@ -146,11 +147,11 @@ def test_a_changed_plan_is_rebuilt_and_check_names_it(built, run_main):
     _edit_a_source(built)
     code, _, err = run_main("check")
     assert code == 1
-    assert (f"  - out/{STEM}.md is out of date: run `capplan build {MAIN}` (since the last build: {MAIN} changed)"
-            in err)
+    assert f"out/{STEM}.md is out of date; " in err
+    assert f": run `capplan build {MAIN}` (since the last build: {MAIN} changed)" in err
     code, out, _ = run_main("build")
     assert code == 0
-    assert f"{MAIN}: wrote " in out and "retail-chatbot.yaml: unchanged (" in out
+    assert f"{MAIN}: wrote out/{STEM}.{{" in out and "retail-chatbot.yaml: current, not rebuilt (" in out
     assert run_main("check")[0] == 0
 
 
@@ -159,8 +160,7 @@ def test_an_edit_that_changes_no_output_passes_with_a_note(built, run_main):
     path.write_text(path.read_text() + "# a comment changes the file, not the results\n")
     code, _, err = run_main("check")
     assert code == 0
-    assert (f"capplan check: note: {MAIN}: re-evaluated, outputs current ({MAIN} changed); "
-            "`capplan build` updates the record") in err
+    assert f"capplan check: note: {MAIN}: outputs current ({MAIN} changed); `capplan build` updates the record" in err
 
 
 def test_check_names_the_library_version_that_differs(built, run_main):
@@ -175,7 +175,7 @@ def test_check_names_the_library_version_that_differs(built, run_main):
     workbook.write_bytes(workbook.read_bytes() + b"\0")
     code, _, err = run_main("check")
     assert code == 1
-    assert (f"  - out/{STEM}.xlsx is out of date: run `capplan build {MAIN}` (since the last build: "
+    assert (f"  - {MAIN}: out/{STEM}.xlsx is out of date: run `capplan build {MAIN}` (since the last build: "
             f"sympy {here} here, out/ was built with 1.11)") in err
 
 
@@ -186,11 +186,12 @@ def test_a_damaged_manifest_means_re_evaluating_never_a_crash(built, run_main):
     record.write_text(json.dumps(doc))
     code, _, err = run_main("check")
     assert code == 0
-    assert f"note: {MAIN}: re-evaluated, outputs current (out/{manifest.NAME} has no record of it)" in err
-    assert "retail-chatbot.yaml: re-evaluated" not in err
+    assert (f"note: {MAIN}: outputs current (out/{manifest.NAME} has no record of it); "
+            "`capplan build` updates the record") in err
+    assert "retail-chatbot.yaml: outputs current" not in err
     record.write_text("{ not json")
     code, out, err = run_main("build")
-    assert code == 0 and out.count(": unchanged (") == 2
+    assert code == 0 and out.count(": current, not rebuilt (") == 2       # this machine's cache vouches
     assert json.loads(record.read_text())["plans"].keys() == {STEM, RETAIL_PLAN.stem}
 
 
@@ -206,7 +207,8 @@ def test_a_new_benchmark_file_next_to_the_plan_is_noticed(tmp_path, run_main):
     shutil.copy(folder / "qps_16.json", folder / "qps_16_again.json")
     code, _, err = run_main("check")
     assert code == 1
-    assert ("  - out/swept.md is out of date: run `capplan build plans/swept.yaml` (since the last build: "
+    assert "  - plans/swept.yaml: out/swept." in err and "out/swept.md is out of date" in err
+    assert (": run `capplan build plans/swept.yaml` (since the last build: "
             "the import sweeps/qps_*.json of plans/swept.yaml matches other files now)") in err
 
 
@@ -234,7 +236,7 @@ def test_a_write_failure_on_the_second_file_leaves_every_output_as_it_was(built,
                    "1 plan(s) failed; their previous outputs are untouched\n")
     assert len(made) == 2 and not any(Path(name).exists() for _, name in made)
     assert _snapshot(built / "out") == before                  # the .json written first was not renamed in either
-    assert run_main("build", MAIN)[1].startswith(f"{MAIN}: wrote 3 (")
+    assert run_main("build", MAIN)[1].startswith(f"{MAIN}: wrote out/{STEM}.{{json,md,xlsx}}; 4 already current")
 
 
 def test_outputs_that_cannot_be_written_are_plan_errors_not_bugs(project, run_main, monkeypatch):

@@ -14,6 +14,12 @@ child crashed, the result does not unpickle, the platform cannot fork, only
 one CPU is free), and the caller then does the work itself, so messages,
 exit codes and bytes are the same as without it. At most one child per free
 CPU runs at a time; children not collected are killed when the build ends.
+
+No child outlives the command: a child takes the default action for SIGTERM,
+SIGHUP and SIGINT (so a signal to the process group ends it), asks the
+kernel to kill it when its parent dies (Linux's ``PR_SET_PDEATHSIG``: even a
+parent killed with SIGKILL leaves none), and the command kills every live
+child as it ends, however it ends (:func:`kill_all`).
 """
 
 from __future__ import annotations
@@ -23,6 +29,9 @@ import pickle
 import signal
 import sys
 from collections.abc import Callable, Hashable, Iterable
+
+_PR_SET_PDEATHSIG = 1
+_LIVE: set[_Child] = set()         # children started and not yet collected or killed
 
 
 def free_cpus() -> int:
@@ -36,6 +45,7 @@ def free_cpus() -> int:
 
 class _Child:
     def __init__(self, work: Callable[[], object]):
+        parent = os.getpid()
         read, write = os.pipe()
         try:
             self.pid = os.fork()
@@ -46,6 +56,7 @@ class _Child:
         if self.pid == 0:                        # the child: work, send, exit without unwinding the parent's stack
             code = 1
             try:
+                _orphan_proof(parent)
                 os.close(read)
                 data = pickle.dumps(work(), protocol=pickle.HIGHEST_PROTOCOL)
                 with os.fdopen(write, "wb") as pipe:
@@ -57,11 +68,13 @@ class _Child:
                 os._exit(code)
         os.close(write)
         self.read = read
+        _LIVE.add(self)
 
     def collect(self) -> object | None:
         with os.fdopen(self.read, "rb") as pipe:
             data = pipe.read()
         _, status = os.waitpid(self.pid, 0)
+        _LIVE.discard(self)
         if status != 0:
             return None
         try:
@@ -70,12 +83,36 @@ class _Child:
             return None
 
     def kill(self) -> None:
+        if self not in _LIVE:
+            return
+        _LIVE.discard(self)
         try:
             os.kill(self.pid, signal.SIGKILL)
             os.waitpid(self.pid, 0)
         except OSError:
             pass
         os.close(self.read)
+
+
+def _orphan_proof(parent: int) -> None:
+    """In a new child: the default action for the signals that end a command, and death with
+    the parent (if the parent is already gone, now)."""
+    for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(signum, signal.SIG_DFL)
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):            # not Linux's C library: the parent's kill_all still holds
+        pass
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def kill_all() -> None:
+    """Kill every child still running (a command's last act, however it ends)."""
+    for child in list(_LIVE):
+        child.kill()
 
 
 class Ahead:

@@ -8,9 +8,11 @@ disk or a write error on the second of three files leaves every output of
 that plan as it was, and no half file behind.
 
 ``out/manifest.json`` (see :mod:`capplan.manifest`) records what each plan
-was built from; :func:`build` skips a plan whose inputs and outputs are as
-recorded, and :func:`inspect` lets ``check`` trust such a plan without
-evaluating it.
+was built from; :func:`build` skips a plan whose outputs are what this
+machine's cache (:mod:`capplan.cache`) says a compile of its current inputs
+makes, or, with no such entry, what the manifest recorded. Every compile is
+stored in the cache, which ``check`` (:mod:`capplan.verify`) trusts where it
+trusts no manifest.
 
 The heavy stages (sympy, pint, openpyxl, jinja2) are imported inside the
 functions that need them, so an unchanged build or check never loads them.
@@ -18,6 +20,7 @@ functions that need them, so an unchanged build or check never loads them.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from collections.abc import Iterator
@@ -25,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from capplan import manifest
+from capplan import cache, manifest
 from capplan.ahead import Ahead, free_cpus
 from capplan.errors import CapplanError
 
@@ -53,29 +56,29 @@ class Built:
     outputs: list[str] = field(default_factory=list)
     changed: list[Path] = field(default_factory=list)
     removed: list[Path] = field(default_factory=list)   # outputs of the last build this one no longer makes
-    skipped: bool = False            # inputs and outputs as recorded: not evaluated
+    skipped: bool = False            # outputs current (cache or manifest): not evaluated
+    gone: bool = False               # no plan any more: its recorded outputs removed
     error: CapplanError | None = None
 
 
-@dataclass
-class Inspected:
-    """What ``check`` needs of one plan, evaluated or read from the manifest."""
-
-    file: str
-    problems: list[str] = field(default_factory=list)
-    findings: dict | None = None     # see capplan.review.check.findings
-    note: str | None = None          # why the plan was re-evaluated although out/ is current
-
-
 def plan_paths(given: list[str], plans_dir: Path = Path("plans")) -> list[Path]:
+    """The plans named (each once), or every plan in ``plans/``; two that would write the
+    same outputs (``x.yaml`` and ``x.yml``, or ``a/x.yaml`` and ``b/x.yaml``) are refused."""
     if given:
-        return [Path(p) for p in given]
-    if not plans_dir.is_dir():
+        paths = list(dict.fromkeys(Path(p) for p in given))
+    elif not plans_dir.is_dir():
         raise CapplanError(f"no plans given and no '{plans_dir}/' folder here")
-    paths = sorted(plans_dir.glob("*.yaml")) + sorted(plans_dir.glob("*.yml"))
-    if not paths:
-        raise CapplanError(f"no plans (*.yaml) in '{plans_dir}/'")
-    return paths
+    else:
+        paths = sorted(plans_dir.glob("*.yaml")) + sorted(plans_dir.glob("*.yml"))
+        if not paths:
+            raise CapplanError(f"no plans (*.yaml) in '{plans_dir}/'")
+    by_name: dict[str, Path] = {}
+    for path in paths:
+        other = by_name.setdefault(path.stem, path)
+        if other != path and os.path.realpath(other) != os.path.realpath(path):
+            raise CapplanError(f"{display(other)} and {display(path)} would both write out/{path.stem}.*; "
+                               "rename one of them")
+    return list({os.path.realpath(p): p for p in paths}.values())
 
 
 def load_plan(path: Path, model: Model | None = None) -> Plan:
@@ -139,25 +142,25 @@ def simulation_of(plan: Plan):
 
 
 @dataclass
-class _Read:
+class Read:
     digest: str | None      # SHA-256 of the plan file, taken before it was read
     plan: Plan | None       # None: it does not load (its build reports why)
 
 
-def _read_all(paths: list[Path]) -> dict[Path, _Read]:
+def _read_all(paths: list[Path]) -> dict[Path, Read]:
     """Every plan to build, read once. The file's hash is taken first, so that an edit
     while the build runs reads as a change to the next build, never as none."""
     read = {}
     for path in paths:
         digest = manifest.file_digest(path)
         try:
-            read[Path(path)] = _Read(digest, load_plan(path))
+            read[Path(path)] = Read(digest, load_plan(path))
         except CapplanError:
-            read[Path(path)] = _Read(digest, None)
+            read[Path(path)] = Read(digest, None)
     return read
 
 
-def compile_each(paths: list[Path]) -> Iterator[tuple[Path, _Read, Compiled | CapplanError]]:
+def compile_each(paths: list[Path]) -> Iterator[tuple[Path, Read, Compiled | CapplanError]]:
     """``(path, what was read, its outputs or its error)`` for each plan, in the order
     compiled: every plan is read once first, the simulations of those that have one
     start in child processes (:mod:`capplan.ahead`), and the plans without one are
@@ -179,44 +182,66 @@ def compile_each(paths: list[Path]) -> Iterator[tuple[Path, _Read, Compiled | Ca
 
 # -- build --------------------------------------------------------------------------------
 
-def build(paths: list[Path], out_dir: Path) -> list[Built]:
-    """Build each plan into out_dir, skipping those whose record still holds;
-    a plan that fails is reported in its :class:`Built` and left as it was.
-    The results keep the order given, whatever order :func:`compile_each` took."""
+def build(paths: list[Path], out_dir: Path, force: bool = False, whole: bool = False) -> list[Built]:
+    """Build each plan into out_dir, skipping those whose outputs are current
+    (:func:`current`; never with ``force``); a plan that fails is reported in
+    its :class:`Built` and left as it was. ``whole``: the paths are every plan
+    of the project, so the outputs of plans the manifest records that are gone
+    are removed too. The results keep the order given, whatever order
+    :func:`compile_each` took."""
     recorded, _ = manifest.read(out_dir)
     paths = list(dict.fromkeys(Path(path) for path in paths))       # a plan named twice is built once
     results = {path: Built(display(path)) for path in paths}
-    stale = []
+    stale, repaired = [], False
     for path in paths:
-        result, entry = results[path], recorded.get(path.stem)
-        if entry and not manifest.changes(entry, result.file) \
-                and not manifest.output_problems(entry["outputs"], out_dir):
-            result.skipped, result.outputs = True, sorted(entry["outputs"])
-        else:
+        result = results[path]
+        entry = None if force else current(path, result.file, out_dir, recorded.get(path.stem))
+        if entry is None:
             stale.append(path)
+            continue
+        result.skipped, result.outputs = True, sorted(entry["outputs"])
+        if recorded.get(path.stem) != entry:            # the cache vouches for what the manifest does not say
+            recorded[path.stem], repaired = entry, True
+    gone = _remove_gone(out_dir, recorded, {path.stem for path in paths}) if whole else []
     try:
-        for path, read, compiled in compile_each(stale):
-            result = results[path]
-            if isinstance(compiled, CapplanError):
-                result.error = compiled
-                continue
-            try:
-                entry = _record(read, compiled)
-                result.outputs = sorted(compiled.files)
-                result.removed = _remove_stale(out_dir, recorded.get(compiled.plan.name), compiled.files)
-                result.changed = write(out_dir, compiled.files)
-            except CapplanError as err:
-                result.error = err
-                continue
-            recorded[compiled.plan.name] = entry
+        with contextlib.closing(compile_each(stale)) as compiled_each:
+            for path, read, compiled in compiled_each:
+                result = results[path]
+                if isinstance(compiled, CapplanError):
+                    result.error = compiled
+                    continue
+                try:
+                    entry = record_of(read, compiled)
+                    result.outputs = sorted(compiled.files)
+                    result.removed = _remove_stale(out_dir, recorded.get(compiled.plan.name), compiled.files)
+                    result.changed = write(out_dir, compiled.files)
+                except CapplanError as err:
+                    result.error = err
+                    continue
+                recorded[compiled.plan.name] = entry
+                cache.store(compiled.plan.name, entry)
     finally:
-        if any(not r.skipped and not r.error for r in results.values()):
+        if repaired or gone or any(not r.skipped and not r.error for r in results.values()):
             write(out_dir, {manifest.NAME: manifest.dumps(recorded)})
-    return list(results.values())
+    return list(results.values()) + gone
 
 
-def _record(read: _Read, compiled: Compiled) -> dict:
-    """A compiled plan's manifest entry, from the bytes it was read from."""
+def current(path: Path, file: str, out_dir: Path, recorded: dict | None) -> dict | None:
+    """The entry that says a plan's outputs in out_dir are what a build would write, if one
+    does: this machine's cache entry for its current inputs when there is one (it was
+    computed here), else the manifest's record (``recorded``) when nothing it names changed.
+    The outputs on disk must have the entry's hashes either way."""
+    entry = cache.lookup(file, path.stem, manifest.file_digest(path))
+    if entry is None and recorded and not manifest.changes(recorded, file):
+        entry = recorded
+    if entry is None or manifest.output_problems(entry["outputs"], out_dir):
+        return None
+    return entry
+
+
+def record_of(read: Read, compiled: Compiled) -> dict:
+    """A compiled plan's manifest entry, from the bytes it was read from: every file
+    it read (imports, a model's config.json) with the hash of the bytes read."""
     from capplan.review import check
 
     plan = compiled.plan
@@ -226,46 +251,11 @@ def _record(read: _Read, compiled: Compiled) -> dict:
         if isinstance(spec, dict) and "import" in spec:
             patterns += [spec["import"]] if isinstance(spec["import"], str) else list(spec["import"])
             for f in getattr(plan.nominal.tables.get(name), "imported", ()):
-                imported[(folder / f.path).as_posix()] = f.sha256
+                imported[os.path.normpath(folder / f.path)] = f.sha256
+    if plan.model_entry.sha256:
+        imported[os.path.normpath(folder / plan.model_entry.file)] = plan.model_entry.sha256
     return manifest.record(plan.file, read.digest, patterns, imported, compiled.files,
                            check.findings(compiled.evaluations))
-
-
-# -- check --------------------------------------------------------------------------------
-
-def inspect(paths: list[Path], out_dir: Path, recorded: dict[str, dict]) -> list[Inspected]:
-    """Per plan, in the order given: whether out_dir holds what a build of it makes, and its findings.
-
-    A plan whose inputs, model, templates and toolchain are as the manifest
-    recorded is not evaluated: its outputs are compared with the recorded
-    hashes and its findings read back. Any other plan is compiled (as a build
-    would: :func:`compile_each`) and its outputs compared byte for byte, each
-    problem saying what changed.
-    """
-    from capplan.review import check
-
-    paths = [Path(path) for path in paths]
-    seen: dict[Path, Inspected] = {}
-    why: dict[Path, str] = {}
-    for path in paths:
-        file, entry = display(path), recorded.get(path.stem)
-        reasons = manifest.changes(entry, file) if entry else [f"out/{manifest.NAME} has no record of it"]
-        if reasons:
-            why[path] = "; ".join(reasons)
-        else:
-            problems = manifest.output_problems(entry["outputs"], out_dir)
-            seen[path] = Inspected(file, [f"{p}: run `capplan build {file}`" for p in problems], entry["findings"])
-    for path, _, compiled in compile_each(list(why)):
-        file, reason = display(path), why[path]
-        if isinstance(compiled, CapplanError):
-            seen[path] = Inspected(file, [str(compiled)])
-            continue
-        digests = {name: manifest.sha256(content) for name, content in compiled.files.items()}
-        problems = [f"{p}: run `capplan build {file}` (since the last build: {reason})"
-                    for p in manifest.output_problems(digests, out_dir)]
-        note = None if problems else f"{file}: re-evaluated, outputs current ({reason}); `capplan build` updates the record"
-        seen[path] = Inspected(file, problems, check.findings(compiled.evaluations), note)
-    return [seen[path] for path in paths]
 
 
 # -- writing ------------------------------------------------------------------------------
@@ -325,6 +315,19 @@ def _remove_stale(out_dir: Path, entry: dict | None, files: dict[str, bytes]) ->
                                f"{err.strerror or err}") from None
         removed.append(path)
     return removed
+
+
+def _remove_gone(out_dir: Path, recorded: dict[str, dict], kept: set[str]) -> list[Built]:
+    """Remove the outputs of the plans the manifest records that are no plan of the project
+    any more, and forget them. Only names a plan of that name writes (``<name>.*``) and no
+    kept plan could (``<kept>.*``) are touched: the manifest is as the pull request wrote it."""
+    gone = []
+    for name in sorted(set(recorded) - kept):
+        entry = recorded.pop(name)
+        outputs = {o: d for o, d in entry["outputs"].items()
+                   if o.startswith(f"{name}.") and not any(o.startswith(f"{k}.") for k in kept)}
+        gone.append(Built(entry["file"], gone=True, removed=_remove_stale(out_dir, {"outputs": outputs}, {})))
+    return gone
 
 
 def _ensure_folder(folder: Path) -> None:

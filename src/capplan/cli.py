@@ -23,10 +23,12 @@ import argparse
 import datetime as dt
 import gc
 import os
+import signal
 import sys
 from pathlib import Path
 
 from capplan import build as builder
+from capplan.ahead import kill_all
 from capplan.errors import CapplanError, InternalError, UsageError
 
 EXIT_OK, EXIT_PLAN, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
@@ -40,14 +42,37 @@ DEFAULT_MAX_PRICE_AGE = 90          # days
 GC_THRESHOLDS = (200_000, 30, 30)
 
 
+class Stopped(BaseException):
+    """SIGTERM or SIGHUP (``timeout``, a cancelled CI job, a closed terminal), raised where the
+    command is, so that it unwinds as from Ctrl-C: temporaries removed, children killed.
+    A BaseException, so no ``except Exception`` of capplan's swallows it."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _stop(signum, _frame) -> None:
+    raise Stopped(signum)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Each command imports the stages it uses when it runs: ``--help`` and an
     unchanged ``build`` or ``check`` load no sympy."""
     before = gc.get_threshold()
     gc.set_threshold(*GC_THRESHOLDS)
+    handlers = {}
+    try:
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            handlers[signum] = signal.signal(signum, _stop)
+    except ValueError:                   # not the main thread (main() run by another program): no handlers
+        pass
     try:
         return _run(argv)
     finally:
+        kill_all()
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
         gc.set_threshold(*before)        # main() also runs inside other programs (the tests)
 
 
@@ -64,7 +89,12 @@ def _run(argv: list[str] | None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_PLAN
     except KeyboardInterrupt:
-        return 130
+        print(f"capplan {args.command}: interrupted; no output was left half-written", file=sys.stderr)
+        return 128 + signal.SIGINT
+    except Stopped as stop:
+        print(f"capplan {args.command}: stopped by {signal.Signals(stop.signum).name}; no output was left "
+              "half-written", file=sys.stderr)
+        return 128 + stop.signum
     except BrokenPipeError:             # `capplan explain … | head`: the reader left; not an error
         try:
             sys.stdout = open(os.devnull, "w")
@@ -100,6 +130,8 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("build", help="evaluate plans and write out/<plan>.md, .json, .xlsx")
     p.add_argument("plans", nargs="*", help="plan files (default: every plans/*.yaml)")
     p.add_argument("--out", default="out", help="output folder (default: out)")
+    p.add_argument("--force", action="store_true",
+                   help="evaluate every plan, even one whose outputs out/manifest.json records as current")
     p.set_defaults(run=cmd_build)
 
     p = sub.add_parser("check", help="CI gate: plans load, units check, expect: holds, out/ is current",
@@ -196,14 +228,15 @@ def _days(text: str) -> int:
 # -- build ------------------------------------------------------------------------------
 
 def cmd_build(args) -> int:
-    results = builder.build(builder.plan_paths(args.plans), Path(args.out))
+    results = builder.build(builder.plan_paths(args.plans), Path(args.out), force=args.force, whole=not args.plans)
     for r in results:
+        removed = f"removed {', '.join(p.name for p in r.removed)}" if r.removed else ""
         if r.error:
             print(f"error: {r.error}", file=sys.stderr)
+        elif r.gone:
+            print(f"{r.file}: no such plan any more; {removed or 'no outputs left'}")
         else:
-            state = "unchanged" if not r.changed else f"wrote {len(r.changed)}"
-            gone = f"; removed {', '.join(p.name for p in r.removed)}" if r.removed else ""
-            print(f"{r.file}: {state} ({', '.join(r.outputs)}){gone}")
+            print(f"{r.file}: {_built(r, Path(args.out))}{'; ' + removed if removed else ''}")
     failed = sum(1 for r in results if r.error)
     if failed:
         print(f"{failed} plan(s) failed; their previous outputs are untouched", file=sys.stderr)
@@ -213,25 +246,38 @@ def cmd_build(args) -> int:
 
 # -- check --------------------------------------------------------------------------------
 
+def _built(r: builder.Built, out_dir: Path) -> str:
+    """What a build did with a plan's outputs, in words: which it wrote, which were already current."""
+    if r.skipped:
+        return f"current, not rebuilt ({len(r.outputs)} outputs as built from these inputs)"
+    wrote = sorted(p.name for p in r.changed)
+    same = len(r.outputs) - len(wrote)
+    return ((f"wrote {_names(wrote, out_dir)}" if wrote else "rebuilt, every output as it was")
+            + (f"; {same} already current" if wrote and same else ""))
+
+
+def _names(names: list[str], out_dir: Path) -> str:
+    """``out/x.{md,json}``: the names of one plan's outputs, their common stem once."""
+    stem = os.path.commonprefix(names).rpartition(".")[0] if len(names) > 1 else ""
+    if not stem:
+        return ", ".join(str(out_dir / name) for name in names)
+    return f"{out_dir / stem}.{{{','.join(name[len(stem) + 1:] for name in names)}}}"
+
+
 def cmd_check(args) -> int:
-    from capplan import manifest
+    from capplan import verify
     from capplan.review import check
 
     out_dir = Path(args.out)
     today = _today()
-    recorded, _ = manifest.read(out_dir)
-    problems: list[str] = []
-    warnings: list[str] = []
-    notes: list[str] = []
     paths = builder.plan_paths(args.plans)
-    for seen in builder.inspect(paths, out_dir, recorded):
-        problems += seen.problems
-        notes += [seen.note] if seen.note else []
-        if seen.findings is not None:
-            problems += seen.findings["failed_expectations"]
-            warnings += check.warnings(seen.findings, today, args.max_price_age)
-    for message in notes:
-        print(f"capplan check: note: {message}", file=sys.stderr)
+    verdicts, folder_problems = verify.verify(paths, out_dir, whole=not args.plans)
+    problems = [p for seen in verdicts for p in seen.problems] + folder_problems
+    warnings = [w for seen in verdicts if seen.findings is not None
+                for w in check.warnings(seen.findings, today, args.max_price_age)]
+    for seen in verdicts:
+        if seen.note:
+            print(f"capplan check: note: {seen.note}", file=sys.stderr)
     if warnings:
         fatal = " (fatal: --strict)" if args.strict else ""
         print(f"capplan check: {len(warnings)} warning(s){fatal}", file=sys.stderr)

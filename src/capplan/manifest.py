@@ -13,9 +13,14 @@ that shapes its outputs, and the hash of each output it wrote:
   and a hash of capplan's own code, so a developer's change to a renderer
   is not mistaken for "nothing changed" while the version number stands.
 
-``capplan build`` skips a plan whose inputs and outputs are as recorded, and
-``capplan check`` trusts such a plan without re-evaluating it. When anything
-differs, :func:`changes` says what, in words a reviewer can act on.
+``capplan build`` skips a plan whose inputs and outputs are as recorded.
+``capplan check`` never trusts this file, which the pull request it checks
+supplies: it compares the outputs and this record with what it computes
+itself (see :mod:`capplan.cache`). Every name read from here is confined:
+inputs to the plan's repository, outputs to plain names in ``out/``, import
+patterns to what an import may be; files are read only when regular and
+size-bounded (:mod:`capplan.bounded`). When anything differs,
+:func:`changes` says what, in words a reviewer can act on.
 
 This module imports nothing heavy: an unchanged ``build`` or ``check`` never
 pays for sympy or pint.
@@ -32,8 +37,11 @@ import zlib
 from functools import cache
 from pathlib import Path
 
+from capplan import bounded
+
 NAME = "manifest.json"
 FORMAT = 1
+MAX_BYTES = 16 * 2 ** 20     # a manifest of a thousand plans is ~5 MB
 # Distributions whose behaviour reaches the outputs' bytes (PyPI names).
 LIBRARIES = ("jinja2", "numpy", "pint", "PyYAML", "sympy")
 
@@ -43,17 +51,30 @@ def sha256(data: bytes) -> str:
 
 
 def file_digest(path: Path) -> str | None:
-    """The file's SHA-256, or None when it cannot be read (gone, a folder)."""
-    try:
-        return sha256(Path(path).read_bytes())
-    except OSError:
-        return None
+    """The file's SHA-256, or None when it is no regular file capplan would read
+    (gone, a folder, a device or FIFO, larger than :data:`capplan.bounded.MAX_BYTES`)."""
+    return bounded.digest(Path(path))
 
 
 def listing_digest(folder: Path, pattern: str) -> str:
-    """A hash of what a glob pattern matches in a folder, names only."""
-    matches = sorted(glob.glob(pattern, root_dir=str(folder), recursive=True))
+    """A hash of what a glob pattern matches in a folder, names only. The pattern
+    comes from a file a pull request writes: one that could walk more than the
+    plan's own import could (absolute, ``~``, ``**``) matches nothing."""
+    if not _safe_pattern(pattern):
+        return sha256(b"\0refused")
+    matches = sorted(glob.glob(pattern, root_dir=str(folder)))
     return sha256("\n".join(matches).encode("utf-8", "surrogateescape"))
+
+
+def _safe_pattern(pattern: str) -> bool:
+    return (bool(pattern) and not os.path.isabs(pattern) and not pattern.startswith("~")
+            and "**" not in pattern and "\0" not in pattern)
+
+
+def _root(file: str) -> Path:
+    """Where the files a plan reads must lie: its repository, else its folder (as imports)."""
+    folder = Path(file).parent
+    return bounded.repository(folder) or Path(os.path.realpath(folder))
 
 
 @cache
@@ -137,7 +158,11 @@ def changes(entry: dict, file: str) -> list[str]:
     if entry.get("file") != file:
         return [f"out/ holds the outputs of {entry.get('file')}, not of {file}"]
     out = []
+    root = _root(file)
     for name, digest in sorted(entry.get("inputs", {}).items()):
+        if not bounded.inside(Path(name), root):
+            out.append(f"{name} is outside the plan's repository")
+            continue
         now = file_digest(Path(name))
         if now != digest:
             out.append(f"{name} {'changed' if now else 'is gone'}")
@@ -174,6 +199,9 @@ def output_problems(outputs: dict[str, str], out_dir: Path) -> list[str]:
     out = []
     for name, digest in sorted(outputs.items()):
         target = out_dir / name
+        if not plain_name(name):
+            out.append(f"{out_dir / NAME} names {name!r}, which is no file name in {out_dir}")
+            continue
         now = file_digest(target)
         if now is None:
             out.append(f"{target} is missing")
@@ -182,22 +210,27 @@ def output_problems(outputs: dict[str, str], out_dir: Path) -> list[str]:
     return out
 
 
+def plain_name(name: str) -> bool:
+    """Whether ``name`` is a file name in a folder (no folder part, not ``.``/``..``)."""
+    return bool(name) and name not in (".", "..") and "/" not in name and "\\" not in name and "\0" not in name
+
+
 def read(out_dir: Path) -> tuple[dict[str, dict], str | None]:
     """The recorded plans by output name, and a note when the manifest is
     missing or unreadable (then every plan counts as changed)."""
     path = out_dir / NAME
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = json.loads(bounded.read(path, MAX_BYTES).decode("utf-8"))
     except FileNotFoundError:
         return {}, f"{path} is missing"
     except (OSError, ValueError) as err:
         return {}, f"{path} is unreadable ({err}); it is rewritten by the next build"
     if not isinstance(doc, dict) or doc.get("format") != FORMAT or not isinstance(doc.get("plans"), dict):
         return {}, f"{path} is not a manifest of format {FORMAT}; it is rewritten by the next build"
-    return {name: entry for name, entry in doc["plans"].items() if _well_formed(entry)}, None
+    return {name: entry for name, entry in doc["plans"].items() if well_formed(entry)}, None
 
 
-def _well_formed(entry) -> bool:
+def well_formed(entry) -> bool:
     """Whether an entry has the shape :func:`record` writes; a hand-edited one
     that does not is ignored (its plan counts as changed), never a crash."""
     def mapping(value, of=str) -> bool:
@@ -215,6 +248,8 @@ def _well_formed(entry) -> bool:
         return False
     found = entry.get("findings")
     return (all(mapping(entry.get(k)) for k in ("inputs", "imports", "data", "toolchain", "outputs"))
+            and all(plain_name(name) for name in entry["outputs"])
+            and all(_safe_pattern(pattern) for pattern in entry["imports"])
             and isinstance(found, dict) and texts(found.get("failed_expectations")) and texts(found.get("pending"))
             and isinstance(found.get("prices"), list) and all(price(p) for p in found["prices"]))
 
@@ -223,6 +258,7 @@ def dumps(plans: dict[str, dict]) -> bytes:
     """Deterministic: sorted keys, fixed indentation, one trailing newline."""
     doc = {"format": FORMAT,
            "about": "written by `capplan build`: what each plan's outputs were built from "
-                    "(SHA-256 of inputs and outputs, tool versions); `capplan check` trusts an unchanged plan",
+                    "(SHA-256 of inputs and outputs, tool versions); `capplan build` skips an unchanged plan, "
+                    "`capplan check` trusts none of it",
            "plans": plans}
     return (json.dumps(doc, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")

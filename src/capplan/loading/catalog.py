@@ -35,6 +35,7 @@ class Entry:
     file: str
     required: tuple[str, ...] = ()  # inputs the plan must give itself (what a config.json cannot say)
     weights: dict[str, dict] = field(default_factory=dict)  # weight format -> {value, checkpoint, source, note}
+    sha256: str | None = None       # of the file read, when the entry is a plan's own file (a config.json)
 
 
 @lru_cache(maxsize=None)

@@ -20,6 +20,7 @@ per parameter. Those names are the entry's ``required`` inputs.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass
@@ -83,7 +84,8 @@ def load(plan_dir: Path, name) -> Entry:
     if not isinstance(top, dict):
         raise CapplanError(f"{relative}: a config.json is a JSON object")
     text = top.get("text_config") if isinstance(top.get("text_config"), dict) else top
-    return _interpret(_Config(top, text, relative, f"{relative} (SHA-256 {digest})"))
+    return dataclasses.replace(_interpret(_Config(top, text, relative, f"{relative} (SHA-256 {digest})")),
+                               sha256=digest)
 
 
 def _interpret(cfg: _Config) -> Entry:

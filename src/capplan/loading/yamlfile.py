@@ -32,6 +32,7 @@ from yaml.events import (
     SequenceStartEvent,
 )
 
+from capplan import bounded
 from capplan.errors import CapplanError
 
 Path_ = tuple  # a key path: ('tables', 'classes', 'rows', 2, 'weight')
@@ -79,18 +80,23 @@ def dotted(path: Path_) -> str:
 def read(path: Path, display: str | None = None) -> Document:
     file = display or str(path)
     try:
-        with path.open("rb") as handle:
-            raw = handle.read(MAX_BYTES + 1)    # no more: the file may be /dev/zero
-        _check_size(len(raw), file)
-        text = raw.decode("utf-8")
+        text = bounded.read(path, MAX_BYTES).decode("utf-8")    # never a device, a FIFO or more than the limit
+    except bounded.TooLarge:
+        raise _too_large(file) from None
+    except bounded.NotRegular:
+        raise CapplanError("cannot read file: not a regular file (a device, a FIFO or a folder)", file=file) from None
     except (OSError, UnicodeDecodeError) as err:
         raise CapplanError(f"cannot read file: {err.strerror if isinstance(err, OSError) else err}", file=file) from None
     return parse(text, file)
 
 
-def _check_size(size: int, file: str, limit: int = MAX_BYTES) -> None:
-    if size > limit:
-        raise CapplanError(f"the file is larger than {limit // 2 ** 20} MiB; a plan needs far less", file=file)
+def _check_size(size: int, file: str) -> None:
+    if size > MAX_BYTES:
+        raise _too_large(file)
+
+
+def _too_large(file: str) -> CapplanError:
+    return CapplanError(f"the file is larger than {MAX_BYTES // 2 ** 20} MiB; a plan needs far less", file=file)
 
 
 def parse(text: str, file: str) -> Document:

@@ -28,6 +28,7 @@ import os
 import posixpath
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
+from capplan import bounded
 from capplan.errors import CapplanError
 from capplan.loading.sweeps.fields import show
 
@@ -47,16 +48,14 @@ class Root:
 
     def __init__(self, plan_dir: Path):
         self.plan_dir = Path(os.path.realpath(plan_dir))
-        for folder in (self.plan_dir, *self.plan_dir.parents):
-            if os.path.lexists(folder / ".git"):
-                self.path, self.name = folder, "the plan's repository"
-                break
+        found = bounded.repository(self.plan_dir)
+        if found:
+            self.path, self.name = found, "the plan's repository"
         else:
             self.path, self.name = self.plan_dir, "the plan's folder (it is in no git repository)"
 
     def holds(self, path: Path) -> bool:
-        real = Path(os.path.realpath(path))
-        return real == self.path or self.path in real.parents
+        return bounded.inside(path, self.path)
 
 
 def expand(root: Root, patterns: list) -> list[str]:

@@ -1,0 +1,86 @@
+"""Reading a file whose name came from somewhere a pull request can write.
+
+``out/manifest.json``, a cache entry or a plan names files that capplan
+then hashes. A name can point anywhere: ``/dev/zero`` (endless), a FIFO
+(blocks for ever), a folder, ``/etc/passwd`` (outside the repository). So
+such a file is opened without blocking, must be a regular file by the
+handle's own ``fstat`` (a swap between a check and the open changes
+nothing), is refused above a size limit before anything is read, and is
+hashed in pieces, so memory stays flat whatever its size.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from pathlib import Path
+
+MAX_BYTES = 256 * 2 ** 20        # an output or input capplan hashes; the largest workbook is ~100 KB
+_CHUNK = 2 ** 20
+
+
+class NotRegular(OSError):
+    """The path exists but is no regular file (a device, a FIFO, a folder)."""
+
+
+class TooLarge(OSError):
+    """A regular file larger than the limit."""
+
+
+def _open(path: Path, limit: int) -> tuple[int, int]:
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise NotRegular(f"{path} is not a regular file (a device, a FIFO or a folder)")
+        if info.st_size > limit:
+            raise TooLarge(f"{path} is larger than {limit // 2 ** 20} MiB")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, info.st_size
+
+
+def read(path: Path, limit: int = MAX_BYTES) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes (:class:`NotRegular` or
+    :class:`TooLarge` otherwise)."""
+    fd, _ = _open(path, limit)
+    with os.fdopen(fd, "rb") as handle:
+        data = handle.read(limit + 1)
+    if len(data) > limit:                                  # it grew after the fstat
+        raise TooLarge(f"{path} is larger than {limit // 2 ** 20} MiB")
+    return data
+
+
+def digest(path: Path, limit: int = MAX_BYTES) -> str | None:
+    """The SHA-256 of a regular file of at most ``limit`` bytes; None when it is gone,
+    unreadable, or no such file."""
+    try:
+        fd, _ = _open(path, limit)
+    except OSError:
+        return None
+    hasher, seen = hashlib.sha256(), 0
+    with os.fdopen(fd, "rb") as handle:
+        while chunk := handle.read(_CHUNK):
+            seen += len(chunk)
+            if seen > limit:
+                return None
+            hasher.update(chunk)
+    return hasher.hexdigest()
+
+
+def inside(path: Path, root: Path) -> bool:
+    """Whether ``path``, symlinks resolved, lies in ``root`` (itself resolved)."""
+    real = Path(os.path.realpath(path))
+    return real == root or root in real.parents
+
+
+def repository(folder: Path) -> Path | None:
+    """The git repository that holds ``folder`` (resolved): the nearest folder at or above
+    it with a ``.git`` entry, found by name (nothing is run); None outside any."""
+    real = Path(os.path.realpath(folder))
+    for candidate in (real, *real.parents):
+        if os.path.lexists(candidate / ".git"):
+            return candidate
+    return None
