@@ -39,8 +39,11 @@ Values
   Successful requests are those with an empty ``errors`` entry (or, without
   that array, all of them when their number equals ``completed``, else those
   with a positive latency / output length); their number must equal
-  ``completed``. With zero completed requests every latency is ``math.inf``
-  (vLLM's summary reports 0 then, which would pass any SLO).
+  ``completed``. With zero completed requests no latency was measured: each
+  is ``math.inf`` here (vLLM's summary reports 0, which would pass any SLO),
+  the latency medians of :func:`combine_replicates` leave the run out and the
+  point fails on delivery (0 of ``sent`` completed). A run that records no
+  request at all (nothing completed, failed or sent) is refused.
 * ``completed`` = ``completed``; ``failed`` = ``failed`` if present, else the
   non-empty ``errors`` entries, else ``num_prompts - completed``; ``sent`` =
   ``num_prompts`` (else completed + failed). ``achieved_rate`` is 0 (not
@@ -264,10 +267,10 @@ def parse(obj: dict, rel: str, line: int | None, slos) -> SweepPoint:
                    "overload shows as completed < num_prompts and in its latencies")
     per_request_e2e = reqs.e2e() if reqs.mask is not None and completed else None
     latency, missing, sources = run_percentiles(
-        slos, rate, completed,
+        slos, rate, completed, sent,
         lambda slo: _vllm_percentile(obj, reqs, per_request_e2e, slo, f"the {completed} successful requests", line),
-        methods, "no request completed, so every latency is taken as inf (fails any SLO); vLLM's summary "
-                 "shows 0 here")
+        methods, "no request completed, so no latency was measured (vLLM's summary shows 0 here, which "
+                 "would pass any SLO); the point fails on delivery", line)
 
     # throughput and goodput -----------------------------------------------------
     if obj.get("output_throughput") is None:

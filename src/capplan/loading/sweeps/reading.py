@@ -1,0 +1,126 @@
+"""Read an imported file within its limits: a regular file, of bounded size, JSON of bounded depth.
+
+A plan may come from an untrusted pull request, and the files it imports
+(benchmark results, a model's ``config.json``) come with it. So a file is
+opened without blocking, checked to be a regular file and measured with
+``fstat`` on the open descriptor *before* anything is read: a FIFO, a device
+or a socket is refused (reading one could wait forever or never end), and so
+is a file larger than its limit. At most the limit is read even if the file
+grows meanwhile.
+
+JSON is parsed by the standard library's C scanner, which recurses once per
+level of nesting and turns an integer of thousands of digits into a number
+with work quadratic in its length. So the depth is measured first, in one
+linear pass over the bytes with the strings blanked out, and refused beyond
+:data:`~capplan.loading.yamlfile.MAX_DEPTH` (the limit plans have); an
+integer longer than :data:`~capplan.loading.yamlfile.MAX_NUMBER_CHARS`
+digits is refused as the scanner meets it. Each refusal names the line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from capplan.errors import CapplanError
+from capplan.loading.yamlfile import MAX_DEPTH, MAX_NUMBER_CHARS
+
+MIB = 2 ** 20
+MAX_FILE_BYTES = 64 * MIB         # one benchmark file; a --save-detailed vLLM run of 10,000 requests is ~50 MB
+MAX_IMPORT_BYTES = 256 * MIB      # every file of one import together
+MAX_FILES = 1_000                 # files one import reads
+MAX_RUNS = 100_000                # runs (CSV rows, JSON Lines objects, benchmarks) one import reads
+MAX_RATES = 10_000                # distinct arrival rates (rows of the sweep table) one import makes
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_CHUNK = MIB                      # bytes per step of the depth scan (bounds its temporaries)
+_OPEN, _CLOSE = np.frombuffer(b"[{", np.uint8), np.frombuffer(b"]}", np.uint8)
+
+
+def read_limited(path: Path, limit: int, what: str) -> bytes:
+    """The bytes of a regular file no larger than ``limit``; ``what`` names the kind of
+    file in the refusal ('a benchmark file'). Raises CapplanError (no location: the
+    caller names the file)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))   # a FIFO must not block the open
+    except OSError as exc:
+        raise CapplanError(f"cannot read the file: {exc.strerror or exc}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise CapplanError("not a regular file (a FIFO, device or socket): capplan reads only regular "
+                               "files, whose size it can check before reading")
+        if info.st_size > limit:
+            raise CapplanError(_too_large(info.st_size, limit, what))
+        chunks, size = [], 0
+        while size <= limit:
+            chunk = os.read(fd, limit + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError as exc:
+        raise CapplanError(f"cannot read the file: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+    if size > limit:                              # it grew while it was read
+        raise CapplanError(_too_large(size, limit, what))
+    return b"".join(chunks)
+
+
+def _too_large(size: int, limit: int, what: str) -> str:
+    return (f"the file holds {size / MIB:.1f} MiB; {what} may hold at most {limit // MIB} MiB "
+            "(see docs/limits.md)")
+
+
+def json_depth(data: bytes) -> tuple[int, int]:
+    """The deepest nesting of arrays and objects in JSON text, and the line where it is first
+    reached; one linear pass (strings are blanked first: brackets in them do not nest)."""
+    bare = _STRING.sub(b'""', data)               # a JSON string holds no raw newline: lines stay
+    codes = np.frombuffer(bare, np.uint8)
+    level = deepest = where = 0
+    for start in range(0, len(codes), _CHUNK):
+        chunk = codes[start:start + _CHUNK]
+        steps = np.isin(chunk, _OPEN).astype(np.int64) - np.isin(chunk, _CLOSE)
+        running = np.cumsum(steps) + level
+        top = int(np.argmax(running))
+        if running[top] > deepest:
+            deepest, where = int(running[top]), start + top
+        level = int(running[-1])
+    return deepest, bare.count(b"\n", 0, where) + 1
+
+
+def check_depth(data: bytes) -> None:
+    deepest, line = json_depth(data)
+    if deepest > MAX_DEPTH:
+        raise CapplanError(f"the JSON nests {deepest:,} levels deep (arrays and objects); at most {MAX_DEPTH} "
+                           "are read (see docs/limits.md)", line=line)
+
+
+def load_json(text: str, data: bytes) -> Any:
+    """One JSON value of ``text`` (``data``, its bytes, measured for depth first); a bad
+    integer or depth is a CapplanError with its line, invalid JSON a JSONDecodeError."""
+    check_depth(data)
+    return json.loads(text, parse_int=_integer(text))
+
+
+def _integer(text: str):
+    """The scanner's hook for integers: refuses one too long to be any count a file records."""
+    def parse(digits: str) -> int:
+        if len(digits.lstrip("-")) > MAX_NUMBER_CHARS:
+            at = text.find(digits)
+            raise CapplanError(f"an integer of {len(digits.lstrip('-')):,} digits; numbers of at most "
+                               f"{MAX_NUMBER_CHARS} digits are read (see docs/limits.md)",
+                               line=text.count("\n", 0, at) + 1 if at >= 0 else None)
+        return int(digits)
+    return parse
+
+
+def decoder(text: str) -> json.JSONDecoder:
+    """A decoder for several values one after another (JSON Lines), with the integer hook."""
+    return json.JSONDecoder(parse_int=_integer(text))
