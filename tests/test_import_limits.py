@@ -178,12 +178,20 @@ def test_an_import_is_bounded_in_files_bytes_runs_and_rates(tmp_path, monkeypatc
     for limit, value, message in (("MAX_FILES", 3, "the patterns match 4 files; an import reads at most 3"),
                                   ("MAX_RUNS", 8, "the import holds 0 MiB and 9 runs; an import reads at most"),
                                   ("MAX_IMPORT_BYTES", 2000, "an import reads at most 0 MiB"),
-                                  ("MAX_RATES", 5, "the files hold runs at 6 distinct arrival rates; a sweep table "
-                                                   "holds at most 5 rows")):
+                                  ("MAX_RATES", 5, "the import holds runs at 6 distinct arrival rates; a sweep "
+                                                   "table holds at most 5 rows")):
         with monkeypatch.context() as m:
             m.setattr(reading, limit, value)
             with pytest.raises(CapplanError, match=message):
                 read_sweep(tmp_path, ["*.jsonl"])
+
+
+def test_a_run_beyond_the_request_limit_is_refused_at_its_arrays(tmp_path, monkeypatch):
+    monkeypatch.setattr(reading, "MAX_REQUESTS", 2)
+    (tmp_path / "r.json").write_text(json.dumps(_run(completed=3, num_prompts=3, ttfts=[0.1] * 3, errors=[""] * 3)))
+    with pytest.raises(CapplanError, match="the per-request arrays hold 3 requests; a run may hold at most 2") as caught:
+        read_sweep(tmp_path, ["r.json"])
+    assert (caught.value.file, caught.value.key) == ("r.json", "ttfts")
 
 
 def _cpu(action) -> float:

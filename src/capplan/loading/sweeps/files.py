@@ -163,7 +163,9 @@ def _object(doc: dict, rel: str, line: int, slos, which: str) -> SweepPoint:
 
 def _read_one(plan_dir: Path, rel: str, slos) -> tuple[SweepFile, int]:
     """The file parsed, and its size in bytes."""
-    data = reading.read_limited(plan_dir / rel, reading.MAX_FILE_BYTES, "a benchmark file")
+    yaml = PurePosixPath(rel).suffix.lower() in (".yaml", ".yml")
+    data = reading.read_limited(plan_dir / rel, reading.MAX_YAML_BYTES if yaml else reading.MAX_FILE_BYTES,
+                                "a YAML benchmark report" if yaml else "a benchmark file")
     digest = hashlib.sha256(data).hexdigest()
     fmt, points = _parse_file(data, rel, slos)
     return SweepFile(path=rel, sha256=digest, format=fmt, points=tuple(points)), len(data)
@@ -191,6 +193,7 @@ def read_sweep(plan_dir: Path, patterns: list[str], slos: tuple[Slo, ...] | None
                   "(see docs/limits.md)")
     files: list[SweepFile] = []
     size = runs = 0
+    rates: set[float] = set()
     for rel in names:
         try:
             read, nbytes = _read_one(plan_dir, rel, slos)
@@ -203,14 +206,14 @@ def read_sweep(plan_dir: Path, patterns: list[str], slos: tuple[Slo, ...] | None
         files.append(read)
         size += nbytes
         runs += len(read.points)
+        rates.update(p.arrival_rate for p in read.points if math.isfinite(p.arrival_rate))
         if size > reading.MAX_IMPORT_BYTES or runs > reading.MAX_RUNS:
             raise CapplanError(f"with this file the import holds {size / reading.MIB:.0f} MiB and {runs:,} runs; "
                                f"an import reads at most {reading.MAX_IMPORT_BYTES // reading.MIB} MiB and "
                                f"{reading.MAX_RUNS:,} runs (see docs/limits.md)", file=rel)
-    rates = {p.arrival_rate for f in files for p in f.points if math.isfinite(p.arrival_rate)}
-    if len(rates) > reading.MAX_RATES:
-        raise err(f"the files hold runs at {len(rates):,} distinct arrival rates; a sweep table holds at most "
-                  f"{reading.MAX_RATES:,} rows (see docs/limits.md)")
+        if len(rates) > reading.MAX_RATES:
+            raise CapplanError(f"with this file the import holds runs at {len(rates):,} distinct arrival rates; a "
+                               f"sweep table holds at most {reading.MAX_RATES:,} rows (see docs/limits.md)", file=rel)
     if all(f.format == SUMMARY for f in files):
         raise err(f"the patterns match only vllm bench sweep summaries ({', '.join(f.path for f in files[:3])}"
                   f"{', ...' if len(files) > 3 else ''}), which repeat the runs of their folder; import the "

@@ -61,6 +61,7 @@ import math
 import re
 from typing import Any
 
+from capplan.loading.sweeps import reading
 from capplan.loading.sweeps.fields import (
     NP,
     err,
@@ -104,6 +105,9 @@ class _VllmRequests:
         sized = [n for n in ("ttfts", "latencies", "itls", "output_lens", "errors")
                  if n in present]
         self.n = len(present[sized[0]]) if sized else 0
+        if self.n > reading.MAX_REQUESTS:
+            raise err(f"the per-request arrays hold {self.n:,} requests; a run may hold at most "
+                      f"{reading.MAX_REQUESTS:,} (see docs/limits.md)", sized[0], line)
         for name in sized:
             if len(present[name]) != self.n:
                 lengths = ", ".join(f"{k} {len(present[k])}" for k in sized)
