@@ -98,10 +98,10 @@ def test_a_malformed_config_json_is_named_at_its_key(tmp_path, write_plan, run_m
 
 def test_a_config_json_nested_too_deep_or_with_a_huge_integer_is_refused_at_its_line(tmp_path):
     (tmp_path / "deep.json").write_text('{"hidden_size": 4096,\n "x": ' + "[" * 5000 + "]" * 5000 + "}")
-    with pytest.raises(CapplanError, match=r"deep.json: the JSON nests 5,001 levels deep .* at most 64 .*\(line 2\)"):
+    with pytest.raises(CapplanError, match=r"deep.json: the JSON nests 5,001 levels deep \(arrays and objects\) by line 2; at most 64 "):
         hf_config.load(tmp_path, "deep.json")
     (tmp_path / "big.json").write_text(json.dumps(DENSE)[:-1] + ',\n"vocab_size2": ' + "7" * 5000 + "}")
-    with pytest.raises(CapplanError, match=r"big.json: an integer of 5,000 digits; .* at most 100 .*\(line 2\)"):
+    with pytest.raises(CapplanError, match=r"big.json: an integer of 5,000 digits on line 2; numbers of at most 100 digits"):
         hf_config.load(tmp_path, "big.json")
 
 

@@ -106,8 +106,7 @@ def load(plan_dir: Path, name) -> Entry:
         raw = reading.read_limited(root.plan_dir / relative, MAX_BYTES, "a config.json")
         top = reading.load_json(raw.decode("utf-8"), raw)
     except CapplanError as err:
-        where = f" (line {err.line})" if err.line else ""
-        raise CapplanError(f"{relative}: {err.message}{where}") from None
+        raise CapplanError(f"{relative}: {err.message}") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as err:
         raise CapplanError(f"{relative}: not a JSON file ({err})") from None
     if not isinstance(top, dict):

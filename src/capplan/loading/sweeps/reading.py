@@ -14,7 +14,8 @@ with work quadratic in its length. So the depth is measured first, in one
 linear pass over the bytes with the strings blanked out, and refused beyond
 :data:`~capplan.loading.yamlfile.MAX_DEPTH` (the limit plans have); an
 integer longer than :data:`~capplan.loading.yamlfile.MAX_NUMBER_CHARS`
-digits is refused as the scanner meets it. Each refusal names the line.
+digits is refused as the scanner meets it. Each refusal names the line in its
+text (a plan's message about an import names the file, not the file's line).
 """
 
 from __future__ import annotations
@@ -100,8 +101,8 @@ def json_depth(data: bytes) -> tuple[int, int]:
 def check_depth(data: bytes) -> None:
     deepest, line = json_depth(data)
     if deepest > MAX_DEPTH:
-        raise CapplanError(f"the JSON nests {deepest:,} levels deep (arrays and objects); at most {MAX_DEPTH} "
-                           "are read (see docs/limits.md)", line=line)
+        raise CapplanError(f"the JSON nests {deepest:,} levels deep (arrays and objects) by line {line}; at most "
+                           f"{MAX_DEPTH} are read (see docs/limits.md)", line=line)
 
 
 def load_json(text: str, data: bytes) -> Any:
@@ -116,9 +117,10 @@ def _integer(text: str):
     def parse(digits: str) -> int:
         if len(digits.lstrip("-")) > MAX_NUMBER_CHARS:
             at = text.find(digits)
-            raise CapplanError(f"an integer of {len(digits.lstrip('-')):,} digits; numbers of at most "
-                               f"{MAX_NUMBER_CHARS} digits are read (see docs/limits.md)",
-                               line=text.count("\n", 0, at) + 1 if at >= 0 else None)
+            line = text.count("\n", 0, at) + 1 if at >= 0 else None
+            raise CapplanError(f"an integer of {len(digits.lstrip('-')):,} digits" + (f" on line {line}" if line else "")
+                               + f"; numbers of at most {MAX_NUMBER_CHARS} digits are read (see docs/limits.md)",
+                               line=line)
         return int(digits)
     return parse
 
