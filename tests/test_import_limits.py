@@ -105,6 +105,20 @@ def test_a_config_json_nested_too_deep_or_with_a_huge_integer_is_refused_at_its_
         hf_config.load(tmp_path, "big.json")
 
 
+def test_a_lone_surrogate_escape_is_refused_at_its_line_a_pair_is_text(tmp_path):
+    """Valid JSON, but no Unicode text: it reached the record and failed its write (exit 3)."""
+    text = json.dumps(DENSE)[:-1] + ',\n"_name_or_path": "x\\ud800"}'
+    (tmp_path / "config.json").write_text(text)
+    with pytest.raises(CapplanError, match=r"config.json: a JSON string on line 2 holds \\ud800, half of a UTF-16"):
+        hf_config.load(tmp_path, "config.json")
+    (tmp_path / "config.json").write_text(text.replace("\\ud800", "\\ud83d\\ude00"))
+    assert hf_config.load(tmp_path, "config.json").name.startswith("x\U0001f600")
+    (tmp_path / "r.jsonl").write_text(json.dumps(_run()) + "\n" + json.dumps(_run(model_id="\ude00")))
+    with pytest.raises(CapplanError, match=r"line 2 holds \\ude00") as caught:
+        read_sweep(tmp_path, ["r.jsonl"])
+    assert (caught.value.file, caught.value.line) == ("r.jsonl", 2)
+
+
 def test_a_config_json_over_its_size_limit_is_refused_before_it_is_read(tmp_path, monkeypatch):
     (tmp_path / "config.json").write_text(json.dumps({**DENSE, "pad": "x" * 5000}))
     monkeypatch.setattr(hf_config, "MAX_BYTES", 4096)

@@ -58,7 +58,7 @@ def _load_json_documents(text: str, data: bytes, jsonl: bool) -> tuple[list[tupl
             if exc.msg != "Extra data":
                 raise _json_error(exc, text, "") from None
     else:
-        reading.check_depth(data)
+        reading.check(text, data)
     decoder = reading.decoder(text)
     documents = []
     pos, end, line, counted = 0, len(text), 1, 0

@@ -42,6 +42,8 @@ MAX_RUNS = 100_000                # runs (CSV rows, JSON Lines objects, benchmar
 MAX_RATES = 10_000                # distinct arrival rates (rows of the sweep table) one import makes
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)   # unrolled: one step per run of plain characters
 _CHUNK = MIB                      # bytes per step of the depth scan (bounds its temporaries)
+_LONE_SURROGATE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+                             r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}")
 _STEP = np.zeros(256, np.int64)   # a byte's change of the nesting level: [ and { +1, ] and } -1
 _STEP[list(b"[{")], _STEP[list(b"]}")] = 1, -1
 
@@ -98,17 +100,24 @@ def json_depth(data: bytes) -> tuple[int, int]:
     return deepest, bare.count(b"\n", 0, where) + 1
 
 
-def check_depth(data: bytes) -> None:
+def check(text: str, data: bytes) -> None:
+    """Refuse JSON text (``data``, its bytes) nested too deep, or holding an escaped lone
+    surrogate (valid JSON, but no Unicode text: it could not be written to the record)."""
     deepest, line = json_depth(data)
     if deepest > MAX_DEPTH:
         raise CapplanError(f"the JSON nests {deepest:,} levels deep (arrays and objects) by line {line}; at most "
                            f"{MAX_DEPTH} are read (see docs/limits.md)", line=line)
+    lone = _LONE_SURROGATE.search(text)
+    if lone:
+        line = text.count("\n", 0, lone.start()) + 1
+        raise CapplanError(f"a JSON string on line {line} holds {lone.group()}, half of a UTF-16 surrogate pair: "
+                           "not Unicode text", line=line)
 
 
 def load_json(text: str, data: bytes) -> Any:
-    """One JSON value of ``text`` (``data``, its bytes, measured for depth first); a bad
-    integer or depth is a CapplanError with its line, invalid JSON a JSONDecodeError."""
-    check_depth(data)
+    """One JSON value of ``text`` (``data``, its bytes, checked first); a bad integer, depth or
+    string is a CapplanError with its line, invalid JSON a JSONDecodeError."""
+    check(text, data)
     return json.loads(text, parse_int=_integer(text))
 
 
