@@ -208,6 +208,15 @@ def test_a_run_beyond_the_request_limit_is_refused_at_its_arrays(tmp_path, monke
     assert (caught.value.file, caught.value.key) == ("r.json", "ttfts")
 
 
+def test_a_run_beyond_the_gap_limit_is_refused_at_its_itls(tmp_path, monkeypatch):
+    monkeypatch.setattr(reading, "MAX_GAPS", 5)
+    run = _run(completed=2, num_prompts=2, ttfts=[0.1] * 2, itls=[[0.02] * 3] * 2, errors=[""] * 2)
+    (tmp_path / "r.json").write_text(json.dumps(run))
+    with pytest.raises(CapplanError, match="the per-request itls hold 6 inter-token gaps; a run may hold at most 5") as caught:
+        read_sweep(tmp_path, ["r.json"])
+    assert (caught.value.file, caught.value.key) == ("r.json", "itls")
+
+
 def _cpu(action) -> float:
     best = float("inf")
     for _ in range(3):

@@ -34,7 +34,7 @@ def _plan(folder: Path, table: dict | None = None, model=None) -> list[str]:
 
 
 def _json_lines(objects: int, rates: int, files: int = 1):
-    """``objects`` vLLM results at ``rates`` rates, in ``files`` JSON Lines files (a file holds at most 32 MiB)."""
+    """``objects`` vLLM results at ``rates`` rates, in ``files`` JSON Lines files."""
     def setup(folder: Path) -> list[str]:
         for f in range(files):
             with (folder / f"runs{f}.jsonl").open("w", encoding="utf-8") as out:
@@ -72,26 +72,26 @@ def _deep_config(folder: Path) -> list[str]:
 
 
 def _detailed_run(folder: Path) -> list[str]:
-    """One `vllm bench serve --save-detailed` result of the most requests a run may hold (1,000,000),
-    ~30 MB, without summary percentiles: TTFT, TPOT and E2E computed from the arrays, and every request
-    kept for goodput."""
+    """One `vllm bench serve --save-detailed` result of the most requests a run may hold (1,000,000)
+    and 7 gaps each, ~60 MB, without summary percentiles: TTFT, TPOT and E2E computed from the
+    arrays (E2E from TTFT + the gaps), and every request kept for goodput."""
     n = 1_000_000
     run = {k: v for k, v in RUN.items() if not k.startswith("p9")}
     run.update(num_prompts=n, completed=n, ttfts=[round(0.2 + i % 97 / 1000, 3) for i in range(n)],
-               latencies=[round(1.2 + i % 89 / 100, 2) for i in range(n)], itls=[[0.02]] * n,
-               output_lens=[30] * n, errors=[""] * n)
+               itls=[[0.021, 0.022, 0.023, 0.021, 0.025, 0.021, 0.02]] * n, output_lens=[8] * n, errors=[""] * n)
     (folder / "run.json").write_text(json.dumps(run), encoding="utf-8")
     return _plan(folder, {"import": "run.json"})
 
 
-def _dense_arrays(folder: Path) -> list[str]:
-    """The most values 32 MiB of JSON holds: 8 million one-digit latencies ("1," each) in two
-    arrays, refused after parsing (a run may hold 1,000,000 requests)."""
-    n = 8_000_000
+def _dense_gaps(folder: Path) -> list[str]:
+    """The most floats 64 MiB of JSON holds: 16 million gaps ("0.5," each) of 1,000 requests, refused
+    after parsing (a run may hold 10,000,000 gaps)."""
+    n, gaps = 1_000, 16_000
     run = {k: v for k, v in RUN.items() if not k.startswith("p9")}
-    run.update(num_prompts=n, completed=n)
-    text = json.dumps(run)[:-1] + ', "ttfts": [' + "1," * (n - 1) + '1], "latencies": [' + "2," * (n - 1) + "2]}"
-    (folder / "run.json").write_text(text, encoding="utf-8")
+    run.update(num_prompts=n, completed=n, ttfts=[0.2] * n, output_lens=[gaps + 1] * n, errors=[""] * n)
+    row = "[" + "0.5," * (gaps - 1) + "0.5]"
+    (folder / "run.json").write_text(json.dumps(run)[:-1] + ', "itls": [' + ",".join([row] * n) + "]}",
+                                     encoding="utf-8")
     return _plan(folder, {"import": "run.json"})
 
 
@@ -111,9 +111,9 @@ CASES = [
          budget_s=30, budget_mib=600),
     Case("imports: CSV of 1,000,000 rows (refused at row 100,001)", _csv(1_000_000, 100), budget_s=20,
          budget_mib=600),
-    Case("imports: a 30 MB vLLM --save-detailed result of 1,000,000 requests", _detailed_run, budget_s=30,
+    Case("imports: a 60 MB vLLM --save-detailed result of 1,000,000 requests", _detailed_run, budget_s=30,
          budget_mib=1024),
-    Case("imports: a 32 MB vLLM result of 8 million one-digit latencies (refused)", _dense_arrays, budget_s=20,
+    Case("imports: a 64 MB vLLM result of 16 million gaps (refused)", _dense_gaps, budget_s=20,
          budget_mib=1024),
     Case("imports: a 4 MB GuideLLM YAML report of a million items", _yaml_report, budget_s=30, budget_mib=1024),
     Case("imports: config.json of 100 MB (refused before reading)", _large_config, budget_s=10, budget_mib=500),

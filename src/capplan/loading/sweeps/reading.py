@@ -33,9 +33,10 @@ from capplan.errors import CapplanError
 from capplan.loading.yamlfile import MAX_BYTES, MAX_DEPTH, MAX_NUMBER_CHARS
 
 MIB = 2 ** 20
-MAX_FILE_BYTES = 32 * MIB         # one benchmark file; a --save-detailed vLLM run of 10,000 requests is ~25 MB
+MAX_FILE_BYTES = 64 * MIB         # one benchmark file; a vLLM --save-result of 10,000 requests (texts too) is ~55 MB
 MAX_YAML_BYTES = MAX_BYTES        # a YAML report (parsed event by event, slower than JSON): a plan's limit
 MAX_REQUESTS = 1_000_000          # per-request entries of one run
+MAX_GAPS = 10_000_000             # inter-token gaps (vLLM itls) of one run: 10,000 requests of 1,000 tokens
 MAX_IMPORT_BYTES = 256 * MIB      # every file of one import together
 MAX_FILES = 1_000                 # files one import reads
 MAX_RUNS = 100_000                # runs (CSV rows, JSON Lines objects, benchmarks) one import reads

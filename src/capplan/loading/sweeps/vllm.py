@@ -108,12 +108,18 @@ class _VllmRequests:
         if self.n > reading.MAX_REQUESTS:
             raise err(f"the per-request arrays hold {self.n:,} requests; a run may hold at most "
                       f"{reading.MAX_REQUESTS:,} (see docs/limits.md)", sized[0], line)
+        gaps = sum(len(row) for row in present.get("itls", ()) if isinstance(row, list))
+        if gaps > reading.MAX_GAPS:
+            raise err(f"the per-request itls hold {gaps:,} inter-token gaps; a run may hold at most "
+                      f"{reading.MAX_GAPS:,} (see docs/limits.md)", "itls", line)
         for name in sized:
             if len(present[name]) != self.n:
                 lengths = ", ".join(f"{k} {len(present[k])}" for k in sized)
                 raise err(f"per-request arrays differ in length ({lengths})", name, line)
         self.mask: list[bool] | None = None
         self.mask_how = ""
+        self._seconds: dict[str, list[float]] = {}
+        self._e2e: tuple[list[float], str] | None | bool = False      # False: not computed yet
         if sized and self.n:
             self._make_mask(completed)
 
@@ -152,11 +158,19 @@ class _VllmRequests:
         return list(arr)
 
     def seconds(self, name: str) -> list[float]:
-        return [finite(v, f"{name}[{i}]", self.line)
-                for i, v in enumerate(self.values(name))]
+        """The successful entries of one array as checked numbers (read once: the percentiles,
+        TPOT and goodput each ask again)."""
+        if name not in self._seconds:
+            self._seconds[name] = [finite(v, f"{name}[{i}]", self.line) for i, v in enumerate(self.values(name))]
+        return self._seconds[name]
 
     def e2e(self) -> tuple[list[float], str] | None:
-        """Per-request E2E in s of the successful requests, and how."""
+        """Per-request E2E in s of the successful requests, and how (computed once)."""
+        if self._e2e is False:
+            self._e2e = self._compute_e2e()
+        return self._e2e
+
+    def _compute_e2e(self) -> tuple[list[float], str] | None:
         if self.has("latencies"):
             return self.seconds("latencies"), "latencies (s)"
         if self.has("ttfts") and self.has("itls"):
