@@ -95,6 +95,22 @@ def _dense_gaps(folder: Path) -> list[str]:
     return _plan(folder, {"import": "run.json"})
 
 
+def _guidellm_requests(folder: Path) -> list[str]:
+    """A GuideLLM report under 64 MiB that keeps each of its 500,000 successful requests (TPOT and
+    goodput computed from them)."""
+    n = 500_000
+    doc = json.loads((ROOT / "tests" / "data" / "guidellm-overloaded" / "benchmarks.json").read_text(encoding="utf-8"))
+    bench = doc["benchmarks"][0]
+    bench["metrics"]["request_totals"] = {"successful": n, "errored": 0, "incomplete": 0}
+    rows = ",".join('{"time_to_first_token_ms": %d, "inter_token_latency_ms": 21.5, "request_latency": 1.8, '
+                    '"output_tokens": 30}' % (200 + i % 50) for i in range(n))
+    doc["benchmarks"] = [bench]
+    text = json.dumps(doc)
+    text = text[:-3] + ', "requests": {"successful": [' + rows + "]}}]}"
+    (folder / "benchmarks.json").write_text(text, encoding="utf-8")
+    return _plan(folder, {"import": "benchmarks.json"})
+
+
 def _yaml_report(folder: Path) -> list[str]:
     """A GuideLLM YAML report just under the 4 MiB a YAML report may hold, a million list items."""
     (folder / "benchmarks.yaml").write_text("benchmarks:\n" + "- 1\n" * 1_000_000, encoding="utf-8")
@@ -114,6 +130,8 @@ CASES = [
     Case("imports: a 60 MB vLLM --save-detailed result of 1,000,000 requests", _detailed_run, budget_s=30,
          budget_mib=1024),
     Case("imports: a 64 MB vLLM result of 16 million gaps (refused)", _dense_gaps, budget_s=20,
+         budget_mib=1024),
+    Case("imports: a 60 MB GuideLLM report keeping 500,000 requests", _guidellm_requests, budget_s=30,
          budget_mib=1024),
     Case("imports: a 4 MB GuideLLM YAML report of a million items", _yaml_report, budget_s=30, budget_mib=1024),
     Case("imports: config.json of 100 MB (refused before reading)", _large_config, budget_s=10, budget_mib=500),
