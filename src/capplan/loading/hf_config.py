@@ -10,7 +10,12 @@ no absolute path, no ``..`` above it, no symlink out of it), read as JSON
 (nothing in it is run), and turned into the same kind of entry the catalog
 gives: the layers, heads, widths, vocabulary, window layout and experts, each
 value sourced to the file and its SHA-256. A file it cannot interpret is
-refused with the key it lacks.
+refused with the key it lacks or holds wrong: every count is checked where it
+is read (a whole number, positive where zero makes no model, at most
+:data:`MAX_COUNT`), so no mistake surfaces later through a derived quantity.
+The file is read as benchmark files are (:mod:`~capplan.loading.sweeps.reading`):
+a regular file of at most :data:`MAX_BYTES`, measured before it is read, JSON
+nested at most 64 deep, integers of at most 100 digits.
 
 What a config.json does not say, the plan must: the parameter count (it is in
 the checkpoint, not the config) and, for a checkpoint quantized to more than
