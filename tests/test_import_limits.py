@@ -168,9 +168,11 @@ def _write_runs(folder, count, name="runs.jsonl", first=1):
 def test_a_benchmark_file_over_its_size_limit_is_refused_naming_it(tmp_path, monkeypatch):
     _write_runs(tmp_path, 3)
     monkeypatch.setattr(reading, "MAX_FILE_BYTES", 1024)
+    read = []
+    monkeypatch.setattr(os, "read", lambda *a: read.append(a) or b"")
     with pytest.raises(CapplanError, match=r"a benchmark file may hold at most 0 MiB") as caught:
         read_sweep(tmp_path, ["runs.jsonl"])
-    assert caught.value.file == "runs.jsonl"
+    assert caught.value.file == "runs.jsonl" and read == []      # refused on its fstat size
 
 
 def test_json_lines_and_csv_beyond_the_run_limit_are_refused_at_the_first_run_too_many(tmp_path, monkeypatch):
