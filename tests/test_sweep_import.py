@@ -14,6 +14,7 @@ import pytest
 import yaml
 from shared_examples import GUIDELLM_V03, VLLM_70B, example
 
+from capplan.engine.model import standard_model
 from capplan.errors import CapplanError
 from capplan.loading.sweeps import (
     SweepPoint,
@@ -545,11 +546,19 @@ def test_combine_replicates_median_and_mad():
     assert four.files == ("r1.json", "r2.json", "r3.json")
 
 
-def test_combine_replicates_even_count_and_inf_latency():
+def test_combine_replicates_even_count_and_runs_that_measured_no_latency():
+    """A run that completed nothing measured no latency (inf): the medians are over the runs that did;
+    where none did, the cells are 0 and the note says the point delivered nothing."""
+    inf = math.inf
+    nothing = {"tpot": inf, "e2e": inf, "completed": 0, "failed": 100, "sent": 100}
     rows = combine_replicates([point(1.0, 100.0), point(1.0, 120.0),
-                               point(3.0, math.inf), point(3.0, math.inf), point(3.0, 50.0)])
+                               point(3.0, inf, **nothing), point(3.0, inf, **nothing), point(3.0, 50.0),
+                               point(5.0, inf, **nothing)])
     assert (rows[0].latency["ttft_p95"], rows[0].spread["ttft_p95"]) == (110.0, 10.0)
-    assert (rows[1].latency["ttft_p95"], rows[1].spread["ttft_p95"]) == (math.inf, 0.0)
+    assert (rows[1].latency["ttft_p95"], rows[1].spread["ttft_p95"], rows[1].unmeasured) == (50.0, 0.0, False)
+    assert rows[2].latency == {"ttft_p95": 0.0, "tpot_p95": 0.0, "e2e_p99": 0.0} and rows[2].unmeasured
+    note = rows[2].table_row(standard_model().slos)["note"]
+    assert note.startswith("only 0 of 100 requests completed at 5 req/s (100 failed); no request completed")
     assert combine_replicates([]) == []
 
 

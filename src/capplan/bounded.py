@@ -25,7 +25,11 @@ class NotRegular(OSError):
 
 
 class TooLarge(OSError):
-    """A regular file larger than the limit."""
+    """A regular file larger than the limit (``size``: the bytes seen)."""
+
+    def __init__(self, message: str, size: int):
+        super().__init__(message)
+        self.size = size
 
 
 def _open(path: Path, limit: int) -> tuple[int, int]:
@@ -35,7 +39,7 @@ def _open(path: Path, limit: int) -> tuple[int, int]:
         if not stat.S_ISREG(info.st_mode):
             raise NotRegular(f"{path} is not a regular file (a device, a FIFO or a folder)")
         if info.st_size > limit:
-            raise TooLarge(f"{path} is larger than {limit // 2 ** 20} MiB")
+            raise TooLarge(f"{path} is larger than {limit // 2 ** 20} MiB", info.st_size)
     except BaseException:
         os.close(fd)
         raise
@@ -49,7 +53,7 @@ def read(path: Path, limit: int = MAX_BYTES) -> bytes:
     with os.fdopen(fd, "rb") as handle:
         data = handle.read(limit + 1)
     if len(data) > limit:                                  # it grew after the fstat
-        raise TooLarge(f"{path} is larger than {limit // 2 ** 20} MiB")
+        raise TooLarge(f"{path} is larger than {limit // 2 ** 20} MiB", len(data))
     return data
 
 

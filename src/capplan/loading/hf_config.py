@@ -10,7 +10,12 @@ no absolute path, no ``..`` above it, no symlink out of it), read as JSON
 (nothing in it is run), and turned into the same kind of entry the catalog
 gives: the layers, heads, widths, vocabulary, window layout and experts, each
 value sourced to the file and its SHA-256. A file it cannot interpret is
-refused with the key it lacks.
+refused with the key it lacks or holds wrong: every count is checked where it
+is read (a whole number, positive where zero makes no model, at most
+:data:`MAX_COUNT`), so no mistake surfaces later through a derived quantity.
+The file is read as benchmark files are (:mod:`~capplan.loading.sweeps.reading`):
+a regular file of at most :data:`MAX_BYTES`, measured before it is read, JSON
+nested at most 64 deep, integers of at most 100 digits.
 
 What a config.json does not say, the plan must: the parameter count (it is in
 the checkpoint, not the config) and, for a checkpoint quantized to more than
@@ -28,7 +33,7 @@ from pathlib import Path
 
 from capplan.errors import CapplanError
 from capplan.loading.catalog import Entry
-from capplan.loading.sweeps import locate
+from capplan.loading.sweeps import locate, reading
 
 DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "half": 2, "float32": 4, "float": 4}
 # quant_method -> bytes per parameter when every weight is stored that way
@@ -38,31 +43,60 @@ EXPERTS_PER_TOKEN_KEYS = ("num_experts_per_tok", "experts_per_token", "moe_topk"
 WINDOWED_LAYER_TYPES = ("sliding_attention", "chunked_attention")
 
 
+MAX_BYTES = 4 * 2 ** 20           # a config.json is a few KB; the largest, with quantization lists, ~100 KB
+MAX_COUNT = 10 ** 9               # layers, heads, widths, vocabulary, experts: far below in every model
+
+
 @dataclass
 class _Config:
-    """The parsed file, the part that describes the language model, and how to cite it."""
+    """The parsed file, the part that describes the language model, and how to cite it.
+
+    Every value is checked at the key it comes from (a whole number, positive where
+    zero would make no model, at most :data:`MAX_COUNT`), so that a wrong file is
+    named at its key, never through a quantity derived from it."""
 
     top: dict
     text: dict            # text_config for multimodal checkpoints, else the top level
     file: str
     cite: str
+    prefix: str = ""      # 'text_config.' when the language model's keys are there
 
     def error(self, message: str) -> CapplanError:
         return CapplanError(f"{self.file}: {message}")
 
-    def need(self, key: str, kind=int):
+    def bad(self, key: str, message: str) -> CapplanError:
+        return self.error(f"cannot read the architecture: '{self.prefix}{key}' {message}")
+
+    def need(self, key: str, *, least: int = 1) -> int:
+        """A whole number the architecture cannot do without."""
+        if self.text.get(key) is None:
+            raise self.bad(key, "must be a whole number (it is missing)")
+        return self.count(key, least=least)
+
+    def count(self, key: str, *, least: int = 0) -> int | None:
+        """An optional whole number (``None`` when absent or null), at least ``least``."""
         value = self.text.get(key)
-        if value is None or isinstance(value, bool) or not isinstance(value, kind):
-            what = "a whole number" if kind is int else "a list"
-            got = "it is missing" if value is None else f"got {value!r}"
-            raise self.error(f"cannot read the architecture: '{key}' must be {what} ({got})")
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.bad(key, f"must be a whole number, got {_show(value)}")
+        if not least <= value <= MAX_COUNT:
+            low = "positive" if least == 1 else "non-negative" if least == 0 else f"at least {least}"
+            raise self.bad(key, f"must be a {low} whole number of at most {MAX_COUNT:,}, got {_show(value)}")
         return value
 
-    def first(self, keys, default=None):
+    def first(self, keys, *, least: int = 0):
+        """The first of ``keys`` the file gives (checked), or ``(None, None)``."""
         for key in keys:
-            if isinstance(self.text.get(key), int) and not isinstance(self.text.get(key), bool):
-                return key, self.text[key]
-        return None, default
+            value = self.count(key, least=least)
+            if value is not None:
+                return key, value
+        return None, None
+
+
+def _show(value) -> str:
+    text = json.dumps(value) if isinstance(value, (int, float, str, bool)) or value is None else type(value).__name__
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def load(plan_dir: Path, name) -> Entry:
@@ -74,18 +108,24 @@ def load(plan_dir: Path, name) -> Entry:
         (relative,) = locate.expand(root, [name])
     except locate.PatternError as err:
         raise CapplanError(err.message) from None
-    path = root.plan_dir / relative
-    raw = path.read_bytes()
-    digest = hashlib.sha256(raw).hexdigest()
     try:
-        top = json.loads(raw.decode("utf-8"))
+        raw = reading.read_limited(root.plan_dir / relative, MAX_BYTES, "a config.json")
+        top = reading.load_json(raw.decode("utf-8"), raw)
+    except CapplanError as err:
+        raise CapplanError(f"{relative}: {err.message}") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as err:
         raise CapplanError(f"{relative}: not a JSON file ({err})") from None
     if not isinstance(top, dict):
         raise CapplanError(f"{relative}: a config.json is a JSON object")
-    text = top.get("text_config") if isinstance(top.get("text_config"), dict) else top
-    return dataclasses.replace(_interpret(_Config(top, text, relative, f"{relative} (SHA-256 {digest})")),
-                               sha256=digest)
+    digest = hashlib.sha256(raw).hexdigest()
+    cite = f"{relative} (SHA-256 {digest})"
+    inner = top.get("text_config")
+    if inner is not None and not isinstance(inner, dict):
+        raise CapplanError(f"{relative}: cannot read the architecture: 'text_config' must be an object, "
+                           f"got {_show(inner)}")
+    config = _Config(top, inner, relative, cite, "text_config.") if inner is not None else \
+        _Config(top, top, relative, cite)
+    return dataclasses.replace(_interpret(config), sha256=digest)
 
 
 def _interpret(cfg: _Config) -> Entry:
@@ -100,24 +140,40 @@ def _interpret(cfg: _Config) -> Entry:
     put("layers", layers, "num_hidden_layers")
     put("hidden_size", hidden, "hidden_size")
     put("vocab_size", cfg.need("vocab_size"), "vocab_size")
-    if cfg.text.get("kv_lora_rank"):
+    if cfg.count("kv_lora_rank"):
         attention = "mla"
         put("kv_lora_rank", cfg.need("kv_lora_rank"), "kv_lora_rank")
         put("qk_rope_head_dim", cfg.need("qk_rope_head_dim"), "qk_rope_head_dim")
     else:
-        kv_key, kv_heads = cfg.first(["num_key_value_heads"], heads)
+        kv_key, kv_heads = cfg.first(["num_key_value_heads"], least=1)
+        kv_heads = heads if kv_heads is None else kv_heads
         attention = "mha" if kv_heads == heads else "gqa"
         put("kv_heads", kv_heads, kv_key or "num_attention_heads (no num_key_value_heads: one KV head per head)")
-        if isinstance(cfg.text.get("head_dim"), int):
-            put("head_dim", cfg.text["head_dim"], "head_dim")
+        head_dim = cfg.count("head_dim", least=1)
+        if head_dim is not None:
+            put("head_dim", head_dim, "head_dim")
+        elif hidden < heads:
+            raise cfg.bad("head_dim", f"is missing, and hidden_size / num_attention_heads ({hidden} / {heads}) "
+                          "is less than one: give head_dim")
         else:
             put("head_dim", hidden // heads, "hidden_size / num_attention_heads (no head_dim)")
     _experts(cfg, put)
     _windows(cfg, put, layers)
     required = _weights(cfg, put)
-    name = cfg.top.get("_name_or_path") or (cfg.top.get("architectures") or ["model"])[0]
-    return Entry(kind="model", id=cfg.file, name=f"{name} ({cfg.file})", status="config", attention=attention,
+    return Entry(kind="model", id=cfg.file, name=f"{_name(cfg)} ({cfg.file})", status="config", attention=attention,
                  values=values, file=cfg.file, required=("parameter_count",) + required)
+
+
+def _name(cfg: _Config) -> str:
+    """The model's name: ``_name_or_path``, else its first architecture, else 'model'."""
+    named = cfg.top.get("_name_or_path")
+    if named is not None and not isinstance(named, str):
+        raise cfg.error(f"'_name_or_path' must be text, got {_show(named)}")
+    architectures = cfg.top.get("architectures")
+    if architectures is not None and not (isinstance(architectures, list)
+                                          and all(isinstance(a, str) for a in architectures)):
+        raise cfg.error(f"'architectures' must be a list of class names, got {_show(architectures)}")
+    return named or (architectures or ["model"])[0]
 
 
 def _experts(cfg: _Config, put) -> None:
@@ -126,19 +182,21 @@ def _experts(cfg: _Config, put) -> None:
     if not experts:
         put("active_intermediate_size", cfg.need("intermediate_size"), "intermediate_size")
         return
-    per_token_key, per_token = cfg.first(EXPERTS_PER_TOKEN_KEYS)
+    per_token_key, per_token = cfg.first(EXPERTS_PER_TOKEN_KEYS, least=1)
     if per_token is None:
         raise cfg.error(f"cannot read the architecture: {count_key} {experts} experts, but no "
                         f"{' or '.join(EXPERTS_PER_TOKEN_KEYS)}")
-    width_key, width = cfg.first(["moe_intermediate_size", "intermediate_size"])
+    if per_token > experts:
+        raise cfg.bad(per_token_key, f"is {per_token}, more than the {experts} experts ({count_key})")
+    width_key, width = cfg.first(["moe_intermediate_size", "intermediate_size"], least=1)
     if width is None:
         raise cfg.error("cannot read the architecture: 'moe_intermediate_size' or 'intermediate_size' "
                         "must be a whole number (it is missing)")
     shared, shared_text = 0, ""
-    if isinstance(cfg.text.get("n_shared_experts"), int) and cfg.text["n_shared_experts"]:
-        shared, shared_text = cfg.text["n_shared_experts"] * width, f" + n_shared_experts x {width_key}"
-    elif isinstance(cfg.text.get("shared_expert_intermediate_size"), int):
-        shared, shared_text = cfg.text["shared_expert_intermediate_size"], " + shared_expert_intermediate_size"
+    if cfg.count("n_shared_experts"):
+        shared, shared_text = cfg.count("n_shared_experts") * width, f" + n_shared_experts x {width_key}"
+    elif cfg.count("shared_expert_intermediate_size") is not None:
+        shared, shared_text = cfg.count("shared_expert_intermediate_size"), " + shared_expert_intermediate_size"
     elif str(cfg.text.get("model_type", "")).startswith("llama4"):
         shared, shared_text = width, f" + {width_key} (Llama 4's shared expert)"
     put("active_intermediate_size", per_token * width + shared, f"{per_token_key} x {width_key}{shared_text}",
@@ -148,38 +206,49 @@ def _experts(cfg: _Config, put) -> None:
 def _windows(cfg: _Config, put, layers: int) -> None:
     """Which layers keep only a window of tokens, and how wide it is."""
     text = cfg.text
-    chunk = text.get("attention_chunk_size")
-    if isinstance(chunk, int) and chunk > 0:            # Llama 4: chunked attention, NoPE layers global
+    chunk = cfg.count("attention_chunk_size")
+    if chunk:                                           # Llama 4: chunked attention, NoPE layers global
         nope = text.get("no_rope_layers")
-        if isinstance(nope, list) and nope:
+        if nope is not None and not isinstance(nope, list):
+            raise cfg.bad("no_rope_layers", f"must be a list of 0/1 per layer, got {_show(nope)}")
+        if nope:
             windowed, how = sum(1 for v in nope if v), "no_rope_layers (1 = chunked RoPE layer)"
+            _at_most_layers(cfg, "no_rope_layers", len(nope), layers)
         else:
-            interval = text.get("no_rope_layer_interval", 4)
+            interval = cfg.count("no_rope_layer_interval", least=1) or 4
             windowed, how = layers - layers // interval, f"every {interval}th layer global (no_rope_layer_interval)"
         put("windowed_layers", windowed, how)
         put("attention_window", chunk, "attention_chunk_size")
         return
-    window = text.get("sliding_window")
-    if not isinstance(window, int) or window <= 0:
+    window = cfg.count("sliding_window")
+    if not window:
         return
     types = text.get("layer_types")
-    if isinstance(types, list) and types:
+    if types is not None and not isinstance(types, list):
+        raise cfg.bad("layer_types", f"must be a list of one attention type per layer, got {_show(types)}")
+    if types:
+        _at_most_layers(cfg, "layer_types", len(types), layers)
         windowed = sum(1 for t in types if t in WINDOWED_LAYER_TYPES)
         how = "layer_types (sliding_attention layers)"
     elif text.get("use_sliding_window") is False:
         return
     elif str(text.get("model_type")) == "gemma2":
         windowed, how = (layers + 1) // 2, "gemma2: every other layer, from the first, slides"
-    elif isinstance(text.get("sliding_window_pattern"), int):
-        pattern = text["sliding_window_pattern"]
+    elif cfg.count("sliding_window_pattern", least=1) is not None:
+        pattern = cfg.count("sliding_window_pattern", least=1)
         windowed, how = layers - layers // pattern, f"sliding_window_pattern {pattern}: every {pattern}th layer global"
-    elif text.get("use_sliding_window") is True and isinstance(text.get("max_window_layers"), int):
-        windowed, how = max(layers - text["max_window_layers"], 0), "layers from max_window_layers on slide"
+    elif text.get("use_sliding_window") is True and cfg.count("max_window_layers") is not None:
+        windowed, how = max(layers - cfg.count("max_window_layers"), 0), "layers from max_window_layers on slide"
     else:
         windowed, how = layers, "sliding_window on every layer"
     if windowed:
         put("windowed_layers", windowed, how)
         put("attention_window", window, "sliding_window")
+
+
+def _at_most_layers(cfg: _Config, key: str, listed: int, layers: int) -> None:
+    if listed > layers:
+        raise cfg.bad(key, f"lists {listed} layers, more than num_hidden_layers ({layers})")
 
 
 def _weights(cfg: _Config, put) -> tuple[str, ...]:

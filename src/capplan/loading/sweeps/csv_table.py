@@ -1,12 +1,14 @@
 """Plain CSV sweep tables (``*.csv``), one run per row.
 
-Header names are case-insensitive; unknown columns are ignored; blank lines and
+Rows are read one at a time, at most :data:`~capplan.loading.sweeps.reading.MAX_RUNS`
+of them. Header names are case-insensitive; unknown columns are ignored; blank lines and
 lines starting with ``#`` are skipped. GuideLLM's own CSV export is refused
 with a pointer to its ``benchmarks.json``. Required columns: ``arrival_rate``
 (req/s; ``inf`` allowed), one per SLO of the plan, named as its load_sweep
 column (``ttft_p95``, ``tpot_p95``, ``e2e_p99`` by default; ``ttft_p99``,
 ``itl_p50``, ... for other SLOs), ``output_throughput`` (tok/s). Optional: ``completed``, ``failed``, ``sent``
-(counts, 0 when absent; ``sent`` counts every request sent, finished or not),
+(counts, 0 when absent; ``sent`` counts every request sent, finished or not,
+so a row whose ``sent`` is less than ``completed`` + ``failed`` is refused),
 ``achieved_rate`` (req/s delivered, 0 when absent = not measured), ``goodput``
 (req/s, empty = none).
 
@@ -20,10 +22,11 @@ ms, E2E in s**. A unit suffix states the unit explicitly and is converted:
 from __future__ import annotations
 
 import csv
-import io
 from typing import Any
 
+from capplan.errors import CapplanError
 from capplan.loading.sweeps.fields import err, finite, rate_from, whole
+from capplan.loading.sweeps import reading
 from capplan.loading.sweeps.points import SweepPoint
 
 # header -> (canonical name, factor to capplan's unit, unit text); the SLO columns are added per plan
@@ -59,7 +62,7 @@ def _headers(slos) -> dict[str, tuple[str, float, str]]:
 def parse_csv(text: str, rel: str, slos) -> list[SweepPoint]:
     headers = _headers(slos)
     required = ("arrival_rate", *(s.column for s in slos), "output_throughput")
-    reader = csv.reader(io.StringIO(text))
+    reader = csv.reader(_lines(text))
     header: list[str] | None = None
     columns: dict[str, tuple[int, str, float, str]] = {}
     points: list[SweepPoint] = []
@@ -89,10 +92,17 @@ def parse_csv(text: str, rel: str, slos) -> list[SweepPoint]:
                     raise err(f"the header lacks column(s) {', '.join(missing)} "
                               f"(found: {', '.join(header)})", missing[0], line)
                 continue
+            if len(points) == reading.MAX_RUNS:
+                raise err(f"the CSV file holds more than {reading.MAX_RUNS:,} data rows (runs); an import reads at "
+                          "most that many (see docs/limits.md)", None, line)
             if len(cells) != len(header):
                 raise err(f"row has {len(cells)} cells, the header has {len(header)}",
                           None, line)
-            points.append(_csv_row(cells, columns, rel, line, required, slos))
+            try:
+                points.append(_csv_row(cells, columns, rel, line, required, slos))
+            except CapplanError as exc:             # the plan's message names the file: say the row
+                exc.message += f" (in the row on line {line})"
+                raise
     except csv.Error as exc:
         raise err(f"malformed CSV: {exc}", None, reader.line_num) from None
     if header is None:
@@ -100,6 +110,16 @@ def parse_csv(text: str, rel: str, slos) -> list[SweepPoint]:
     if not points:
         raise err("the CSV file has a header but no data rows")
     return points
+
+
+def _lines(text: str):
+    """The lines of ``text``, one at a time (an ``io.StringIO`` would copy the whole text, four
+    bytes a character)."""
+    start, end = 0, len(text)
+    while start < end:
+        stop = text.find("\n", start) + 1 or end
+        yield text[start:stop]
+        start = stop
 
 
 _GUIDELLM_MARKS = ("time to first token", "time_to_first_token", "inter token latency",
@@ -135,10 +155,17 @@ def _csv_row(cells: list[str], columns: dict, rel: str, line: int, required: tup
             else:
                 values[canon] = finite(number, name, line) * factor
         methods.append(f"{canon}: CSV column {name} ({unit}), line {line}")
+    sent_given = values.get("sent") is not None
     for canon in ("completed", "failed", "sent", "achieved_rate"):
         if values.get(canon) is None:
             values[canon] = 0
             methods.append(f"{canon}: not given in the CSV (0)")
+    if sent_given and values["sent"] < values["completed"] + values["failed"]:
+        counted = [c for c in ("completed", "failed") if c in columns]
+        name = columns["sent"][1]
+        raise err(f"{name} ({values['sent']}) is less than {' + '.join(columns[c][1] for c in counted)} "
+                  f"({' + '.join(str(values[c]) for c in counted)}): "
+                  "a run cannot finish more requests than it sent", name, line)
     if "goodput" not in columns:
         methods.append("goodput: not given in the CSV -> none")
     return SweepPoint(arrival_rate=values["arrival_rate"],

@@ -57,7 +57,7 @@ def whole(value: Any, key: str, line: int | None = None) -> int:
 
 
 def percentile(values: Iterable[float], q: float) -> float:
-    arr = np.asarray(list(values), dtype=float)
+    arr = np.asarray(values if isinstance(values, list) else list(values), dtype=float)
     return float(np.percentile(arr, q, method=PERCENTILE_METHOD))
 
 

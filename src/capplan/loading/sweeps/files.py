@@ -9,20 +9,27 @@ the file (relative path), the key or line, and what is wrong.
 
 The format comes from the content, not the name (except ``.csv``, ``.yaml``
 and ``.jsonl``): a GuideLLM report holds ``benchmarks``, a vLLM result
-``request_rate`` and ``completed``.
+``request_rate`` and ``completed``. A list of vLLM results is the
+``summary.json`` of a ``vllm bench sweep serve`` folder: it repeats the
+``run=N.json`` files beside it, so it is recorded but never counted as runs.
+
+Every file is read within the limits of :mod:`~capplan.loading.sweeps.reading`
+(its size, checked before reading; the runs and bytes of the whole import),
+and JSON Lines in one pass: the work is linear in the size of the files.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from capplan.engine.model import Slo, standard_model
 from capplan.errors import CapplanError
 from capplan.loading import yamlfile
-from capplan.loading.sweeps import vllm
+from capplan.loading.sweeps import reading, vllm
 from capplan.loading.sweeps.csv_table import parse_csv
 from capplan.loading.sweeps.fields import err
 from capplan.loading.sweeps.guidellm import parse_guidellm
@@ -39,32 +46,41 @@ def _json_error(exc: json.JSONDecodeError, text: str, where: str) -> CapplanErro
                None, exc.lineno)
 
 
-def _load_json_documents(text: str, jsonl: bool) -> tuple[list[tuple[Any, int]], bool]:
-    """Parse one JSON value, or several concatenated (JSON Lines).
+def _load_json_documents(text: str, data: bytes, jsonl: bool) -> tuple[list[tuple[Any, int]], bool]:
+    """Parse one JSON value, or several concatenated (JSON Lines), in time linear in the text.
 
     Returns ``[(value, line)]`` and whether the file was a sequence.
     """
-    decoder = json.JSONDecoder()
     if not jsonl:
         try:
-            return [(json.loads(text), 1)], False
+            return [(reading.load_json(text, data), 1)], False
         except json.JSONDecodeError as exc:
             if exc.msg != "Extra data":
                 raise _json_error(exc, text, "") from None
+    else:
+        reading.check(text, data)
+    decoder = reading.decoder(text)
     documents = []
-    pos, end = 0, len(text)
+    pos, end, line, counted = 0, len(text), 1, 0
     while True:
         while pos < end and text[pos] in " \t\r\n":
             pos += 1
         if pos >= end:
             break
-        line = text.count("\n", 0, pos) + 1
+        line += text.count("\n", counted, pos)     # from the last object on: each newline counted once
+        counted = pos
+        if len(documents) == reading.MAX_RUNS:
+            raise err(f"the file holds more than {reading.MAX_RUNS:,} JSON objects (runs); an import reads "
+                      "at most that many (see docs/limits.md)", None, line)
         try:
             value, pos = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
             raise _json_error(exc, text, f" in the object starting on line {line}") from None
         documents.append((value, line))
     return documents, True
+
+
+SUMMARY = "vllm-bench-sweep-serve summary (not counted: its runs are the run=N.json files beside it)"
 
 
 def _describe(value: Any) -> str:
@@ -105,7 +121,7 @@ def _parse_file(data: bytes, rel: str, slos) -> tuple[str, list[SweepPoint]]:
             return parse_guidellm(doc, rel, slos)
         raise _unknown(doc)
 
-    documents, sequence = _load_json_documents(text, jsonl=suffix == ".jsonl")
+    documents, sequence = _load_json_documents(text, data, jsonl=suffix == ".jsonl")
     if not sequence:
         doc = documents[0][0]
         if isinstance(doc, dict) and "benchmarks" in doc:
@@ -118,8 +134,7 @@ def _parse_file(data: bytes, rel: str, slos) -> tuple[str, list[SweepPoint]]:
             fmt = "vllm-benchmark-serving" if vllm.is_legacy(doc) else "vllm-bench-serve"
             return fmt, [vllm.parse(doc, rel, None, slos)]
         if isinstance(doc, list) and doc and all(vllm.looks_like(d) for d in doc):
-            return "vllm-bench-sweep-serve summary", [_object(d, rel, None, slos, f"[{i}]")
-                                                       for i, d in enumerate(doc)]
+            return SUMMARY, []                        # the runs it lists are their own run=N.json files
         raise _unknown(doc)
 
     if not documents:
@@ -135,26 +150,25 @@ def _parse_file(data: bytes, rel: str, slos) -> tuple[str, list[SweepPoint]]:
     return "vllm-bench-serve-jsonl", points
 
 
-def _object(doc: dict, rel: str, line: int | None, slos, which: str) -> SweepPoint:
-    """One vLLM result of several in a file; an error in it names the object
-    (its line in a JSON Lines file, its index in a list)."""
+def _object(doc: dict, rel: str, line: int, slos, which: str) -> SweepPoint:
+    """One vLLM result of several in a JSON Lines file; an error in it names the object and its line."""
     try:
         return vllm.parse(doc, rel, line, slos)
     except CapplanError as exc:
-        where = f"the {which} starting on line {line}" if line else f"the result at {which}"
+        where = f"the {which} starting on line {line}"
         if where not in exc.message:
             exc.message += f" (in {where})"
         raise exc.located(line=line)
 
 
-def _read_one(plan_dir: Path, rel: str, slos) -> SweepFile:
-    try:
-        data = (plan_dir / rel).read_bytes()
-    except OSError as exc:
-        raise err(f"cannot read the file: {exc.strerror or exc}") from None
+def _read_one(plan_dir: Path, rel: str, slos) -> tuple[SweepFile, int]:
+    """The file parsed, and its size in bytes."""
+    yaml = PurePosixPath(rel).suffix.lower() in (".yaml", ".yml")
+    data = reading.read_limited(plan_dir / rel, reading.MAX_YAML_BYTES if yaml else reading.MAX_FILE_BYTES,
+                                "a YAML benchmark report" if yaml else "a benchmark file")
     digest = hashlib.sha256(data).hexdigest()
     fmt, points = _parse_file(data, rel, slos)
-    return SweepFile(path=rel, sha256=digest, format=fmt, points=tuple(points))
+    return SweepFile(path=rel, sha256=digest, format=fmt, points=tuple(points)), len(data)
 
 
 def read_sweep(plan_dir: Path, patterns: list[str], slos: tuple[Slo, ...] | None = None) -> list[SweepFile]:
@@ -163,21 +177,45 @@ def read_sweep(plan_dir: Path, patterns: list[str], slos: tuple[Slo, ...] | None
     with the percentiles of ``slos`` (the plan's; the standard model's by default).
 
     A refused pattern or one that matches nothing raises
-    :class:`~capplan.loading.sweeps.locate.PatternError` with its index."""
+    :class:`~capplan.loading.sweeps.locate.PatternError` with its index. An import
+    reads at most :data:`~.reading.MAX_FILES` files, :data:`~.reading.MAX_IMPORT_BYTES`
+    in all, :data:`~.reading.MAX_RUNS` runs and :data:`~.reading.MAX_RATES` arrival
+    rates; beyond is refused, naming the file."""
     plan_dir = Path(plan_dir)
     slos = standard_model().slos if slos is None else slos
     if isinstance(patterns, str):
         patterns = [patterns]
     if not patterns:
         raise err("no sweep files given (the list of file patterns is empty)")
-    files = []
-    for rel in expand(Root(plan_dir), patterns):
+    names = expand(Root(plan_dir), patterns)
+    if len(names) > reading.MAX_FILES:
+        raise err(f"the patterns match {len(names):,} files; an import reads at most {reading.MAX_FILES:,} "
+                  "(see docs/limits.md)")
+    files: list[SweepFile] = []
+    size = runs = 0
+    rates: set[float] = set()
+    for rel in names:
         try:
-            files.append(_read_one(plan_dir, rel, slos))
+            read, nbytes = _read_one(plan_dir, rel, slos)
         except CapplanError as exc:
             raise exc.located(file=rel)
         except (ValueError, TypeError, KeyError, IndexError, AttributeError,
                 ArithmeticError, RecursionError) as exc:   # malformed data we did not foresee
             raise CapplanError(f"cannot interpret the file: {type(exc).__name__}: {exc}",
                                file=rel) from None
+        files.append(read)
+        size += nbytes
+        runs += len(read.points)
+        rates.update(p.arrival_rate for p in read.points if math.isfinite(p.arrival_rate))
+        if size > reading.MAX_IMPORT_BYTES or runs > reading.MAX_RUNS:
+            raise CapplanError(f"with this file the import holds {size / reading.MIB:.0f} MiB and {runs:,} runs; "
+                               f"an import reads at most {reading.MAX_IMPORT_BYTES // reading.MIB} MiB and "
+                               f"{reading.MAX_RUNS:,} runs (see docs/limits.md)", file=rel)
+        if len(rates) > reading.MAX_RATES:
+            raise CapplanError(f"with this file the import holds runs at {len(rates):,} distinct arrival rates; a "
+                               f"sweep table holds at most {reading.MAX_RATES:,} rows (see docs/limits.md)", file=rel)
+    if all(f.format == SUMMARY for f in files):
+        raise err(f"the patterns match only vllm bench sweep summaries ({', '.join(f.path for f in files[:3])}"
+                  f"{', ...' if len(files) > 3 else ''}), which repeat the runs of their folder; import the "
+                  "runs themselves (e.g. <experiment>/*/run=*.json)")
     return files

@@ -130,6 +130,9 @@ def _parse_guidellm_benchmark(bench: Any, i: int, rel: str, fmt: str,
                   f"{where}.{first}.strategy")
     stype = strategy.get("type_", strategy.get("type"))
     skey = f"{where}.{first}.strategy"
+    if not isinstance(stype, str):
+        raise err(f"expected the strategy's type as text (constant, poisson, ...), got {show(stype)}",
+                  f"{skey}.type_")
     if stype in _GUIDELLM_OPEN:
         if strategy.get("rate") is None:
             raise err("missing (the offered rate of a constant/poisson stage)",
@@ -178,8 +181,9 @@ def _parse_guidellm_benchmark(bench: Any, i: int, rel: str, fmt: str,
                        "(req/s of successful requests over the run)")
 
     latency, missing, sources = run_percentiles(
-        slos, rate, completed, lambda slo: _guidellm_percentile(bench, metrics, where, completed, slo),
-        methods, "no request succeeded, so every latency is taken as inf (fails any SLO)")
+        slos, rate, completed, completed + failed + incomplete,
+        lambda slo: _guidellm_percentile(bench, metrics, where, completed, slo),
+        methods, "no request succeeded, so no latency was measured; the point fails on delivery")
 
     throughput = _summary_value(metrics, "output_tokens_per_second", where, "mean")
     methods.append(f"output_throughput: {where}.metrics.output_tokens_per_second."
@@ -223,7 +227,8 @@ def _guidellm_percentile(bench: dict, metrics: dict, where: str, completed: int,
         return finite(value, key), text
     if computed:
         return computed
-    have = sorted(k for k in (dig(_summary(metrics, node, where), "percentiles") or {}))
+    given = dig(_summary(metrics, node, where), "percentiles")
+    have = sorted(map(str, given)) if isinstance(given, dict) else []
     raise MissingPercentile(f"no {slo.text}: {key} is missing and the report lacks the full "
                             f"per-request list to compute it; the summary holds "
                             f"{', '.join(have) or 'no percentiles'}", slo, key)

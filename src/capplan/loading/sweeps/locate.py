@@ -86,6 +86,9 @@ def _expand_one(root: Root, pattern) -> list[str]:
                 path = folder / name
                 if last and path.is_file():
                     following.append((path, rel + name))
+                elif last and path.exists() and not path.is_dir():
+                    raise CapplanError(f"{rel + name} is not a regular file (a FIFO, device or socket); "
+                                       "capplan imports only regular files")
                 elif not last and path.is_dir():
                     following.append((path, rel + name + "/"))
         candidates = following

@@ -94,15 +94,20 @@ class MissingPercentile(CapplanError):
         self.slo = slo
 
 
-def run_percentiles(slos, rate: float, completed: int, find, methods: list[str], none_text: str):
+def run_percentiles(slos, rate: float, completed: int, sent: int, find, methods: list[str], none_text: str,
+                    line: int | None = None):
     """Each SLO's percentile of one run, ``find(slo) -> (value, how)`` in every format:
     ``(latency, missing, sources)``. A run where no request completed has every latency
     inf (it fails any SLO); a closed burst that lacks a percentile is shown without it
     (it never counts, so it never aborts the import); an open-loop run that lacks one
-    raises :class:`MissingPercentile`."""
+    raises :class:`MissingPercentile`. A run that records no request at all (none
+    completed, failed or unfinished: ``sent`` 0) is no sweep point and is refused."""
     latency: dict[str, float] = {}
     missing: dict[str, str] = {}
     sources: dict[str, str] = {}
+    if completed == 0 and sent == 0:
+        raise CapplanError("the run records no request (none completed, failed or unfinished): a run that "
+                           "sent nothing is no sweep point", key="completed", line=line)
     if completed == 0:
         methods.append(f"{', '.join(s.column for s in slos)}: {none_text}")
         return {slo.column: math.inf for slo in slos}, missing, sources

@@ -33,6 +33,7 @@ class SweepRow:
     achieved_rate: float
     files: tuple[str, ...]
     goodput_share: float | None = None   # median over the runs with per-request data
+    unmeasured: bool = False             # no run completed a request: the latency cells are 0, not measured
 
     def table_row(self, slos) -> dict:
         """The row of the plan's ``load_sweep`` table: its columns (one per SLO
@@ -44,7 +45,11 @@ class SweepRow:
                "runs": self.runs, **{s.spread: self.spread[s.column] for s in slos}}
         if self.goodput_share is not None:
             row["goodput_share"] = self.goodput_share
-        return {**row, "note": delivery_text(row)}
+        note = delivery_text(row)
+        if self.unmeasured:
+            note += ("; no request completed, so no latency was measured (the latency cells show 0): "
+                     "the point fails because it delivered nothing")
+        return {**row, "note": note}
 
 
 def _median(values: list[float]) -> float:
@@ -64,7 +69,9 @@ def combine_replicates(points: Iterable[SweepPoint], limits: dict[str, float] | 
     share of the runs that keep per-request data.
 
     The MAD is the raw median of |x - median| (not scaled by 1.4826); one run
-    gives 0. ``completed``, ``failed`` and ``sent`` are summed over the runs;
+    gives 0. A run that completed no request measured no latency (inf): the
+    medians are over the runs that did, and a rate where none did shows 0 and
+    says so in its note; it fails on delivery (completed / sent is 0). ``completed``, ``failed`` and ``sent`` are summed over the runs;
     ``achieved_rate`` is the median of the runs that measured it (0 if none
     did); ``files`` lists the distinct files in the order the points came.
     """
@@ -78,10 +85,10 @@ def combine_replicates(points: Iterable[SweepPoint], limits: dict[str, float] | 
     for rate in sorted(groups):
         group = groups[rate]
         latency, spread = {}, {}
-        for name in group[0].latency:
-            values = [float(p.latency[name]) for p in group]
-            latency[name] = _median(values)
-            spread[name] = _mad(values, latency[name])
+        for name in group[0].latency:       # a run that completed nothing has inf: it measured no latency
+            values = [float(p.latency[name]) for p in group if math.isfinite(p.latency[name])]
+            latency[name] = _median(values) if values else 0.0
+            spread[name] = _mad(values, latency[name]) if values else 0.0
         measured = [p.achieved_rate for p in group if p.achieved_rate > 0]
         shares = [s for s in (compliant_share(p, limits) for p in group) if s is not None] if limits else []
         rows.append(SweepRow(
@@ -94,5 +101,6 @@ def combine_replicates(points: Iterable[SweepPoint], limits: dict[str, float] | 
             achieved_rate=_median(measured) if measured else 0.0,
             files=tuple(dict.fromkeys(p.file for p in group)),
             goodput_share=_median(shares) if shares else None,
+            unmeasured=not any(math.isfinite(v) for p in group for v in p.latency.values()),
         ))
     return rows

@@ -39,8 +39,11 @@ Values
   Successful requests are those with an empty ``errors`` entry (or, without
   that array, all of them when their number equals ``completed``, else those
   with a positive latency / output length); their number must equal
-  ``completed``. With zero completed requests every latency is ``math.inf``
-  (vLLM's summary reports 0 then, which would pass any SLO).
+  ``completed``. With zero completed requests no latency was measured: each
+  is ``math.inf`` here (vLLM's summary reports 0, which would pass any SLO),
+  the latency medians of :func:`combine_replicates` leave the run out and the
+  point fails on delivery (0 of ``sent`` completed). A run that records no
+  request at all (nothing completed, failed or sent) is refused.
 * ``completed`` = ``completed``; ``failed`` = ``failed`` if present, else the
   non-empty ``errors`` entries, else ``num_prompts - completed``; ``sent`` =
   ``num_prompts`` (else completed + failed). ``achieved_rate`` is 0 (not
@@ -58,6 +61,7 @@ import math
 import re
 from typing import Any
 
+from capplan.loading.sweeps import reading
 from capplan.loading.sweeps.fields import (
     NP,
     err,
@@ -101,12 +105,21 @@ class _VllmRequests:
         sized = [n for n in ("ttfts", "latencies", "itls", "output_lens", "errors")
                  if n in present]
         self.n = len(present[sized[0]]) if sized else 0
+        if self.n > reading.MAX_REQUESTS:
+            raise err(f"the per-request arrays hold {self.n:,} requests; a run may hold at most "
+                      f"{reading.MAX_REQUESTS:,} (see docs/limits.md)", sized[0], line)
+        gaps = sum(len(row) for row in present.get("itls", ()) if isinstance(row, list))
+        if gaps > reading.MAX_GAPS:
+            raise err(f"the per-request itls hold {gaps:,} inter-token gaps; a run may hold at most "
+                      f"{reading.MAX_GAPS:,} (see docs/limits.md)", "itls", line)
         for name in sized:
             if len(present[name]) != self.n:
                 lengths = ", ".join(f"{k} {len(present[k])}" for k in sized)
                 raise err(f"per-request arrays differ in length ({lengths})", name, line)
         self.mask: list[bool] | None = None
         self.mask_how = ""
+        self._seconds: dict[str, list[float]] = {}
+        self._e2e: tuple[list[float], str] | None | bool = False      # False: not computed yet
         if sized and self.n:
             self._make_mask(completed)
 
@@ -145,11 +158,19 @@ class _VllmRequests:
         return list(arr)
 
     def seconds(self, name: str) -> list[float]:
-        return [finite(v, f"{name}[{i}]", self.line)
-                for i, v in enumerate(self.values(name))]
+        """The successful entries of one array as checked numbers (read once: the percentiles,
+        TPOT and goodput each ask again)."""
+        if name not in self._seconds:
+            self._seconds[name] = [finite(v, f"{name}[{i}]", self.line) for i, v in enumerate(self.values(name))]
+        return self._seconds[name]
 
     def e2e(self) -> tuple[list[float], str] | None:
-        """Per-request E2E in s of the successful requests, and how."""
+        """Per-request E2E in s of the successful requests, and how (computed once)."""
+        if self._e2e is False:
+            self._e2e = self._compute_e2e()
+        return self._e2e
+
+    def _compute_e2e(self) -> tuple[list[float], str] | None:
         if self.has("latencies"):
             return self.seconds("latencies"), "latencies (s)"
         if self.has("ttfts") and self.has("itls"):
@@ -264,10 +285,10 @@ def parse(obj: dict, rel: str, line: int | None, slos) -> SweepPoint:
                    "overload shows as completed < num_prompts and in its latencies")
     per_request_e2e = reqs.e2e() if reqs.mask is not None and completed else None
     latency, missing, sources = run_percentiles(
-        slos, rate, completed,
+        slos, rate, completed, sent,
         lambda slo: _vllm_percentile(obj, reqs, per_request_e2e, slo, f"the {completed} successful requests", line),
-        methods, "no request completed, so every latency is taken as inf (fails any SLO); vLLM's summary "
-                 "shows 0 here")
+        methods, "no request completed, so no latency was measured (vLLM's summary shows 0 here, which "
+                 "would pass any SLO); the point fails on delivery", line)
 
     # throughput and goodput -----------------------------------------------------
     if obj.get("output_throughput") is None:
