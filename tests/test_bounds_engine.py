@@ -23,6 +23,8 @@ from conftest import MAIN_PLAN
 
 from capplan.engine import queueing
 from capplan.engine.evaluate import FLEET_LIMIT
+from capplan.engine.graph import build
+from capplan.errors import CapplanError
 
 
 def cpu_seconds() -> float:
@@ -186,3 +188,140 @@ def test_a_large_fleet_below_the_limit_is_answered_exactly(write_plan, run_main)
     assert q["active_replicas"] == 60_000 < FLEET_LIMIT and q["wait_probability"] == 0
     pooled = erlang_c_reference(60_000, 60_000 * q["pooled_rho_equivalent"])
     assert pooled > 1e-12 and q["pooled_rho_wait_probability"] == pytest.approx(pooled, rel=1e-9)
+
+
+# -- the simulation: chunks, memory, shares, draws that do not evaluate ---------------------------
+
+def test_chunks_give_the_same_numbers_as_one_pass(monkeypatch):
+    """The graph runs over the draws in chunks; a chunk of 7 draws gives every kept value,
+    every draw's verdict and the summary exactly as chunks of thousands do."""
+    from capplan.build import evaluate_plan
+    from capplan.engine import montecarlo
+    from capplan.rendering import simulation
+
+    plan, evaluations = evaluate_plan(MAIN_PLAN)
+    e = evaluations[0]
+    whole = montecarlo.simulate(plan, e.model, e.values, samples=3_000, seed=5)
+    monkeypatch.setattr(montecarlo, "CHUNK_BYTES", 1)          # one draw a chunk
+    one = montecarlo.simulate(plan, e.model, e.values, samples=300, seed=5)
+    monkeypatch.setattr(montecarlo, "CHUNK_BYTES", 7 * 8 * 2_000)
+    small = montecarlo.simulate(plan, e.model, e.values, samples=3_000, seed=5)
+    def every(sim, name):
+        value = sim.values[name]
+        return np.broadcast_to(value, (sim.samples, value.shape[1]))
+
+    for name in whole.values:
+        assert np.array_equal(every(whole, name), every(small, name), equal_nan=True), name
+        assert np.array_equal(every(whole, name)[:300], every(one, name), equal_nan=True), name
+    assert np.array_equal(whole.evaluates, small.evaluates)
+    assert simulation.summarise(whole, e) == simulation.summarise(small, e)
+
+
+def test_the_draws_asked_for_must_fit_in_memory(run_main):
+    """10 million draws of the main plan would keep 4.5 GiB: refused at once with the largest
+    number that fits; that number is accepted (checked without running it)."""
+    from capplan.build import evaluate_plan
+    from capplan.engine import montecarlo
+    from capplan.rendering import simulation
+
+    start = cpu_seconds()
+    code, _, err = run_main("simulate", MAIN_PLAN, "--samples", "10000000")
+    assert cpu_seconds() - start < 20
+    assert code == 1 and "Traceback" not in err
+    assert "10,000,000 draws would keep 480 bytes each (5 uncertain values, 17 results)" in err
+    most = int(err.split("(--samples ")[1].split(")")[0])
+    assert f"at most {most:,} draws" in err and most * 480 <= montecarlo.MEMORY_BYTES < (most + 1) * 480
+    plan, evaluations = evaluate_plan(MAIN_PLAN)
+    e = evaluations[0]
+    keep = frozenset(k.quantity for k in simulation.key_results(e) if k.kind != "text") | frozenset(
+        d.target.name for d in simulation.decisions(e)[0])
+    rows = {t: len(d.rows) for t, d in plan.nominal.tables.items()}
+    graph = build(e.model, plan.switches, frozenset(), nominal=False)
+    montecarlo._fits(plan, plan.nominal, e.model, graph, rows, keep, most)             # no error
+
+
+def _ranged_classes(n: int) -> str:
+    text = MAIN_PLAN.read_text(encoding="utf-8")
+    start, end = text.index("      - {name: short-chat,"), text.index("  load_sweep:")
+    rows = "".join(f"      - {{name: c{i}, weight: {{value: {1 / n!r}, range: {0.5 / n!r} to {1.5 / n!r}}}, "
+                   f"prompt_tokens: {32 + i}, output_tokens: 64}}\n" for i in range(n))
+    text = text[:start] + rows + text[end:]
+    return text[:text.index("\nscenarios:")] + "\n"
+
+
+def test_ranged_class_weights_are_drawn_to_sum_to_one(write_plan):
+    """Every weight ranged: each draw's weights are divided by their sum, so every draw
+    evaluates (before, the weights check failed in all but a handful)."""
+    from capplan.build import evaluate_plan
+    from capplan.engine import montecarlo
+
+    plan, evaluations = evaluate_plan(write_plan(_ranged_classes(20)))
+    e = evaluations[0]
+    sim = montecarlo.simulate(plan, e.model, e.values, samples=2_000)
+    weights = np.array([u.drawn.values for u in sim.uncertain if u.quantity == "classes.weight"])
+    assert weights.shape == (20, 2_000)
+    assert np.allclose(weights.sum(axis=0), 1, rtol=0, atol=1e-12) and weights.std(axis=1).min() > 0
+    assert sim.evaluates.all() and sim.causes == {}
+    assert np.allclose(sim.column("class_weight_total"), 1, atol=1e-12)
+
+
+def test_a_fixed_weight_is_rescaled_with_the_ranged_ones(base_plan, write_plan):
+    from capplan.build import evaluate_plan
+    from capplan.engine import montecarlo
+
+    base_plan["tables"]["classes"]["rows"][0]["weight"] = {"value": 0.7, "range": "0.5 to 0.9", "dist": "uniform"}
+    plan, evaluations = evaluate_plan(write_plan(base_plan))
+    e = evaluations[0]
+    sim = montecarlo.simulate(plan, e.model, e.values, samples=1_000)
+    (u,) = sim.uncertain
+    other = sim.column("classes.weight", 1)
+    assert np.array_equal(sim.column("classes.weight", 0), u.drawn.values)
+    assert np.allclose(other + u.drawn.values, 1, rtol=0, atol=1e-12) and other.min() < 0.3 < other.max()
+    assert sim.evaluates.all()
+
+
+def _failing_sweep(base_plan, low: float, high: float):
+    """The first sweep row's TPOT drawn around the 25 ms SLO: a draw above it leaves no row passing."""
+    base_plan["tables"]["load_sweep"]["rows"][0]["tpot_p95"] = {"value": 12.1, "range": f"{low} to {high}",
+                                                                "dist": "uniform"}
+    return base_plan
+
+
+def test_draws_that_do_not_evaluate_are_counted_by_cause(base_plan, write_plan, run_main):
+    path = write_plan(_failing_sweep(base_plan, 10, 27.5))          # 2.5/17.5 = 14 % of draws fail
+    code, out, _ = run_main("simulate", path, "--samples", "20000")
+    assert code == 0
+    line = next(x for x in out.splitlines() if "do not evaluate" in x)
+    count = int(line.split("note: ")[1].split(" draws")[0].replace(",", ""))
+    assert abs(count - 20_000 * 2.5 / 17.5) < 400
+    assert "instance_max_rate = max_before_failure(" in line and "is not a number" in line
+    assert f"the plan evaluates at {20_000 - count:,}" in out
+    code, out, _ = run_main("simulate", path, "--samples", "2000", "--format", "json")
+    doc = json.loads(out)
+    assert doc["evaluated"] + doc["not_evaluated"][0]["draws"] == 2_000
+
+
+def test_a_simulation_that_mostly_does_not_evaluate_is_refused(base_plan, write_plan, run_main):
+    path = write_plan(_failing_sweep(base_plan, 20, 40))            # 15/20 = 75 % of draws fail
+    code, out, err = run_main("simulate", path, "--samples", "4000")
+    assert code == 1 and out == "" and "Traceback" not in err
+    assert "the plan evaluates at " in err and "of 4,000 draws" in err
+    assert "fewer than the 50% a simulation needs" in err and "is not a number" in err
+
+
+def test_500_ranged_classes_stay_within_the_memory_budget(write_plan):
+    """500 classes, every weight ranged, at 100,000 draws: what the simulation keeps fits in
+    its budget (the graph's values for 500 rows are never held over all draws at once)."""
+    from capplan.build import evaluate_plan
+    from capplan.engine import montecarlo
+    from capplan.rendering import simulation
+
+    plan, evaluations = evaluate_plan(write_plan(_ranged_classes(500)))
+    e = evaluations[0]
+    keep = frozenset(k.quantity for k in simulation.key_results(e) if k.kind != "text") | frozenset(
+        d.target.name for d in simulation.decisions(e)[0])
+    rows = {t: len(d.rows) for t, d in plan.nominal.tables.items()}
+    graph = build(e.model, plan.switches, frozenset(), nominal=False)
+    montecarlo._fits(plan, plan.nominal, e.model, graph, rows, keep, montecarlo.DEFAULT_SAMPLES)    # no error
+    with pytest.raises(CapplanError, match="at most"):
+        montecarlo._fits(plan, plan.nominal, e.model, graph, rows, keep, 2 * montecarlo.DEFAULT_SAMPLES)
