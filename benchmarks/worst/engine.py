@@ -2,7 +2,8 @@
 
 Each case edits the main reference plan the way an untrusted pull request might:
 a tiny ``rho_target`` (60 million replicas), a ``rho_target`` range reaching 0.001,
-500 classes each with a ranged weight, and ten million draws.
+500 classes each with a ranged weight, 500 deployments each with a ranged price, ten
+million draws, and the most draws the main plan is allowed.
 """
 
 from __future__ import annotations
@@ -55,6 +56,17 @@ def _ranged_classes(folder: Path) -> list[str]:
     return ["simulate", "plans/plan.yaml"]
 
 
+def _ranged_deployments(folder: Path) -> list[str]:
+    """500 deployments, each price ranged: 3,500 per-row key results, refused at 100,000 draws."""
+    text = (ROOT / "plans" / "llama3-8b-a100-chat-mix.yaml").read_text(encoding="utf-8")
+    start, end = text.index("      - {name: aws-p4de.24xlarge"), text.index("\nscenarios:")
+    rows = "".join(f"      - {{name: d{i}, gpus_per_node: 8, node_hourly_cost: {{value: 40 USD/h, range: 30 to 50 USD/h}}}}\n"
+                   for i in range(500))
+    (folder / "plans").mkdir(exist_ok=True)
+    (folder / "plans" / "plan.yaml").write_text(text[:start] + rows, encoding="utf-8")
+    return ["simulate", "plans/plan.yaml"]
+
+
 def _ten_million(folder: Path) -> list[str]:
     _edited(folder, RHO, RHO)
     return ["simulate", "plans/plan.yaml", "--samples", "10000000"]
@@ -69,8 +81,10 @@ def _most_draws(folder: Path) -> list[str]:
 CASES = [
     Case("engine: eval, rho_target 1e-7 (60 million replicas)", _tiny_rho, budget_s=10, budget_mib=500),
     Case("engine: simulate, rho_target range 0.001 to 0.9", _wide_rho_simulate, budget_s=30, budget_mib=1024),
-    Case("engine: build, rho_target range 0.001 to 0.9", _wide_rho_build, budget_s=60, budget_mib=1024),
+    Case("engine: build, rho_target range 0.001 to 0.9", _wide_rho_build, budget_s=30, budget_mib=1024),
     Case("engine: simulate, 500 classes with ranged weights", _ranged_classes, budget_s=60, budget_mib=1024),
+    Case("engine: simulate, 500 deployments with ranged prices (refused)", _ranged_deployments, budget_s=10,
+         budget_mib=500),
     Case("engine: simulate --samples 10^7", _ten_million, budget_s=10, budget_mib=500),
     Case("engine: simulate --samples 1,118,481 (the most allowed)", _most_draws, budget_s=60, budget_mib=1024),
 ]
