@@ -325,3 +325,16 @@ def test_500_ranged_classes_stay_within_the_memory_budget(write_plan):
     montecarlo._fits(plan, plan.nominal, e.model, graph, rows, keep, montecarlo.DEFAULT_SAMPLES)    # no error
     with pytest.raises(CapplanError, match="at most"):
         montecarlo._fits(plan, plan.nominal, e.model, graph, rows, keep, 2 * montecarlo.DEFAULT_SAMPLES)
+
+
+def test_a_wide_rho_range_is_simulated_and_built_quickly(write_plan, run_main, tmp_path):
+    """rho_target drawn from 0.001 to 0.9 (90 %): its tail reaches millions of replicas in some
+    draws, where the old Erlang-B loop ran once per server over every draw (past 120 s)."""
+    path = write_plan(_plan_text(**{RHO: "rho_target: {value: 0.7, range: 0.001 to 0.9, source: SRE headroom policy}"}))
+    start = cpu_seconds()
+    code, out, _ = run_main("simulate", path, "--samples", "20000")
+    assert code == 0 and "rho_target" in out and "evaluates at 20,000 (100.0 %)" in out
+    code, _, err = run_main("build", path, "--out", tmp_path / "out")
+    assert code == 0, err
+    assert cpu_seconds() - start < 60
+    assert (tmp_path / "out" / "test-plan.simulation.svg").exists()
