@@ -299,6 +299,9 @@ def test_draws_that_do_not_evaluate_are_counted_by_cause(base_plan, write_plan, 
     code, out, _ = run_main("simulate", path, "--samples", "2000", "--format", "json")
     doc = json.loads(out)
     assert doc["evaluated"] + doc["not_evaluated"][0]["draws"] == 2_000
+    code, out, _ = run_main("simulate", path, "--samples", "2000", "--format", "markdown")
+    assert f"The plan evaluates at {doc['evaluated']:,} draws" in out
+    assert f"{doc['not_evaluated'][0]['draws']:,} draws do not evaluate: instance_max_rate = " in out
 
 
 def test_a_simulation_that_mostly_does_not_evaluate_is_refused(base_plan, write_plan, run_main):
