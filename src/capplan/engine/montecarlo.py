@@ -1,4 +1,4 @@
-"""Monte Carlo through the plan's graph: draw every uncertain value, evaluate all draws at once.
+"""Monte Carlo through the plan's graph: draw every uncertain value, evaluate the draws as arrays.
 
 The plan says which values are uncertain (:mod:`capplan.loading.uncertain`);
 this module draws them (:mod:`capplan.engine.sampling`), lays them out as the
@@ -18,7 +18,9 @@ before anything is drawn: more than :data:`MEMORY_BYTES` is refused with the
 largest number of draws that fits. A column of shares (class weights) with a
 ranged cell is divided by its sum in every draw, so the weights of a draw sum
 to 1 as the plan's must. A draw the plan does not evaluate at is counted by
-its cause (a failed model check, or the first quantity that is not a number).
+its cause (a failed model check, or the first quantity that is not a number);
+when fewer than :data:`MIN_EVALUATED` of the draws evaluate, percentiles would
+describe a few survivors, and the simulation is refused with those counts.
 """
 
 from __future__ import annotations
