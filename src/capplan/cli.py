@@ -399,10 +399,8 @@ def cmd_simulate(args) -> int:
 
     plan, evaluations = builder.evaluate_plan(Path(args.plan))
     e = _scenario(plan, evaluations, args.scenario)
-    sim = montecarlo.simulate(plan, e.model, evaluations[0].values, e.scenario,
-                              samples=args.samples or montecarlo.DEFAULT_SAMPLES,
-                              seed=montecarlo.DEFAULT_SEED if args.seed is None else args.seed)
-    shown = simulation.summarise(sim, e)
+    shown = simulation.run(e, evaluations[0].values, samples=args.samples or montecarlo.DEFAULT_SAMPLES,
+                           seed=montecarlo.DEFAULT_SEED if args.seed is None else args.seed)
     if args.format == "json":
         sys.stdout.write(jsonout.dumps(shown.as_json()))
     elif args.format == "markdown":

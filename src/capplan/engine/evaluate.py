@@ -31,6 +31,11 @@ from capplan.loading.plan import Input, Plan, Scenario
 # to about 15 significant digits, so the tolerance stays near that.
 _SNAP = 1e-14
 
+# The most GPUs a result may count (active, resilient, rented): several times the largest
+# clusters built (a few hundred thousand GPUs), so a real plan never meets it, while an input
+# chain that makes millions (rho_target 1e-7, 1e-6 req/s per replica) is refused with its cause.
+FLEET_LIMIT = 1_000_000
+
 
 @dataclass
 class Evaluation:
@@ -184,40 +189,53 @@ def _origin(name: str, scenario: Scenario) -> str:
 def _check_plausible(name, node, values, nominal_values, plan, scenario, model, graph) -> None:
     """Refuse a result no number can hold: one that overflowed to infinity (or NaN)
     from finite inputs, or whose magnitude in its display unit passes 2**53, where a
-    float no longer holds every whole number (a GPU count, cents). The message names
-    the input chain that caused it, following at each step the most extreme input."""
+    float no longer holds every whole number (a GPU count, cents); and a fleet of more
+    than :data:`FLEET_LIMIT` GPUs, which no plan means (``rho_target: 1e-7`` makes 60
+    million). The message names the input chain that caused it, following at each step
+    the most extreme input."""
     q = node.quantity
     if q.kind in ("bool", "text"):
         return
     value = values[name]
-    if isinstance(value, float) and abs(value) <= units.LIMIT * units.factor(q.unit):
+    limit = FLEET_LIMIT if q.unit == "GPU" else units.LIMIT
+    if isinstance(value, float) and abs(value) <= limit * units.factor(q.unit):
         return      # the common case, without numpy (NaN fails the comparison and is looked at below)
     shown = np.atleast_1d(np.asarray(value, dtype=float)) / units.factor(q.unit)
     finite = np.isfinite(shown)
-    if finite.all() and np.abs(shown).max(initial=0) <= units.LIMIT:
+    if finite.all() and np.abs(shown).max(initial=0) <= limit:
         return
     # NaN or infinity is this formula's doing only when everything it read was finite
     # (a missing optional sweep column is NaN, and stays so downstream).
     finite_deps = all(np.all(np.isfinite(np.asarray(values.get(d, nominal_values.get(d, 0.0)), dtype=float)))
                       for d in node.deps if model.quantities[d].kind != "text")
     overflow = ~finite if finite_deps else np.zeros(shown.shape, bool)
-    huge = finite & (np.abs(np.where(finite, shown, 0)) > units.LIMIT)
+    huge = finite & (np.abs(np.where(finite, shown, 0)) > limit)
     bad = np.flatnonzero(overflow | huge)
     if not bad.size:
         return
     row = int(bad[0]) if q.table else None
     value = shown[bad[0]]
+    key, line, cause = _cause(name, row, values, nominal_values, plan, scenario, model, graph)
+    where = f" (row {scenario.tables[q.table].rows[row].get(model.tables[q.table].key)})" if q.table else ""
+    if np.isfinite(value) and abs(value) <= units.LIMIT:
+        raise CapplanError(f"{_where(plan, scenario)}{name}{where} = {node.formula.text} is {value:.3g} GPUs, "
+                           f"more than the {FLEET_LIMIT:,} GPUs of any fleet a plan sizes{cause}",
+                           file=plan.file, key=key or name, line=line or plan.line(name))
     what = ("overflows (no number holds it)" if not np.isfinite(value) else
             f"is {value:.4g} {formatting.unit_label(q.unit)}".rstrip() + f", beyond ±2^53 ({units.LIMIT:,})")
+    raise CapplanError(f"{_where(plan, scenario)}{name}{where} = {node.formula.text} {what}: no count or "
+                       f"amount can be held exactly{cause}", file=plan.file, key=key or name,
+                       line=line or plan.line(name))
+
+
+def _cause(name, row, values, nominal_values, plan, scenario, model, graph) -> tuple[str | None, int | None, str]:
+    """Where the most extreme input behind ``name`` is written, and '; it comes from X through Y, Z'."""
     chain = _extreme_chain(name, row, values, nominal_values, model, graph)
     key, line = _locate(chain[-1], row, plan, scenario)
     steps = [f"{n} = {_brief(n, row, values, nominal_values, model)}" for n in chain[1:]]
     origin = (f"; it comes from {steps[-1]}{_origin(chain[-1], scenario)}"
               + (f" through {', '.join(reversed(steps[:-1]))}" if len(steps) > 1 else "")) if steps else ""
-    where = f" (row {scenario.tables[q.table].rows[row].get(model.tables[q.table].key)})" if q.table else ""
-    raise CapplanError(f"{_where(plan, scenario)}{name}{where} = {node.formula.text} {what}: no count or "
-                       f"amount can be held exactly{origin}", file=plan.file, key=key or name,
-                       line=line or plan.line(name))
+    return key, line, origin
 
 
 def _extreme_chain(name, row, values, nominal_values, model, graph) -> list[str]:

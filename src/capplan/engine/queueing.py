@@ -8,16 +8,22 @@ samples per quantity) call the same code.
 
 * :func:`erlang_c` — the Erlang-C probability that an arriving request waits
   in an M/M/c queue with ``servers`` servers and an offered ``load`` of
-  λ/μ Erlangs, by the Erlang-B recursion ``B(k) = a·B(k-1) / (k + a·B(k-1))``,
-  ``C = c·B / (c - a·(1 - B))``, which stays within a few ulps where the
-  textbook sum of a^k/k! overflows. A load of ``servers`` or more is an
+  λ/μ Erlangs. Up to 64 servers by the Erlang-B recursion
+  ``B(k) = a·B(k-1) / (k + a·B(k-1))``, which stays within a few ulps where
+  the textbook sum of a^k/k! overflows; above, in closed form,
+  ``B = P(N = c) / P(N ≤ c)`` for N ~ Poisson(a) (Loader's probability and
+  the tail below), so a billion servers cost what ten do. Then
+  ``C = c·B / ((c - a) + a·B)``. A load of ``servers`` or more is an
   unstable queue, in which every request waits: 1.
 * :func:`poisson_exceeds` — ``P(N > count)`` for a Poisson count ``N`` of
   mean ``mean``, which is the regularized lower incomplete gamma function
   ``P(⌊count⌋ + 1, mean)``: a series below the peak, Lentz's continued
   fraction for the complement above it (Numerical Recipes 6.2), each scaled
   by the Poisson probability in Loader's saddle-point form, so a tail of 1e-30
-  comes out as 1e-30 (not 1 − 0.999… = 0), to about 12 digits.
+  comes out as 1e-30 (not 1 − 0.999… = 0), to about 12 digits. Both need
+  about 8·√count terms near the peak, so from a count of 100,000 on Temme's
+  uniform asymptotic expansion takes over (DLMF 8.12): a fixed amount of
+  work however large the count, to about 13 digits.
 
 Neither function checks its arguments: the evaluator
 (:class:`capplan.engine.evaluate.Numeric`) snaps ``servers`` to a whole number
@@ -38,6 +44,8 @@ _EPS = 1e-17            # relative size of the last term kept (below a double's 
 _TINY = 1e-300
 _MAX_TERMS = 10_000_000  # a bound, never reached: near its peak a count of n needs about 8·√n terms
 _FEW = 8                 # elements below which a Python loop beats numpy's cost per call
+_RECURSION = 64          # servers up to which Erlang B takes its recursion (the reference plans' bits)
+_LARGE = 1e5             # the Poisson tail of a count from this on takes Temme's expansion
 
 # The exponentials and logarithms of the Poisson tail are the C library's (``math``), element by
 # element: numpy's own SIMD versions differ between releases in the last bit, which a tail such as
@@ -79,14 +87,22 @@ def erlang_c(servers, load):
     """P(wait) of an M/M/c queue; ``servers`` a whole number ≥ 0, ``load`` ≥ 0 (checked by the caller)."""
     c, a = np.broadcast_arrays(np.asarray(servers, dtype=float), np.asarray(load, dtype=float))
     b = np.ones(c.shape)
-    top = int(np.max(c, initial=0))
-    for k in range(1, top + 1):
-        step = k <= c
-        b = np.where(step, a * b / (k + a * b), b)
+    few = c <= _RECURSION
+    for k in range(1, int(np.max(c[few], initial=0)) + 1):
+        b = np.where(k <= c, a * b / (k + a * b), b)
+    many = ~few & (a > 0) & (a < c)
+    if many.any():
+        b[many] = _erlang_b(c[many], a[many])
     with np.errstate(divide="ignore", invalid="ignore"):
-        waits = c * b / (c - a * (1 - b))
+        waits = c * b / ((c - a) + a * b)          # c - a exact near the peak, where a·(1 - b) would round
     result = np.where(a >= c, 1.0, np.where(a > 0, waits, 0.0))
     return result if result.ndim else float(result)
+
+
+def _erlang_b(c, a):
+    """Erlang B for 0 < a < c: P(N = c) / P(N ≤ c), N ~ Poisson(a). Below the peak the
+    tail P(N > c) is under about a half, so 1 minus it keeps its digits."""
+    return _poisson_pmf(c, a) / (1.0 - poisson_exceeds(c, a))
 
 
 def poisson_exceeds(count, mean):
@@ -94,12 +110,15 @@ def poisson_exceeds(count, mean):
     k, m = np.broadcast_arrays(np.asarray(count, dtype=float), np.asarray(mean, dtype=float))
     shape = np.floor(k) + 1                       # N > count  <=>  N >= floor(count) + 1
     result = np.zeros(k.shape)
-    series = (m > 0) & (m < shape + 1)
-    fraction = m >= shape + 1
+    large = (m > 0) & (shape >= _LARGE)
+    series = (m > 0) & (m < shape + 1) & ~large
+    fraction = (m >= shape + 1) & ~large
     if series.any():
         result[series] = _lower_series(shape[series], m[series])
     if fraction.any():
         result[fraction] = 1.0 - _upper_fraction(shape[fraction], m[fraction])
+    if large.any():
+        result[large] = _temme(shape[large], m[large])
     return result if result.ndim else float(result)
 
 
@@ -216,3 +235,55 @@ def _upper_fraction(s, x):
         if not live.size:
             break
     return s * _poisson_pmf(s, x) * h
+
+
+# Temme's coefficients c0(η) and c1(η) (DLMF 8.12.8-9) as power series in η, for |η| < 1/2 where
+# their closed forms cancel: c0 = 1/μ - 1/η, c1 = 1/η³ - 1/μ³ - 1/μ² - 1/(12μ), μ = λ - 1 given by
+# η²/2 = μ - ln(1 + μ). Derived in exact fractions by Lagrange inversion (-1/3, 1/12, -2/135, 1/864,
+# 1/2835, ... and -1/540, -1/288, 1/378, ... as DLMF 8.12.10 prints); tests/test_queueing.py checks
+# both forms against each other and the whole expansion against mpmath.
+_C0 = (-0.3333333333333333, 0.08333333333333333, -0.014814814814814815, 0.0011574074074074073,
+       0.0003527336860670194, -0.0001787551440329218, 3.919263178522438e-05, -2.185448510679992e-06,
+       -1.85406221071516e-06, 8.296711340953087e-07, -1.7665952736826078e-07, 6.707853543401498e-09,
+       1.0261809784240309e-08, -4.382036018453353e-09, 9.14769958223679e-10, -2.5514193994946248e-11,
+       -5.830772132550426e-11, 2.4361948020667415e-11, -5.0276692801141755e-12, 1.1004392031956135e-13,
+       3.371763262400985e-13, -1.392388722418162e-13, 2.8534893807047445e-14, -5.139111834242572e-16,
+       -1.9752288294349442e-15, 8.099521156704561e-16)
+_C1 = (-0.001851851851851852, -0.003472222222222222, 0.0026455026455026454, -0.0009902263374485596,
+       0.00020576131687242798, -4.018775720164609e-07, -1.8098550334489977e-05, 7.64916091608111e-06,
+       -1.6120900894563446e-06, 4.647127802807434e-09, 1.378633446915721e-07, -5.752545603517705e-08,
+       1.1951628599778148e-08, -1.7543241719747647e-11, -1.0091543710600413e-09, 4.162792991842583e-10,
+       -8.56390702649298e-11, 6.067215101604758e-14, 7.1624989648114856e-12, -2.933186643771437e-12,
+       5.996696365683689e-13, -2.1671786527323313e-16)
+_SERIES_ETA = 0.5
+
+
+def _horner(coefficients, x):
+    total = np.zeros(x.shape)
+    for c in reversed(coefficients):
+        total = total * x + c
+    return total
+
+
+def _temme_terms(eta, mu):
+    """c0(η) and c1(η): the power series near η = 0, the closed forms elsewhere."""
+    near = np.abs(eta) < _SERIES_ETA
+    with np.errstate(divide="ignore", invalid="ignore"):
+        c0 = np.where(near, _horner(_C0, eta), 1 / mu - 1 / eta)
+        c1 = np.where(near, _horner(_C1, eta), 1 / eta ** 3 - 1 / mu ** 3 - 1 / mu ** 2 - 1 / (12 * mu))
+    return c0, c1
+
+
+def _temme(s, x):
+    """P(s, x) for a large shape s by Temme's uniform expansion (DLMF 8.12.3-4):
+    Q = erfc(η·√(s/2))/2 + e^(-sη²/2)/√(2πs) · (c0(η) + c1(η)/s), P = 1 - Q, with
+    sη²/2 = s ln(s/x) + x - s (Loader's deviance, exact where x is near s) and η of
+    the sign of x - s. The smaller of P and Q is the one computed; the next term,
+    c2/s², is below 1e-12 of it for s ≥ 100,000."""
+    d = _deviance(s, x)
+    z = np.sqrt(d)
+    eta = np.sign(x - s) * np.sqrt(2 * d / s)
+    c0, c1 = _temme_terms(eta, (x - s) / s)
+    half = 0.5 * _elementwise(math.erfc, z)
+    rest = _exp(-d) / np.sqrt(2 * np.pi * s) * (c0 + c1 / s)
+    return np.where(x < s, half - rest, 1.0 - (half + rest))

@@ -167,10 +167,10 @@ def compiled(graph: Graph, model) -> tuple[tuple[tuple[str, Compiled], ...], tup
 
 
 def run(graph: Graph, model, inputs: Values, rows: dict[str, int],
-        nominal: Values | None = None) -> tuple[Values, np.ndarray]:
+        nominal: Values | None = None) -> tuple[Values, np.ndarray, list[np.ndarray]]:
     """Every node's values from the inputs (scalars ``(k, 1)``, columns ``(k, rows)``, k = 1
-    or the sample count; ``rows`` counts each table's rows); returns them and, per sample,
-    whether every model check holds."""
+    or the number of draws; ``rows`` counts each table's rows); returns them, per draw
+    whether every model check holds, and per check where it fails (each ``(k or 1, 1)``)."""
     values = dict(inputs)
     nominal = values if nominal is None else nominal
     with np.errstate(all="ignore"):
@@ -181,6 +181,9 @@ def run(graph: Graph, model, inputs: Values, rows: dict[str, int],
             table = graph.nodes[name].quantity.table
             values[name] = np.broadcast_to(result, (result.shape[0], rows[table])) if table else result
         holds = np.ones((1, 1), dtype=bool)
+        failed = []
         for check in checks:
-            holds = holds & (np.asarray(check(values, nominal)) != 0)
-    return values, holds
+            passes = np.asarray(check(values, nominal)) != 0
+            holds = holds & passes
+            failed.append(~(passes.reshape((1, 1)) if passes.ndim == 0 else passes))
+    return values, holds, failed

@@ -19,6 +19,9 @@ domain says so) is lognormal, any other normal. The range is read with the
 quantity's unit rules (a bare number is in its display unit; the low end may
 borrow the high end's unit) and both ends must lie in its domain; the
 sampler (:mod:`capplan.engine.sampling`) redraws the tails that leave it.
+A class ``weight`` with a range is drawn and then divided, with the other
+weights, by each draw's sum (:mod:`capplan.engine.montecarlo`), so the
+weights of every draw sum to 1 as the plan's do.
 """
 
 from __future__ import annotations

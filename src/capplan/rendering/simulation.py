@@ -25,7 +25,7 @@ import numpy as np
 from capplan import formatting
 from capplan.engine import units
 from capplan.engine.evaluate import Evaluation
-from capplan.engine.montecarlo import Simulation
+from capplan.engine.montecarlo import DEFAULT_SAMPLES, DEFAULT_SEED, Simulation, simulate
 from capplan.rendering.holds import decisions
 from capplan.rendering.view import KeyResult, key_results
 
@@ -89,6 +89,7 @@ class SimulationView:
     inputs: tuple[InputSpread, ...]
     results: tuple[ResultSpread, ...]
     decisions: tuple[DecisionOdds, ...]
+    causes: tuple[tuple[str, int], ...] = ()     # why draws do not evaluate: (cause, draws)
 
     @property
     def truncations(self) -> list[str]:
@@ -103,7 +104,8 @@ class SimulationView:
                 "evaluated": self.evaluated, "note": "simulation output: values drawn with this seed",
                 "inputs": [{"input": i.label, "distribution": i.text, "truncated": i.truncated} for i in self.inputs],
                 "key_results": [r.as_json() for r in self.results],
-                "decisions": [d.as_json() for d in self.decisions]}
+                "decisions": [d.as_json() for d in self.decisions],
+                **({"not_evaluated": [{"cause": c, "draws": n} for c, n in self.causes]} if self.causes else {})}
 
 
 def percent(p: float) -> str:
@@ -122,16 +124,27 @@ def odds(p: float) -> str:
     return shown if shown[0] in "<>" else f"= {shown}"
 
 
+def run(e: Evaluation, decided: dict, samples: int = DEFAULT_SAMPLES, seed: int = DEFAULT_SEED) -> SimulationView:
+    """Simulate scenario ``e`` of its plan, keeping over the draws only what the view shows."""
+    keep = frozenset(k.quantity for k in key_results(e) if k.kind != "text") | frozenset(
+        d.target.name for d in decisions(e)[0])
+    return summarise(simulate(e.plan, e.model, decided, e.scenario, samples, seed, keep), e)
+
+
 def summarise(sim: Simulation, e: Evaluation) -> SimulationView:
     """The view of a simulation of scenario ``e`` (its deterministic evaluation)."""
     ok = sim.evaluates
-    ranked = {u.label: _standard_ranks(u.drawn.values[ok]) for u in sim.uncertain}
-    results = []
-    for k in key_results(e):
-        if k.kind in ("bool", "text"):
-            continue
-        draws = units.to_display(sim.column(k.quantity, k.index), k.unit)
-        results.append(_spread(k, draws[ok], ranked))
+    shown = [k for k in key_results(e) if k.kind not in ("bool", "text")]
+    draws = [units.to_display(sim.column(k.quantity, k.index), k.unit)[ok] for k in shown]
+    ranks = np.array([_standard_ranks(d) for d in draws]).reshape(len(draws), -1)
+    drivers: list[list] = [[] for _ in shown]
+    floor = max(DRIVER_FLOOR, 3 / np.sqrt(max(1, int(np.count_nonzero(ok)))))
+    for u in sim.uncertain:             # one input's ranks at a time: 500 ranged rows need not all be held
+        rhos = ranks @ _standard_ranks(u.drawn.values[ok])     # Pearson's r of the ranks: Spearman's ρ
+        for found, rho in zip(drivers, rhos.tolist()):
+            if abs(rho) >= floor:
+                found.append((u.label, formatting.plain(round(rho, 3))))
+    results = [_spread(k, d, found) for k, d, found in zip(shown, draws, drivers)]
     odds = []
     for d in decisions(e)[0]:
         name, row = d.target.name, d.target.index
@@ -148,10 +161,10 @@ def summarise(sim: Simulation, e: Evaluation) -> SimulationView:
         odds.append(DecisionOdds(d.id, text, formatting.plain(float(np.mean(held & ok)))))
     spreads = tuple(InputSpread(u.label, u.dist.text, u.drawn.truncated) for u in sim.uncertain)
     return SimulationView(e.scenario.name, sim.samples, sim.seed, int(np.count_nonzero(ok)), spreads,
-                          tuple(results), tuple(odds))
+                          tuple(results), tuple(odds), tuple(sim.causes.items()))
 
 
-def _spread(k: KeyResult, draws: np.ndarray, ranked: dict) -> ResultSpread:
+def _spread(k: KeyResult, draws: np.ndarray, drivers: list) -> ResultSpread:
     if not draws.size:
         none = (None,) * len(PERCENTILES)
         return ResultSpread(k, k.value, none, None, ("–",) * (len(PERCENTILES) + 1), ())
@@ -164,13 +177,6 @@ def _spread(k: KeyResult, draws: np.ndarray, ranked: dict) -> ResultSpread:
         cdf, mean = [_stable(v) for v in raw], _stable(np.mean(draws))
     values = [cdf[p] for p in PERCENTILES]
     texts = tuple(formatting.quantity(v, k.unit, k.kind) for v in values + [mean])
-    result_ranks = _standard_ranks(draws)
-    floor = max(DRIVER_FLOOR, 3 / np.sqrt(draws.size))
-    drivers = []
-    for label, ranks in ranked.items():
-        rho = float(np.dot(ranks, result_ranks))        # Pearson's r of the ranks: Spearman's ρ
-        if abs(rho) >= floor:
-            drivers.append((label, formatting.plain(round(rho, 3))))
     drivers.sort(key=lambda pair: (-abs(pair[1]), pair[0]))
     return ResultSpread(k, k.value, tuple(formatting.plain(v) for v in values), formatting.plain(mean), texts,
                         tuple(drivers), tuple(cdf))
@@ -184,10 +190,21 @@ def _stable(value) -> float:
 
 def _standard_ranks(values: np.ndarray) -> np.ndarray:
     """Average ranks (ties share the mean of their positions), centred and scaled to unit
-    length, so the dot product of two of them is Spearman's ρ (0 for a constant)."""
-    _, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
-    ends = np.cumsum(counts)
-    ranks = (ends - (counts - 1) / 2.0)[inverse.reshape(-1)]
+    length, so the dot product of two of them is Spearman's ρ (0 for a constant). One
+    argsort: the tie groups are runs of equal values in sorted order (drawn inputs have
+    none, and skip the grouping)."""
+    values = values.reshape(-1)
+    order = np.argsort(values)             # ties share one rank, so their order does not matter
+    ordered = values[order]
+    ranks = np.empty(values.size)
+    new = np.concatenate(([True], ordered[1:] != ordered[:-1])) if values.size else np.ones(0, bool)
+    if new.all():
+        ranks[order] = np.arange(1.0, values.size + 1)
+    else:
+        starts = np.flatnonzero(new)
+        ends = np.append(starts[1:], values.size)
+        counts = ends - starts
+        ranks[order] = np.repeat(ends - (counts - 1) / 2.0, counts)
     ranks -= ranks.mean()
     length = float(np.sqrt(np.dot(ranks, ranks)))
     return ranks / length if length > 0 else ranks
@@ -202,6 +219,8 @@ def text(view: SimulationView) -> str:
     lines += [f"  {i.label:<{width}}  {i.text}" for i in view.inputs] or [
         "  none: the plan gives no range and no replicated runs, so every draw is the point plan"]
     lines += [f"  note: {t}" for t in view.truncations]
+    lines += [f"  note: {count:,} draw{'s' if count != 1 else ''} ({percent(count / view.samples)}) do not evaluate: "
+              f"{cause}" for cause, count in view.causes]
     lines += ["", f"  {'key result':<{width}} " + " ".join(f"{h:>14}" for h in ("point", "P5", "P50", "P95", "mean"))]
     for r in view.results:
         lines.append(f"  {r.name:<{width}} {r.key.text:>14} " + " ".join(f"{t:>14}" for t in r.texts))
@@ -226,12 +245,11 @@ def markdown(view: SimulationView, chart: str = "", number: int | None = None) -
 def of_plan(plan_view) -> SimulationView | None:
     """The nominal scenario's simulation with the default draws and seed, as the record,
     the JSON and the workbook show it; ``None`` for a plan without uncertain values."""
-    from capplan.engine.montecarlo import simulate, uncertain_in
+    from capplan.engine.montecarlo import uncertain_in
 
     if not uncertain_in(plan_view.plan):
         return None
-    e = plan_view.nominal
-    return summarise(simulate(plan_view.plan, e.model, e.values), e)
+    return run(plan_view.nominal, plan_view.nominal.values)
 
 
 def chart_name(plan_name: str) -> str:
