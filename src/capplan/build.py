@@ -147,7 +147,7 @@ class Read:
     plan: Plan | None       # None: it does not load (its build reports why)
 
 
-def _read_all(paths: list[Path]) -> dict[Path, Read]:
+def read_all(paths: list[Path]) -> dict[Path, Read]:
     """Every plan to build, read once. The file's hash is taken first, so that an edit
     while the build runs reads as a change to the next build, never as none."""
     read = {}
@@ -166,7 +166,7 @@ def compile_each(paths: list[Path]) -> Iterator[tuple[Path, Read, Compiled | Cap
     start in child processes (:mod:`capplan.ahead`), and the plans without one are
     compiled first, so that the simulations run while plans are rendered. Closing
     the iterator early ends the children."""
-    read = _read_all(paths)
+    read = read_all(paths)
     simulated = []
     if read and free_cpus():
         from capplan.engine.montecarlo import uncertain_in

@@ -116,30 +116,35 @@ def _folder_problems(paths: list[Path], entries: dict[Path, dict | str], recorde
 
 def _compile_all(paths: list[Path]) -> dict[Path, dict | str]:
     """Each plan's manifest entry as a build here makes it (stored in the cache), or its
-    error message. Children take the plans from the front, this process from the back."""
+    error message. Every plan is read first (the children inherit it, with the imports
+    and the model); the children take the plans from the front, those with a simulation
+    (the longest) first, this process takes them from the back."""
     if not paths:
         return {}
     from capplan.engine.model import standard_model
+    from capplan.engine.montecarlo import uncertain_in
 
-    standard_model()                      # the children inherit the imports and the model
+    standard_model()
+    read = builder.read_all(paths)
+    order = sorted(paths, key=lambda p: not (read[p].plan and uncertain_in(read[p].plan)))
     out: dict[Path, dict | str] = {}
-    with Ahead(paths, _compile_one) as ahead:
-        for path in reversed(paths):
+    with Ahead(order, lambda p: _compile_one(p, read[p])) as ahead:
+        for path in reversed(order):
             result = ahead.take(path)
-            out[path] = result if result is not None else _compile_one(path)
+            out[path] = result if result is not None else _compile_one(path, read[path])
     for path, entry in out.items():
         if isinstance(entry, dict):
             cache.store(path.stem, entry)
     return out
 
 
-def _compile_one(path: Path) -> dict | str:
+def _compile_one(path: Path, read: builder.Read) -> dict | str:
     """A plan's manifest entry, from the bytes it was read from, or the message of its error."""
-    digest = manifest.file_digest(path)           # before reading: an edit meanwhile is a change next time
     try:
-        plan = builder.load_plan(path)
-        if digest is None:                        # it appeared between the hash and the read
+        if read.plan is None:
+            builder.load_plan(path)               # it did not load: the same error again, to report
+        if read.digest is None:                   # it appeared between the hash and the read
             return f"{display(path)}: the plan changed while it was read; run `capplan check` again"
-        return builder.record_of(builder.Read(digest, plan), builder.compile_plan(path, loaded=plan))
+        return builder.record_of(read, builder.compile_plan(path, loaded=read.plan))
     except CapplanError as err:
         return str(err)
