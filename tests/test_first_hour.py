@@ -8,6 +8,9 @@ input, and every missing input is named in one message.
 
 from __future__ import annotations
 
+import json
+import subprocess
+
 import pytest
 import yaml
 
@@ -15,6 +18,120 @@ from capplan.engine.model import standard_model
 from capplan.errors import CapplanError
 from capplan.loading import catalog
 from capplan.loading.plan import load
+from capplan.review import schema
+
+
+@pytest.fixture
+def repo(tmp_path):
+    """An empty git repository, as ``git init`` leaves it."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    return tmp_path
+
+
+def test_version(run_main, capsys):
+    with pytest.raises(SystemExit) as stop:
+        run_main("--version")
+    assert stop.value.code == 0
+    out = capsys.readouterr().out.strip()
+    assert out.startswith("capplan ") and out.split()[1][0].isdigit()
+
+
+def test_first_steps_in_an_empty_git_repository(repo, run_main, monkeypatch):
+    monkeypatch.setenv("CAPPLAN_TODAY", "2026-12-01")
+    code, out, err = run_main("init", "--gpu", "h100", "--model", "meta-llama/Llama-3.1-8B-Instruct", "--tp", "1",
+                              "--peak", "12 req/s", cwd=repo)
+    assert (code, err) == (0, "")
+    plan_path = repo / "plans" / "llama-3.1-8b-h100-sxm5-80gb.yaml"
+    assert f"wrote {plan_path.relative_to(repo)}" in out and "written .gitattributes" in out
+
+    text = plan_path.read_text()
+    plan = yaml.safe_load(text)
+    assert plan["gpu"] == "h100-sxm5-80gb" and plan["model"] == "llama-3.1-8b"     # canonical ids written
+    assert '# you asked for "h100"' in text
+    assert plan["sizing"] == "littles_law"
+    assert plan["inputs"]["peak_arrival_rate"]["value"] == "12 req/s"
+    assert plan["inputs"]["e2e_p99_slo"]["value"] == "30 s"                        # stated: it has no default
+    pending = [name for name, spec in plan["inputs"].items() if isinstance(spec, dict) and spec.get("status") == "pending"]
+    assert sorted(pending) == ["decode_throughput", "hbm_efficiency", "tensor_efficiency"]
+    lines = text.splitlines()
+    for name in pending:                                   # a TODO comment on every pending measurement
+        at = next(i for i, line in enumerate(lines) if line.strip().startswith(f"{name}:"))
+        assert lines[at - 1].strip().startswith("# TODO measure:"), name
+    policies = {n: s for n, s in plan["inputs"].items() if isinstance(s, dict) and s.get("tag") == "policy"}
+    assert policies["gpu_memory_utilization"] == {"value": 0.9, "tag": "policy",
+                                                  "source": "vLLM default 0.90 (0.92 in 2026 releases)"}
+    assert all(spec["source"] for spec in policies.values())
+    assert "weight_bytes_per_param" not in plan["inputs"]   # the catalog's checkpoint says it; never overridden
+    assert schema.validate(plan) == []
+    assert (repo / ".gitattributes").read_text().splitlines()[1:] == ["out/** linguist-generated=true",
+                                                                     "out/*.xlsx binary"]
+
+    code, out, err = run_main("build", cwd=repo)
+    assert code == 0, err
+    stem = plan_path.stem
+    for suffix in (".md", ".json", ".xlsx"):
+        assert (repo / "out" / f"{stem}{suffix}").stat().st_size > 0
+    record = (repo / "out" / f"{stem}.md").read_text()
+    assert "h100-sxm5-80gb" in record and "⚠" in record            # canonical id; pending marked
+    results = json.loads((repo / "out" / f"{stem}.json").read_text())
+    active = results["scenarios"]["nominal"]["quantities"]["active_gpus"]["value"]
+    assert isinstance(active, (int, float)) and active >= 1
+
+    code, out, err = run_main("check", cwd=repo)
+    assert code == 0, err
+    assert "1 plan(s) OK" in out
+    assert "3 pending measurements" in err and "decode_throughput" in err
+
+    code, out, err = run_main("init", "--gpu", "h100", "--model", "llama-3.1-8b", cwd=repo)     # never overwrites
+    assert code == 1 and "exists; capplan init never overwrites a plan" in err
+    assert yaml.safe_load(plan_path.read_text()) == plan
+
+
+def test_init_keeps_an_existing_gitattributes_and_refuses_a_plan_that_cannot_build(repo, run_main):
+    (repo / ".gitattributes").write_text("*.png binary")
+    code, out, err = run_main("init", "--model", "llama-3.1-70b", "--gpu", "l40s", cwd=repo)
+    assert code == 1
+    assert "would not build, so none was written: the model does not fit" in err and "--tp" in err
+    assert not list((repo / "plans").glob("*.yaml"))
+    code, out, err = run_main("init", "--model", "llama-3.1-70b", "--gpu", "h100", "--tp", "4", "--name", "big",
+                              cwd=repo)
+    assert code == 0, err
+    assert (repo / ".gitattributes").read_text().splitlines() == [
+        "*.png binary", "# capplan: generated outputs fold in pull requests; the workbook is binary",
+        "out/** linguist-generated=true", "out/*.xlsx binary"]
+    assert yaml.safe_load((repo / "plans" / "big.yaml").read_text())["inputs"]["gpus_per_replica"]["value"] == 4
+    code, out, err = run_main("init", "--gpu", "h100", "--tp", "4", "--name", "again", cwd=repo)
+    assert code == 0 and ".gitattributes" not in out          # already current: left as it is
+
+
+def test_catalog_lists_ids_facts_and_sources(run_main):
+    code, out, err = run_main("catalog", "gpus", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    by_id = {e["id"]: e for e in doc["entries"]}
+    assert list(by_id) == sorted(by_id) == catalog.ids("gpu")
+    h100 = by_id["h100-sxm5-80gb"]
+    assert h100["facts"]["hbm_bandwidth"]["value"] == 3350
+    assert h100["facts"]["bf16_peak_flops"]["unit"] == "TFLOP/s/GPU"
+    assert "glennklockwood" in h100["facts"]["hbm_bandwidth"]["source"]
+    assert "h100" in h100["aliases"]
+    assert run_main("catalog", "gpus", "--json")[1] == out                         # deterministic
+
+    code, out, err = run_main("catalog", "gpus", "H100")
+    assert code == 0
+    table = out.split("\n\n")[0].splitlines()
+    assert [row.split()[0] for row in table[1:]] == ["h100-pcie-80gb", "h100-sxm5-80gb"]
+    assert "3,350" in table[2] and "989" in table[2]
+    assert "Sources (model/catalog/gpus.yaml):" in out
+
+    code, out, err = run_main("catalog", "models", "llama-3.1-8b-instruct", "--json")
+    (entry,) = json.loads(out)["entries"]
+    assert entry["id"] == "llama-3.1-8b" and entry["attention"] == "gqa"
+    assert {k: entry["facts"][k]["value"] for k in ("parameter_count", "layers", "kv_heads", "head_dim")} == \
+        {"parameter_count": 8030261248, "layers": 32, "kv_heads": 8, "head_dim": 128}
+
+    code, out, err = run_main("catalog", "gpus", "tpu-v5")
+    assert code == 1 and "no gpu in the catalog matches 'tpu-v5'" in err
 
 
 @pytest.mark.parametrize("kind, written, resolved", [
