@@ -39,7 +39,7 @@ def test_version(run_main, capsys):
 def test_first_steps_in_an_empty_git_repository(repo, run_main, monkeypatch):
     monkeypatch.setenv("CAPPLAN_TODAY", "2026-12-01")
     code, out, err = run_main("init", "--gpu", "h100", "--model", "meta-llama/Llama-3.1-8B-Instruct", "--tp", "1",
-                              "--peak", "12 req/s", cwd=repo)
+                              "--peak", "12", cwd=repo)
     assert (code, err) == (0, "")
     plan_path = repo / "plans" / "llama-3.1-8b-h100-sxm5-80gb.yaml"
     assert f"wrote {plan_path.relative_to(repo)}" in out and "written .gitattributes" in out

@@ -51,7 +51,7 @@ def init(folder: Path, *, gpu: str | None, model: str | None, tp: int, peak: str
     if target.exists():
         raise CapplanError(f"{target} exists; capplan init never overwrites a plan (edit it, or give --name)")
     text = render(gpu_entry, model_entry, gpu_written=gpu or DEFAULT_GPU, model_written=model or DEFAULT_MODEL,
-                  tp=tp, peak=peak or DEFAULT_PEAK, name=name, today=today)
+                  tp=tp, peak=_with_unit(peak or DEFAULT_PEAK, "req/s"), name=name, today=today)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(text, encoding="utf-8")
     try:
