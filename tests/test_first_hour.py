@@ -209,3 +209,12 @@ def test_every_missing_input_in_one_message(write_plan, base_plan, run_main):
     for name, unit in (("ttft_p95_slo", "ms"), ("e2e_p99_slo", "s"), ("decode_throughput", "token/s")):
         assert f"'{name}' (" in err and f"Unit: {unit})" in err
     assert err.index("'ttft_p95_slo'") < err.index("'e2e_p99_slo'") < err.index("'decode_throughput'")
+
+
+@pytest.mark.parametrize("name", ["../escape", "sub/plan", ".hidden"])
+def test_init_writes_only_into_plans(name, repo, run_main, capsys):
+    with pytest.raises(SystemExit) as stop:
+        run_main("init", "--name", name, cwd=repo)
+    assert stop.value.code == 2
+    assert f"expected a plain name such as 'chat-h100', got '{name}'" in capsys.readouterr().err
+    assert not (repo / "plans").exists() and not (repo / "escape.yaml").exists()

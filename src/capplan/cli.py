@@ -225,7 +225,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--model", help="catalog id, alias or Hugging Face id (default: llama-3.1-8b)")
     p.add_argument("--tp", type=_positive, default=1, metavar="N", help="GPUs per replica (default: 1)")
     p.add_argument("--peak", metavar="R", help="peak arrival rate (default: '10 req/s'; a bare number is req/s)")
-    p.add_argument("--name", help="plan name (default: <model>-<gpu>)")
+    p.add_argument("--name", type=_plan_name, help="plan name (default: <model>-<gpu>)")
     p.set_defaults(run=cmd_init)
 
     p = sub.add_parser("catalog", help="list the catalog's GPUs or models: ids, names, key facts, sources",
@@ -236,6 +236,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print JSON for scripts")
     p.set_defaults(run=cmd_catalog)
     return parser
+
+
+def _plan_name(text: str) -> str:
+    """A plan's file name without .yaml: one name in plans/, no folder."""
+    if not text or text.startswith(".") or "/" in text or "\\" in text:
+        raise argparse.ArgumentTypeError(f"expected a plain name such as 'chat-h100', got '{text}'")
+    return text.removesuffix(".yaml")
 
 
 def _version() -> str:

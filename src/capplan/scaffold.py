@@ -68,10 +68,10 @@ def render(gpu: catalog.Entry, model: catalog.Entry, *, gpu_written: str, model_
            name: str, today: str) -> str:
     from capplan.engine.model import standard_model
 
-    quantities = standard_model().quantities
-    switches = standard_model().default_switches() | {"sizing": "littles_law"}
-    provided = set(gpu.values) | set(model.values)
-    defaults = [quantities[n] for n in standard_model().active(switches)
+    standard = standard_model()
+    quantities = standard.quantities
+    provided = set(gpu.values) | set(model.values)        # the catalog's say is never overridden
+    defaults = [quantities[n] for n in standard.active(standard.default_switches() | {"sizing": "littles_law"})
                 if quantities[n].is_input and quantities[n].table is None and quantities[n].default is not None
                 and n not in provided and n != "gpus_per_replica"]
     rows = [{"name": q.name, "value": _with_unit(q.default, q.unit), "tag": q.tag, "description": q.description,
@@ -111,7 +111,7 @@ def _decode_estimate(gpu: catalog.Entry, model: catalog.Entry, tp: int, quantiti
     step = value(model, "parameter_count") * value(model, "weight_bytes_per_param") / bandwidth
     tokens = units.to_display(value(model, "decode_batch"), "request") / step
     rounded = round(tokens, 2 - math.floor(math.log10(tokens)))
-    return (f"{rounded:g} token/s",
+    return (f"{rounded:.10g} token/s",
             f"TODO: an estimate, not a measurement: decode_batch / (weights / (hbm_bandwidth x hbm_efficiency)), "
             f"reading KV ignored, so an upper bound for {model.id} on {tp} x {gpu.id}")
 
