@@ -1,4 +1,4 @@
-"""The ``capplan`` command: build, check, eval, explain, seek, diff, simulate, schema.
+"""The ``capplan`` command: build, check, eval, explain, seek, diff, simulate, schema; init and catalog.
 
 Exit codes:
 
@@ -125,6 +125,7 @@ def _parser() -> argparse.ArgumentParser:
         "workbooks and JSON from plan YAML.",
         epilog="Exit codes: 0 ok; 1 a plan is wrong (bad input, failed expect:, stale out/; with --strict "
         "also warnings); 2 command-line usage; 3 internal error (set CAPPLAN_DEBUG=1 and report it).")
+    parser.add_argument("--version", action="version", version=f"capplan {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("build", help="evaluate plans and write out/<plan>.md, .json, .xlsx")
@@ -212,7 +213,44 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--check", action="store_true",
                    help="exit 1 if FILE (default: the copy shipped in the package) differs from a fresh generation")
     p.set_defaults(run=cmd_schema)
+
+    p = sub.add_parser("init", help="write a first plan that builds at once (Little's-law sizing, TODOs marked)",
+                       description="Writes FOLDER/plans/<name>.yaml from templates/plan.yaml.j2: Little's-law "
+                       "sizing, the SLOs stated, the default policies with their sources, every pending "
+                       "measurement marked with a TODO; builds it once, never overwrites a plan, and adds to "
+                       ".gitattributes the lines that fold out/ in pull requests.")
+    p.add_argument("folder", nargs="?", default=".", help="the project folder (default: here); may be a fresh "
+                   "git repository")
+    p.add_argument("--gpu", help="catalog id or alias (default: h100-sxm5-80gb; see capplan catalog gpus)")
+    p.add_argument("--model", help="catalog id, alias or Hugging Face id (default: llama-3.1-8b)")
+    p.add_argument("--tp", type=_positive, default=1, metavar="N", help="GPUs per replica (default: 1)")
+    p.add_argument("--peak", metavar="R", help="peak arrival rate (default: '10 req/s'; a bare number is req/s)")
+    p.add_argument("--name", type=_plan_name, help="plan name (default: <model>-<gpu>)")
+    p.set_defaults(run=cmd_init)
+
+    p = sub.add_parser("catalog", help="list the catalog's GPUs or models: ids, names, key facts, sources",
+                       description="QUERY keeps the entries whose id, name, alias or Hugging Face id contains "
+                       "it (case and spacing ignored).")
+    p.add_argument("kind", choices=("gpus", "models"), help="gpus or models")
+    p.add_argument("query", nargs="?", help="filter by id, name or alias (e.g. h100)")
+    p.add_argument("--json", action="store_true", help="print JSON for scripts")
+    p.set_defaults(run=cmd_catalog)
     return parser
+
+
+def _plan_name(text: str) -> str:
+    """A plan's file name without .yaml: one name in plans/, no folder."""
+    if not text or text.startswith(".") or "/" in text or "\\" in text:
+        raise argparse.ArgumentTypeError(f"expected a plain name such as 'chat-h100', got '{text}'")
+    return text.removesuffix(".yaml")
+
+
+def _version() -> str:
+    """The installed distribution's version, read from its dist-info folder name (no import of
+    importlib.metadata or of the stages: ``--version`` answers at once)."""
+    from capplan.manifest import _installed_versions
+
+    return _installed_versions().get("capplan", "(not installed)")
 
 
 def _days(text: str) -> int:
@@ -429,6 +467,33 @@ def cmd_schema(args) -> int:
         print(f"{target}: {'written' if changed else 'unchanged'}")
     else:
         sys.stdout.write(text)
+    return EXIT_OK
+
+
+# -- init, catalog ---------------------------------------------------------------------
+
+def cmd_init(args) -> int:
+    from capplan import scaffold
+
+    written = scaffold.init(Path(args.folder), gpu=args.gpu, model=args.model, tp=args.tp, peak=args.peak,
+                            name=args.name, today=_today().isoformat())
+    plan = written.plan
+    print(f"wrote {plan}; it builds. Next: replace each TODO in it, then `capplan build` and `capplan check`")
+    if written.gitattributes != "current":
+        print(f"{written.gitattributes} {Path(args.folder) / '.gitattributes'}: GitHub folds out/ in pull "
+              "requests and treats the workbook as binary")
+    return EXIT_OK
+
+
+def cmd_catalog(args) -> int:
+    from capplan.rendering import catalogtable, jsonout
+
+    kind = catalogtable.KINDS[args.kind]
+    rows = catalogtable.entries(kind, args.query)
+    if args.json:
+        sys.stdout.write(jsonout.dumps({"kind": kind, "query": args.query, "entries": rows}))
+    else:
+        sys.stdout.write(catalogtable.text(kind, rows))
     return EXIT_OK
 
 

@@ -1,8 +1,9 @@
 """How a user names things, and what capplan answers when a name is wrong.
 
 Every stage resolves names the user typed — a quantity, a catalog id, a
-table row, a plan key — so the two rules live here, below all of them: the
-table-cell reference ``table[row].column`` and the "did you mean" hint.
+table row, a plan key — so the rules live here, below all of them: the
+table-cell reference ``table[row].column``, the "did you mean" hint, and the
+serving engines' flag names a newcomer writes for capplan's inputs.
 """
 
 from __future__ import annotations
@@ -30,3 +31,38 @@ def nearest(name: str, options, *, cutoff: float = 0.6, count: int = 3) -> str:
                           if o not in same_column]
     near = near[:max(count, len(same_column))]
     return f"; did you mean {', '.join(near)}?" if near else ""
+
+
+_REPLICA = ("gpus_per_replica", "GPUs per model replica: the tensor × pipeline parallel degree")
+_CONTEXT = ("the classes table", "a request keeps its class's prompt_tokens + output_tokens in the KV cache; "
+            "capplan sizes the pool from them, not from a context limit")
+_BATCH = ("decode_batch", "the decode batch the bandwidth bound assumes")
+
+# An engine's flag -> (engine, capplan's input, what that input is). A flag that is itself an
+# input of some plans (max_num_seqs: memory_accounting: engine) points where the others are read.
+ENGINE_FLAGS: dict[str, tuple[str, str, str]] = {
+    "tensor_parallel_size": ("vLLM", *_REPLICA),
+    "pipeline_parallel_size": ("vLLM", *_REPLICA),
+    "tp_size": ("SGLang", *_REPLICA),
+    "pp_size": ("SGLang", *_REPLICA),
+    "tp": ("SGLang", *_REPLICA),
+    "max_model_len": ("vLLM", *_CONTEXT),
+    "context_length": ("SGLang", *_CONTEXT),
+    "max_seq_len": ("TensorRT-LLM", *_CONTEXT),
+    "max_num_seqs": ("vLLM", *_BATCH),
+    "max_batch_size": ("TensorRT-LLM", *_BATCH),
+    "max_running_requests": ("SGLang", *_BATCH),
+    "mem_fraction_static": ("SGLang", "gpu_memory_utilization", "the share of GPU memory the engine may use"),
+    "kv_cache_dtype": ("vLLM", "kv_bytes_per_element", "bytes per cached K or V element: 2 for BF16, 1 for FP8"),
+    "quantization": ("vLLM", "model: {id: ..., weights: fp8}",
+                     "a checkpoint's weight format from the catalog, or weight_bytes_per_param"),
+}
+
+
+def engine_flag(name: str) -> str:
+    """``'tensor_parallel_size is vLLM's flag; capplan's input is gpus_per_replica (...)'``, or ''."""
+    known = ENGINE_FLAGS.get(str(name).strip().lstrip("-").replace("-", "_"))
+    if known is None:
+        return ""
+    engine, target, meaning = known
+    return f"{name} is {engine}'s flag; capplan's input is {target} ({meaning})"

@@ -276,11 +276,13 @@ class _PlanReader:
 
     def _input(self, name: str, spec, path: tuple, origin: str) -> Input:
         q = self.model.quantities.get(name)
+        flag = names.engine_flag(name)
         if q is None or q.table is not None:
-            scalars = self.model.scalars()
-            raise self.err(f"unknown quantity '{name}'{nearest(name, scalars)}", *path)
+            hint = f": {flag}" if flag else nearest(name, self.model.scalars())
+            raise self.err(f"unknown quantity '{name}'{hint}", *path)
         if name not in self.active:
-            raise self.err(f"'{name}' is not part of a plan with {self._switch_text(q)}", *path)
+            raise self.err(f"'{name}' is not part of a plan with {self._switch_text(q)}"
+                           + (f"; {flag}" if flag else ""), *path)
         if q.kind == "bool":
             raise self.err(f"'{name}' is a pass/fail result and cannot be set", *path)
         fields = spec if isinstance(spec, dict) else {"value": spec}
@@ -330,11 +332,18 @@ class _PlanReader:
         return ", ".join(f"{sw}: {self.switches[sw]}" for sw, _ in self.model.when(q.name)) or "these settings"
 
     def _require_inputs(self, inputs: dict[str, Input]) -> None:
-        for name in self.model.active(self.switches):
-            q = self.model.quantities[name]
-            if q.is_input and q.table is None and name not in inputs:
-                raise self.err(f"missing input '{name}' ({q.description} Unit: {q.unit or 'none'}); "
-                               f"add it under inputs:", "inputs")
+        """Every input the plan still lacks, in one message: a new plan learns them all in one run."""
+        missing = [self.model.quantities[name] for name in self.model.active(self.switches)
+                   if name not in inputs and self.model.quantities[name].is_input
+                   and self.model.quantities[name].table is None]
+        if len(missing) == 1:
+            q = missing[0]
+            raise self.err(f"missing input '{q.name}' ({q.description} Unit: {q.unit or 'none'}); "
+                           f"add it under inputs:", "inputs")
+        if missing:
+            listed = "; ".join(f"'{q.name}' ({q.description} Unit: {q.unit or 'none'})" for q in missing)
+            raise self.err(f"missing {len(missing)} inputs, none of which has a default; add each under "
+                           f"inputs: {listed}", "inputs")
 
     # -- tables ---------------------------------------------------------------
     def _tables(self) -> dict[str, TableData]:

@@ -158,16 +158,16 @@ class _Generator:
             "owner": {"type": "string", "description": "Team that owns the plan."},
             "description": {"type": "string", "description": "What the plan decides, in prose (shown in the record)."},
             "notes": {"type": "string", "description": "Free notes, shown in the record."},
-            "gpu": {"type": "string", "enum": catalog.ids("gpu"),
-                    "description": "GPU by catalog id; its facts (memory, bandwidth, FLOP/s) come with sources. "
+            "gpu": {"type": "string", "enum": _spellings("gpu"),
+                    "description": "GPU by catalog id (or an alias, which names the same entry); its facts (memory, bandwidth, FLOP/s) come with sources. "
                                    + _catalog_list("gpu")},
             "model": {"description": "Model architecture by catalog id (parameters, layers, KV heads, head dim), "
                                      "{id: catalog id, weights: format} for another of its checkpoints' weight "
                                      "formats (bf16, fp8, nvfp4, ...), "
                                      "or {config: path} to a Hugging Face config.json next to the plan. "
                                      + _catalog_list("model"),
-                      "anyOf": [{"type": "string", "enum": catalog.ids("model")},
-                                {"type": "object", "properties": {"id": {"type": "string", "enum": catalog.ids("model")},
+                      "anyOf": [{"type": "string", "enum": _spellings("model")},
+                                {"type": "object", "properties": {"id": {"type": "string", "enum": _spellings("model")},
                                                                   "weights": {"type": "string"}},
                                  "required": ["id"], "additionalProperties": False},
                                 {"type": "object", "properties": {"config": {"type": "string"}},
@@ -508,6 +508,12 @@ def _domain_text(q: Quantity) -> str:
     if q.domain is None:
         return ""
     return f" Must be {q.domain.words()}: {q.domain.why} (checked here for a plain number)."
+
+
+def _spellings(kind: str) -> list[str]:
+    """The names a plan may give an entry as written: ids, names, aliases, Hugging Face ids (the
+    loader also accepts them in other case and spacing, which an enum cannot say)."""
+    return sorted({n for entry in catalog.entries(kind) for n in catalog.names(entry)})
 
 
 def _catalog_list(kind: str) -> str:

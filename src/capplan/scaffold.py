@@ -1,0 +1,134 @@
+"""``capplan init``: a first plan that builds at once, in a folder that may be a fresh repository.
+
+The plan is ``templates/plan.yaml.j2`` filled in from the catalog: Little's-law
+sizing (no sweep needed yet), the SLOs stated (none has a default), the model's
+default policies written out with their sources, and every pending measurement
+marked ``status: pending`` with a TODO comment, so ``capplan check`` lists what is
+left to measure. The decode throughput it starts from is the bandwidth bound of
+the chosen GPU and model, marked as such. The plan is built once before init
+says it is done; one that would not build (a model too large for the replica) is
+refused and not left behind. An existing plan is never overwritten.
+
+``.gitattributes`` gets the lines that make GitHub fold the generated outputs
+(``linguist-generated``) and treat the workbook as binary, so a pull request
+shows the plan and the diff comment first.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+
+from capplan.errors import CapplanError
+from capplan.loading import catalog
+from capplan.resources import templates_dir
+
+TEMPLATE = "plan.yaml.j2"
+GITATTRIBUTES = ("out/** linguist-generated=true", "out/*.xlsx binary")
+GITATTRIBUTES_NOTE = "# capplan: generated outputs fold in pull requests; the workbook is binary"
+DEFAULT_GPU, DEFAULT_MODEL, DEFAULT_PEAK = "h100-sxm5-80gb", "llama-3.1-8b", "10 req/s"
+PLACEHOLDER_GPU_PRICE = "3.00 USD/h"
+WRITTEN_TAGS = ("policy", "assumption")    # defaults written out; facts come from the catalog
+
+
+@dataclass(frozen=True)
+class Written:
+    plan: Path
+    gitattributes: str          # 'written', 'extended' or 'current'
+
+
+def init(folder: Path, *, gpu: str | None, model: str | None, tp: int, peak: str | None, name: str | None,
+         today: str) -> Written:
+    """Write ``folder/plans/<name>.yaml`` (refusing an existing one) and ``.gitattributes``; build the plan once."""
+    gpu_entry = catalog.lookup("gpu", gpu or DEFAULT_GPU)
+    model_entry = catalog.lookup("model", model or DEFAULT_MODEL)
+    name = name or f"{model_entry.id}-{gpu_entry.id}"
+    target = Path(folder) / "plans" / f"{name}.yaml"
+    if target.exists():
+        raise CapplanError(f"{target} exists; capplan init never overwrites a plan (edit it, or give --name)")
+    text = render(gpu_entry, model_entry, gpu_written=gpu or DEFAULT_GPU, model_written=model or DEFAULT_MODEL,
+                  tp=tp, peak=_with_unit(peak or DEFAULT_PEAK, "req/s"), name=name, today=today)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+    try:
+        _builds(target)
+    except CapplanError as err:
+        target.unlink()
+        hint = "; give more GPUs per replica (--tp) or a larger --gpu" if "does not fit" in err.message else ""
+        raise CapplanError(f"the plan for {model_entry.id} on {gpu_entry.id} would not build, so none was "
+                           f"written: {err.message}{hint}") from None
+    return Written(target, _gitattributes(Path(folder) / ".gitattributes"))
+
+
+def render(gpu: catalog.Entry, model: catalog.Entry, *, gpu_written: str, model_written: str, tp: int, peak: str,
+           name: str, today: str) -> str:
+    from capplan.engine.model import standard_model
+
+    standard = standard_model()
+    quantities = standard.quantities
+    provided = set(gpu.values) | set(model.values)        # the catalog's say is never overridden
+    defaults = [quantities[n] for n in standard.active(standard.default_switches() | {"sizing": "littles_law"})
+                if quantities[n].is_input and quantities[n].table is None and quantities[n].default is not None
+                and n not in provided and n != "gpus_per_replica"]
+    rows = [{"name": q.name, "value": _with_unit(q.default, q.unit), "tag": q.tag, "description": q.description,
+             "source": q.source or "capplan standard model"} for q in defaults]
+    estimate, why = _decode_estimate(gpu, model, tp, quantities)
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates_dir())), autoescape=False,
+                             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+                             undefined=jinja2.StrictUndefined)
+    env.filters["q"] = lambda value: json.dumps(str(value), ensure_ascii=False)
+    return env.get_template(TEMPLATE).render(
+        title=f"{model.name} on {gpu.name}", name=name, today=today, gpu=gpu, model=model, gpu_written=gpu_written,
+        model_written=model_written, tp=tp, peak=peak, decode_throughput=estimate, decode_source=why,
+        pending=[r for q, r in zip(defaults, rows) if q.status == "pending"],
+        policies=[r for q, r in zip(defaults, rows) if q.status != "pending" and q.tag in WRITTEN_TAGS],
+        gpu_price=PLACEHOLDER_GPU_PRICE)
+
+
+def _with_unit(default, unit: str) -> str:
+    """A default as a plan writes it: ``1.75 GiB``, not a bare ``1.75`` a reader must look up."""
+    text = str(default)
+    return f"{text} {unit}" if unit and not any(c.isalpha() for c in text) else text
+
+
+def _decode_estimate(gpu: catalog.Entry, model: catalog.Entry, tp: int, quantities) -> tuple[str, str]:
+    """A starting decode throughput: the batch the bandwidth bound assumes, over the time one step
+    takes to read the weights at the default share of peak bandwidth (KV reads left out, so high)."""
+    from capplan.engine import units
+
+    def value(entry, name):
+        spec = entry.values.get(name)
+        raw = spec["value"] if spec else quantities[name].default
+        return units.parse_value(raw, quantities[name].unit)
+
+    if "hbm_bandwidth" not in gpu.values or "parameter_count" not in model.values:
+        return "1000 token/s", "TODO: a placeholder; measure the decode throughput of one replica"
+    bandwidth = value(gpu, "hbm_bandwidth") * tp * value(model, "hbm_efficiency")
+    step = value(model, "parameter_count") * value(model, "weight_bytes_per_param") / bandwidth
+    tokens = units.to_display(value(model, "decode_batch"), "request") / step
+    rounded = round(tokens, 2 - math.floor(math.log10(tokens)))
+    return (f"{rounded:.10g} token/s",
+            f"TODO: an estimate, not a measurement: decode_batch / (weights / (hbm_bandwidth x hbm_efficiency)), "
+            f"reading KV ignored, so an upper bound for {model.id} on {tp} x {gpu.id}")
+
+
+def _builds(path: Path) -> None:
+    from capplan import build
+
+    build.evaluate_plan(path)
+
+
+def _gitattributes(path: Path) -> str:
+    """Add the lines that fold capplan's outputs; keep whatever the file already says."""
+    current = path.read_text(encoding="utf-8") if path.exists() else None
+    have = set((current or "").splitlines())
+    missing = [line for line in GITATTRIBUTES if line not in have]
+    if not missing:
+        return "current"
+    lead = "" if not current else ("" if current.endswith("\n") else "\n")
+    path.write_text((current or "") + lead + "\n".join([GITATTRIBUTES_NOTE, *missing]) + "\n", encoding="utf-8")
+    return "extended" if current else "written"
