@@ -89,11 +89,15 @@ def test_build_twice_is_byte_identical(built, run_main):
     code, out, _ = run_main("build")
     assert code == 0
     retail = RETAIL_PLAN.stem
+    version = metadata.version("capplan")
     assert out.splitlines() == [f"{MAIN}: current, not rebuilt (7 outputs as built from these inputs)",
-                                f"plans/{RETAIL_PLAN.name}: current, not rebuilt (4 outputs as built from these inputs)"]
+                                f"plans/{RETAIL_PLAN.name}: current, not rebuilt (4 outputs as built from these inputs)",
+                                f"capplan build: 2 plan(s) in out/: 2 already current (capplan {version}); "
+                                "`capplan build --force` rebuilds them"]
     code, out, _ = run_main("build", "--force")
     assert code == 0 and out.splitlines() == [f"{MAIN}: rebuilt, every output as it was",
-                                              f"plans/{retail}.yaml: rebuilt, every output as it was"]
+                                              f"plans/{retail}.yaml: rebuilt, every output as it was",
+                                              f"capplan build: 2 plan(s) in out/: 2 rebuilt (capplan {version})"]
     assert _snapshot(built / "out") == first
     assert run_main("build", "--out", "again")[0] == 0          # a clean build elsewhere: the same bytes
     assert _snapshot(built / "again") == first
@@ -372,7 +376,7 @@ def test_an_output_the_plan_no_longer_makes_is_removed(built, run_main, monkeypa
                           "Read-only file system\n") in err
     assert chart.is_file() and f"{STEM}.scenarios.svg" in (project / "out" / f"{STEM}.md").read_text()
     code, out, _ = run_main("build", MAIN)
-    assert code == 0 and out.endswith(f"; removed {STEM}.scenarios.svg\n")
+    assert code == 0 and out.splitlines()[0].endswith(f"; removed {STEM}.scenarios.svg")
     assert not chart.exists() and (project / "out" / "unrelated.txt").read_text() == "kept"
     recorded = json.loads((project / "out" / manifest.NAME).read_text())["plans"][STEM]["outputs"]
     assert sorted(recorded) == sorted(p.name for p in (project / "out").glob(f"{STEM}.*"))

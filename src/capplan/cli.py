@@ -276,13 +276,24 @@ def cmd_build(args) -> int:
         else:
             print(f"{r.file}: {_built(r, Path(args.out))}{'; ' + removed if removed else ''}")
     failed = sum(1 for r in results if r.error)
+    if not failed:
+        print(_build_summary(results, Path(args.out)))
     if failed:
         print(f"{failed} plan(s) failed; their previous outputs are untouched", file=sys.stderr)
         return EXIT_PLAN
     return EXIT_OK
 
 
-# -- check --------------------------------------------------------------------------------
+def _build_summary(results: list[builder.Built], out_dir: Path) -> str:
+    """One line a newcomer can read after a build that succeeded: how many plans, what was
+    done with them, with which capplan."""
+    plans = [r for r in results if not r.gone]
+    counts = [(sum(1 for r in plans if not r.error and not r.skipped), "rebuilt"),
+              (sum(1 for r in plans if r.skipped), "already current")]
+    done = ", ".join(f"{n} {what}" for n, what in counts if n) or "nothing to do"
+    hint = "; `capplan build --force` rebuilds them" if counts[1][0] else ""
+    return f"capplan build: {len(plans)} plan(s) in {out_dir}/: {done} (capplan {_version()}){hint}"
+
 
 def _built(r: builder.Built, out_dir: Path) -> str:
     """What a build did with a plan's outputs, in words: which it wrote, which were already current."""
@@ -301,6 +312,8 @@ def _names(names: list[str], out_dir: Path) -> str:
         return ", ".join(str(out_dir / name) for name in names)
     return f"{out_dir / stem}.{{{','.join(name[len(stem) + 1:] for name in names)}}}"
 
+
+# -- check --------------------------------------------------------------------------------
 
 def cmd_check(args) -> int:
     from capplan import verify
