@@ -13,6 +13,7 @@ import json
 import os
 import resource
 import shutil
+from pathlib import Path
 
 import pytest
 from conftest import BASE_PLAN, ROOT
@@ -262,13 +263,20 @@ def test_a_run_whose_requests_all_failed_is_a_failing_point_not_a_broken_plan(tm
                   **{k: 0.0 for k in RUN if k.startswith(("p9", "median_", "mean_", "std_"))})
     for name, run in (("r2.json", _run(request_rate=2)), ("r4.json", _run()), ("r6.json", failed)):
         (folder / name).write_text(json.dumps(run))
-    code, out, err = run_main("eval", _plan(tmp_path, write_plan, {"import": "r*.json"}), "--json")
+    plan = _plan(tmp_path, write_plan, {"import": "r*.json"})
+    code, out, err = run_main("eval", plan, "--json")
     assert code == 0, err
     nominal = json.loads(out)["scenarios"]["nominal"]
     six = nominal["tables"]["load_sweep"]["rows"][2]
     assert (six["arrival_rate"], six["completed"], six["sent"], six["ttft_p95"]) == (6, 0, 400, 0)
     assert six["delivered_ok"] is False and six["meets_slo"] is False
     assert nominal["quantities"]["instance_max_rate"]["value"] == 4
+    # the record shows its latencies as not measured, never as a 0 that meets the SLO
+    code, _, err = run_main("build", plan, "--out", tmp_path / "out")
+    assert code == 0, err
+    row = next(line for line in (tmp_path / "out" / f"{Path(plan).stem}.md").read_text().splitlines()
+               if line.startswith("| 6 |"))
+    assert row.count("not measured") >= 3 and "– TTFT p95" in row and "✓" not in row and "FAIL" in row
 
 
 def test_a_run_that_records_no_request_is_refused(tmp_path):

@@ -45,16 +45,23 @@ def sweep(e: Evaluation, spec: dict) -> dict:
     replicates = e.display(col(spec["replicates"])) if col(spec.get("replicates", "")) in e.values else [1] * count
 
     header = [_header(model.quantities[col(c)]) for c in columns] + ["per SLO", "SLO"]
+    delivered = e.display(col("completed")) if col("completed") in e.values else [1] * count
+    latencies = {name for name, _, _ in checks.values() if name}
     rows = []
     for i in range(count):
         cells = []
         for c in columns:
+            if not delivered[i] and col(c) in latencies:  # no request completed: no latency was measured
+                cells.append("not measured")
+                continue
             text = formatting.number(e.display(col(c))[i])
             spread = spreads.get(c)
             if spread and col(spread) in e.values and replicates[i] > 1:
                 text += f" ± {formatting.number(e.display(col(spread))[i])}"
             cells.append(text)
-        verdicts = " ".join(("✓ " if e.display(col(k))[i] else "✗ ") + label for k, (_, _, label) in checks.items())
+        verdicts = " ".join(("– " if not delivered[i] and name in latencies else
+                             "✓ " if e.display(col(k))[i] else "✗ ") + label
+                            for k, (name, _, label) in checks.items())
         rows.append(cells + [verdicts, "**PASS**" if ok[i] else "FAIL"])
     return {"header": header, "numeric": [True] * len(columns) + [False, False], "rows": rows,
             "knee": _knee(e, spec, checks, ok), "files": _files(data), "bursts": _bursts(data, model.slos),
