@@ -38,6 +38,7 @@ from capplan.errors import CapplanError, UsageError
 from capplan.loading.plan import Plan
 from capplan.rendering import view
 from capplan.rendering.markdown import cell as markdown_cell
+from capplan.rendering.markdown import code as markdown_code
 from capplan.rendering.present import shown
 from capplan.rendering.view import KeyResult, PlanView, ScenarioView
 from capplan.review.crossings import crossings
@@ -601,15 +602,15 @@ def _markdown(doc: dict, details: bool) -> str:
         return f"no change in results{extra} {MARKER}\n"
     lines = [MARKER, "#### capplan: capacity plan diff", ""]
     if len(moved) == 1 and len(plans) == 1:
-        lines += [f"**{moved[0]['headline']}**", ""]
+        lines += [f"**{_cell(moved[0]['headline'])}**", ""]
     else:
-        lines += [f"- `{p['plan']}`: **{p['headline']}**" for p in moved] + [""]
+        lines += [f"- {_code(p['plan'])}: **{_cell(p['headline'])}**" for p in moved] + [""]
     for p in moved:
         lines += _plan_section(p, doc, details)
     same = [p["plan"] for p in plans if p["status"] == "unchanged"]
     if same:
-        lines += [f"Unchanged: {', '.join(f'`{n}`' for n in same)}.", ""]
-    base = f" against `{doc['base']}`" if doc.get("base") else ""
+        lines += [f"Unchanged: {', '.join(_code(n) for n in same)}.", ""]
+    base = f" against {_code(doc['base'])}" if doc.get("base") else ""
     lines.append(f"<sub>capplan diff{base}: every number evaluated by the same engine on both sides.</sub>")
     return "\n".join(lines) + "\n"
 
@@ -618,11 +619,15 @@ def _cell(text) -> str:
     return markdown_cell(text, empty="—")
 
 
+def _code(text) -> str:
+    return markdown_code(text, empty="—")
+
+
 def _plan_section(p: dict, doc: dict, details: bool) -> list[str]:
     files = p["new_file"] or p["old_file"]
-    lines = [f"##### `{files}` — {_cell(p['title'])}", ""]
+    lines = [f"##### {_code(files)} — {_cell(p['title'])}", ""]
     if p["old_file"] and p["new_file"] and not doc.get("base"):
-        lines += [f"`{p['old_file']}` → `{p['new_file']}`", ""]
+        lines += [f"{_code(p['old_file'])} → {_code(p['new_file'])}", ""]
     if p["status"] == "added":
         lines += ["New plan.", ""]
     elif p["status"] == "removed":
@@ -630,7 +635,7 @@ def _plan_section(p: dict, doc: dict, details: bool) -> list[str]:
     elif p["status"] == "base_error":
         lines += [f"> [!WARNING]\n> The old version does not load with this capplan: {_cell(p['base_error'])}", ""]
     if len(doc["plans"]) > 1 or p["status"] != "changed":
-        lines += [f"**{p['headline']}**", ""]
+        lines += [f"**{_cell(p['headline'])}**", ""]
 
     lines += ["| Result (nominal) | Before | After | Change |", "| --- | ---: | ---: | ---: |"]
     for r in p["key_results"]:
@@ -656,23 +661,23 @@ def _plan_section(p: dict, doc: dict, details: bool) -> list[str]:
         lines += ["**Scenarios changed:**", ""]
         for s in p["scenario_changes"]:
             if s["what"] == "added":
-                lines.append(f"- `{s['scenario']}` ({_cell(s['title'])}) added: {_cell(s['new_text'])}")
+                lines.append(f"- {_code(s['scenario'])} ({_cell(s['title'])}) added: {_cell(s['new_text'])}")
             elif s["what"] == "removed":
-                lines.append(f"- `{s['scenario']}` ({_cell(s['title'])}) removed (was: {_cell(s['old_text'])})")
+                lines.append(f"- {_code(s['scenario'])} ({_cell(s['title'])}) removed (was: {_cell(s['old_text'])})")
             else:
-                lines.append(f"- `{s['scenario']}` ({_cell(s['title'])}): {_cell(s['old_text'])} → {_cell(s['new_text'])}")
+                lines.append(f"- {_code(s['scenario'])} ({_cell(s['title'])}): {_cell(s['old_text'])} → {_cell(s['new_text'])}")
         lines.append("")
     if p["flip_points"]["crossed"] or p["flip_points"]["near"]:
         lines += ["**Flip points** (how far the decision holds: each input alone, every other at its value):", ""]
-        lines += [f"- crosses a flip point: {_cell(c['text'])}" for c in p["flip_points"]["crossed"]]
-        lines += [f"- ⚠ close to a flip point: {_cell(c['text'])}" for c in p["flip_points"]["near"]]
+        lines += [f"- crosses a flip point: {_code(c['input'])} {_cell(c['what'])}" for c in p["flip_points"]["crossed"]]
+        lines += [f"- ⚠ close to a flip point: {_code(c['input'])} {_cell(c['what'])}" for c in p["flip_points"]["near"]]
         lines.append("")
     if p["fleet_flips"]:
         lines += ["**Fixed-fleet checks that flip** (the nominal fleet, minus the scenario's failed GPUs, "
                   "at the scenario's λ_safe):", "",
                   "| Scenario | Deployment | Before | After |", "| --- | --- | --- | --- |"]
         for f in p["fleet_flips"]:
-            lines.append(f"| `{f['scenario']}` {_cell(f['title'])} | {_cell(f['row'])} | "
+            lines.append(f"| {_code(f['scenario'])} {_cell(f['title'])} | {_cell(f['row'])} | "
                          f"{_cell(f['old_text'])} | {_cell(f['new_text'])} |")
         lines.append("")
     if details and (p["results"] or p["scenarios"] or p["edits"]):
@@ -690,7 +695,7 @@ def _input_line(c: dict, seen: set[str]) -> str:
     new = _cell(c["new_text"])
     tag = c["tag"] if not c["old_tag"] or c["old_tag"] == c["tag"] else f"{c['old_tag']} → {c['tag']}"
     what = "" if c["what"] in ("value", "plan") else f"; {c['what']}"
-    text = f"`{c['name']}`: {old} → **{new}** ({tag}{what}{', ⚠ pending' if c.get('pending') else ''})"
+    text = f"{_code(c['name'])}: {old} → **{new}** ({tag}{what}{', ⚠ pending' if c.get('pending') else ''})"
     source = " ".join(str(c.get("source") or "").split())
     if source and source not in seen:
         seen.add(source)
@@ -710,7 +715,7 @@ def _details(p: dict) -> list[str]:
     if p["results"]:
         lines += ["Every result of the nominal scenario that moved:", "",
                   "| Quantity | Before | After |", "| --- | ---: | ---: |"]
-        lines += [f"| `{r['name']}` | {_cell(r['old_text'])} | {_cell(r['new_text'])} |" for r in p["results"]]
+        lines += [f"| {_code(r['name'])} | {_cell(r['old_text'])} | {_cell(r['new_text'])} |" for r in p["results"]]
         lines.append("")
     if p["scenarios"]:
         header = [c["label"] for c in p["scenarios"][0]["cells"]]
@@ -730,11 +735,11 @@ def _details(p: dict) -> list[str]:
                 else:
                     cells.append(_cell(c["new_text"]))
             note = "" if s["status"] == "both" else f" ({s['status']})"
-            lines.append(f"| `{s['name']}`{note} | " + " | ".join(cells) + " |")
+            lines.append(f"| {_code(s['name'])}{note} | " + " | ".join(cells) + " |")
         lines.append("")
     if p["edits"]:
         lines += ["Sources and notes edited (no value changed):", ""]
-        lines += [f"- `{x['name']}`: {_cell(x['old_text'])} → {_cell(x['new_text'])}" for x in p["edits"]]
+        lines += [f"- {_code(x['name'])}: {_cell(x['old_text'])} → {_cell(x['new_text'])}" for x in p["edits"]]
         lines.append("")
     lines += ["</details>", ""]
     return lines

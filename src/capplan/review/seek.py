@@ -28,7 +28,7 @@ from capplan.rendering.holds import (
     text,
     unit_label,
 )
-from capplan.rendering.markdown import cell
+from capplan.rendering.markdown import cell, code
 from capplan.review.explain import resolve
 
 DEFAULT_SPREAD = Fraction(2)          # without --range: today ÷ 2 … × 2, within the domain
@@ -98,7 +98,7 @@ def report(evaluations: list[Evaluation], scenario: str, reference: str, given_r
     groups = [("Below today's value", [s for s, d in sides if d == "below"]),
               ("Above today's value", [s for s, d in sides if d == "above"])]
     if fmt == "markdown":
-        lines = [f"#### `{view.name}`: how far the decision holds", "", cell(head) + ".", "", summary, "",
+        lines = [f"#### {code(view.name)}: how far the decision holds", "", cell(head) + ".", "", summary, "",
                  f"Today: {cell(today_text)}."]
         for title, items in groups:
             lines += ["", f"**{title}:**", ""] + ([f"- {cell(view.sentence(s))}" for s in items] or ["- no flip"])
