@@ -334,10 +334,9 @@ class Probe:
         """Points strictly between start and end where the decisions may change, in walking
         order, each with whether it is exact; raises :class:`_Budget` past :data:`WORK` windows."""
         lo, hi = sorted((start, end))
-        directions = self._directions(lo, hi)
         work = [0]
         emitted = None
-        for point, exact in self._windows(lo, hi, up, directions, work):
+        for point, exact in self._windows(lo, hi, up, functools.partial(self._directions, lo, hi), work):
             if point != emitted and lo < point < hi:
                 emitted = point
                 yield point, exact
@@ -353,7 +352,7 @@ class Probe:
                 return
         except (NotClosedForm, _TooMany):
             pass
-        if all(d is not None for d in directions) and self.decided(a) == self.decided(b):
+        if all(d is not None for d in directions()) and self.decided(a) == self.decided(b):
             return                                      # monotone decisions, equal at both ends: none inside
         if self.integer and b - a <= 4 * MAX_CROSSINGS // 8:
             first, last = math.ceil(a), math.floor(b)
