@@ -55,10 +55,10 @@ from capplan.errors import CapplanError
 from capplan.loading.plan import NOMINAL, Input
 
 UNDEFINED = "undefined"      # a target's value where the plan does not evaluate
-MAX_CROSSINGS = 400          # more integer crossings of one atom than this in a window: cut the window
+MAX_CROSSINGS = 64           # more integer crossings of one atom than this in a window: cut the window
 GRID = 256                   # bracketing (no closed form at all): points of the first scan
 MAX_FLIPS = 100              # flips listed from a start towards an end; the walk stops there
-WORK = 4_000                 # windows one walk may cut or solve: about 10 s of the worst plan
+WORK = 200                   # windows one walk may cut or solve (a window costs 0.01–0.1 s)
 
 
 @dataclass(frozen=True)
@@ -345,6 +345,8 @@ class Probe:
         work[0] += 1
         if work[0] > WORK:
             raise _Budget(a if up else b)
+        if self._constant_on(a, b):
+            return
         try:
             points = set().union(*(_points(ex, self.symbol, a, b) for ex in self.expressions[:self.decisions]))
             if len(points) <= 4 * MAX_CROSSINGS:
@@ -367,6 +369,14 @@ class Probe:
         yield from self._windows(*halves[0], up, directions, work)
         yield middle, True
         yield from self._windows(*halves[1], up, directions, work)
+
+    def _constant_on(self, a: Fraction, b: Fraction) -> bool:
+        """Whether interval arithmetic shows every decision to take one value on [a, b]."""
+        for ex in self.expressions[:self.decisions]:
+            bounds = _bounds(ex, self.symbol, a, b)
+            if bounds is None or (bounds != NOWHERE and bounds[0] != bounds[1]):
+                return False
+        return True
 
     def _directions(self, lo: Fraction, hi: Fraction) -> list:
         """Each decision's direction on [lo, hi] (+1, -1, 0; None: not known to be monotone)."""
@@ -419,6 +429,12 @@ class Probe:
             if work > WORK:
                 raise CapplanError(f"goal seek gave up after {WORK:,} windows between {float(lo):g} and "
                                    f"{float(hi):g} (base units); narrow --range")
+            bounds = _bounds(g, self.symbol, a, b)
+            if bounds == NOWHERE or (bounds is not None and (bounds[0] > 0 or bounds[1] < 0)):
+                continue                         # interval arithmetic: the gap keeps one sign here, or has none
+            if bounds == (0, 0):
+                out.append(Solution(a, b, True))
+                continue
             try:
                 out += _solve_exact(g, self.symbol, a, b, gap)
                 continue
@@ -709,7 +725,10 @@ def _solve_exact(g, x, lo, hi, gap) -> list[Solution]:
     edges = [lo, *sorted(inner), hi]
     out: list[Solution] = []
     for a, b in itertools.pairwise(edges):
-        piece = _freeze(g, x, (a + b) / 2)
+        try:
+            piece = _freeze(g, x, (a + b) / 2)
+        except (Undefined, ZeroDivisionError):
+            continue            # the plan does not evaluate on this piece: no value reaches the target there
         if sympy.expand(sympy.fraction(sympy.together(piece))[0]) == 0:
             out.append(Solution(a, b, True, False, False))
             continue
@@ -807,6 +826,146 @@ def _smooth_direction(g, x, lo: Fraction, hi: Fraction) -> int | None:
     except (Undefined, ZeroDivisionError):
         return None
     return 1 if sign > 0 else -1 if sign < 0 else None
+
+
+class _Unbounded(Exception):
+    """An enclosure cannot be given (a division by an interval holding 0)."""
+
+
+class _Nowhere(_Unbounded):
+    """A division by exactly 0 on the whole window: the plan evaluates nowhere on it."""
+
+
+NOWHERE = ()                # the enclosure of an expression undefined on the whole window
+
+
+@functools.lru_cache(maxsize=1024)
+def _enclosure(expr, x):
+    """``expr`` as a function of a window [a, b] of x giving an interval (low, high)
+    that holds every value ``expr`` takes on it (interval arithmetic in fractions;
+    a truth value as (False, True) when it may be either). A window on which every
+    decision's interval is one value holds no flip, whether or not the decision is
+    monotone: 8 × ceil(30x / floor(37.56x)) is 8 on [100, 120] though it saws."""
+    if not isinstance(expr, sympy.Basic) or x not in expr.free_symbols:
+        value = compile_exact(expr, x)(Fraction(0)) if isinstance(expr, sympy.Basic) else expr
+        if isinstance(value, float):
+            raise NotClosedForm("a float constant")
+        return lambda a, b: (value, value)
+    if expr == x:
+        return lambda a, b: (a, b)
+    if isinstance(expr, sympy.Piecewise):
+        pairs = [(_enclosure(v, x), _enclosure(c, x)) for v, c in expr.args]
+        return lambda a, b: _choose(pairs, a, b)
+    parts = [_enclosure(arg, x) for arg in expr.args]
+    if isinstance(expr, sympy.Add):
+        return lambda a, b: _fold_intervals(lambda p, q: (p[0] + q[0], p[1] + q[1]), [f(a, b) for f in parts])
+    if isinstance(expr, sympy.Mul):
+        return lambda a, b: _fold_intervals(_times, [f(a, b) for f in parts])
+    if isinstance(expr, sympy.Pow):
+        exponent = expr.args[1]
+        if not (exponent.is_Integer and x not in exponent.free_symbols):
+            raise NotClosedForm("a power that is not a whole number")
+        base, n = parts[0], int(exponent)
+        return lambda a, b: _power_of(base(a, b), n)
+    if isinstance(expr, (sympy.ceiling, sympy.floor, sympy.Abs, sympy.Not)):
+        step = {sympy.ceiling: math.ceil, sympy.floor: math.floor}.get(type(expr))
+        inner = parts[0]
+        if step:
+            return lambda a, b: tuple(step(v) for v in inner(a, b))
+        if isinstance(expr, sympy.Not):
+            return lambda a, b: tuple(not v for v in reversed(inner(a, b)))
+        return lambda a, b: _absolute(inner(a, b))
+    if isinstance(expr, (sympy.Max, sympy.Min, sympy.And, sympy.Or)):
+        pick = max if isinstance(expr, (sympy.Max, sympy.Or)) else min
+        return lambda a, b: tuple(pick(values) for values in zip(*(f(a, b) for f in parts)))
+    if type(expr) in RELATIONS_OPS:
+        compare = RELATIONS_OPS[type(expr)]
+        left, right = parts
+        return lambda a, b: compare(left(a, b), right(a, b))
+    raise NotClosedForm(f"{type(expr).__name__} has no enclosure")
+
+
+def _bounds(expr, x, a: Fraction, b: Fraction) -> tuple | None:
+    """The enclosure of ``expr`` on [a, b] (:func:`_enclosure`); :data:`NOWHERE` where it is
+    undefined on the whole window; None where no enclosure can be given."""
+    try:
+        return _enclosure(expr, x)(a, b)
+    except _Nowhere:
+        return NOWHERE
+    except (NotClosedForm, _Unbounded, Undefined, ZeroDivisionError, TypeError):
+        return None
+
+
+def _fold_intervals(f, intervals):
+    out = intervals[0]
+    for i in intervals[1:]:
+        out = f(out, i)
+    return out
+
+
+def _times(p, q):
+    products = [p[0] * q[0], p[0] * q[1], p[1] * q[0], p[1] * q[1]]
+    return min(products), max(products)
+
+
+def _power_of(p, n: int):
+    if n < 0:
+        if p[0] == p[1] == 0:
+            raise _Nowhere()
+        if p[0] <= 0 <= p[1]:
+            raise _Unbounded()
+        low, high = _power_of(p, -n)
+        return Fraction(1) / high, Fraction(1) / low
+    values = [p[0] ** n, p[1] ** n]
+    if n % 2 == 0 and p[0] < 0 < p[1]:
+        return 0, max(values)
+    return min(values), max(values)
+
+
+def _absolute(p):
+    if p[0] >= 0:
+        return p
+    if p[1] <= 0:
+        return -p[1], -p[0]
+    return 0, max(-p[0], p[1])
+
+
+def _choose(pairs, a, b):
+    out = None
+    for value, cond in pairs:
+        maybe = cond(a, b)
+        if maybe == (False, False):
+            continue
+        try:
+            v = value(a, b)
+        except _Nowhere:
+            raise _Unbounded() from None       # this branch may not be the one taken
+        out = v if out is None else (min(out[0], v[0]), max(out[1], v[1]))
+        if maybe == (True, True):
+            return out
+    if out is None:
+        raise _Unbounded()
+    return out
+
+
+def _at_least(p, q, strict: bool):
+    """Whether p >= q (p > q with ``strict``) for every pair of values of the two intervals."""
+    sure = p[0] > q[1] if strict else p[0] >= q[1]
+    never = p[1] <= q[0] if strict else p[1] < q[0]
+    return (True, True) if sure else (False, False) if never else (False, True)
+
+
+def _equal(p, q):
+    if p[0] == p[1] == q[0] == q[1]:
+        return True, True
+    return (False, False) if p[1] < q[0] or q[1] < p[0] else (False, True)
+
+
+RELATIONS_OPS = {
+    sympy.GreaterThan: lambda p, q: _at_least(p, q, False), sympy.StrictGreaterThan: lambda p, q: _at_least(p, q, True),
+    sympy.LessThan: lambda p, q: _at_least(q, p, False), sympy.StrictLessThan: lambda p, q: _at_least(q, p, True),
+    sympy.Equality: _equal, sympy.Unequality: lambda p, q: tuple(not v for v in reversed(_equal(p, q))),
+}
 
 
 def _whole(solutions: list[Solution]) -> list[Solution]:

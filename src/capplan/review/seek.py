@@ -140,7 +140,7 @@ def _stops(view: InputHolds, down: Walk, up: Walk, lo: Fraction, hi: Fraction) -
                        "narrow --range to see further")
         elif walk.reached != end:
             out.append(f"The search {way} stopped at {view.value_text(walk.reached)} (its work limit): "
-                       "nothing flips before it; beyond it is not searched")
+                       "every flip before it is listed; beyond it is not searched")
     return out
 
 
