@@ -333,7 +333,10 @@ class PlanHolds:
         rows = [{"name": h.name, "tag": h.tag + (", pinned" if h.tag == "derived" else ""), "pending": h.pending, "today": h.value_text(h.today),
                  "interval": h.interval(), "margins": h.margins(), "below": h.sentence(h.below),
                  "above": h.sentence(h.above)} for h in self.nominal]
-        return {"decisions": labels, "rows": rows, "breakeven": self.breakeven, "chart": chart,
+        table = self.evaluations[0].scenario.tables.get(spec()["breakeven"]["table"])
+        lowest = table is not None and len(table.rows) > ALL_PAIRS
+        return {"decisions": labels, "rows": rows, "breakeven": self.breakeven, "breakeven_lowest": lowest,
+                "chart": chart,
                 "spread": spec()["spread"]}
 
     def as_json(self, scenario: str) -> list[dict]:
