@@ -9,6 +9,7 @@ forgives 1e-14 of float noise around an integer by design).
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import math
@@ -181,6 +182,34 @@ def test_breakeven_between_the_two_deployments(main):
     assert cost[P4DE] == pytest.approx(cost[FRACTIONAL], rel=1e-12)
 
 
+def test_breakeven_of_many_offers_probes_each_row_once(monkeypatch):
+    """40 offers: one probe per row (not one per ordered pair, 1,560), each row
+    against the offer lowest on $ per 1M tokens today; the breakeven makes the
+    two equal in the float engine."""
+    plan, evaluations = evaluate_plan(MAIN_PLAN)
+    e = evaluations[0]
+    table = e.scenario.tables["deployments"]
+    rows = [{"name": f"offer-{i}", "gpus_per_node": (1, 2, 4, 8)[i % 4],
+             "node_hourly_cost": (2 + (i * 37 % 41) / 20) * (1, 2, 4, 8)[i % 4] / 3600} for i in range(40)]
+    scenario = dataclasses.replace(e.scenario, tables={**e.scenario.tables,
+                                                        "deployments": dataclasses.replace(table, rows=rows)})
+    from capplan.engine.evaluate import evaluate
+    many = evaluate(plan, scenario, e.model)
+    holds = PlanHolds([many])
+    probes = []
+    original = Search.probe
+    monkeypatch.setattr(Search, "probe", lambda self, *a: probes.append(a) or original(self, *a))
+    found = holds.breakeven
+    assert len(probes) == 40 and len(found) == 40
+    cost = many.display("deployments.cost_per_million_tokens")
+    cheapest = min(range(1, 40), key=lambda i: (cost[i], i))        # the lowest other than offer-0
+    first = found[0]
+    assert first["other"] == f"offer-{cheapest}" and first["breakeven"] is not None
+    moved = evaluate_at(many, Target("deployments.node_hourly_cost", 0), first["breakeven"] / 3600, many)
+    after = moved.display("deployments.cost_per_million_tokens")
+    assert after[0] == pytest.approx(after[cheapest], rel=1e-9)
+
+
 def test_goal_seek_finds_the_breakeven(run_main):
     code, out, _ = run_main("seek", MAIN_PLAN, "deployments[aws-p4de.24xlarge].node_hourly_cost",
                             "--target", "deployments[aws-p4de.24xlarge].cost_per_million_tokens="
@@ -339,8 +368,8 @@ def test_flip_points_are_where_decisions_change_and_only_there(data):
     lo, hi = flips.base_range(p.today, p.quantity, Fraction(2))
     found = p.flips(lo, hi)
     unit = float(factor(p.quantity.unit))
-    counts = p.whole(lo, hi)
-    if counts is not None:               # a count: it takes whole values only; try each
+    if p.integer:                        # a count: it takes whole values only; try each
+        counts = range(math.ceil(lo), math.floor(hi) + 1)
         changes = [a for a, b in itertools.pairwise(counts) if _engine(holds, p, a) != _engine(holds, p, b)]
         assert [f.value for f in found] == changes
         return

@@ -55,8 +55,10 @@ from capplan.errors import CapplanError
 from capplan.loading.plan import NOMINAL, Input
 
 UNDEFINED = "undefined"      # a target's value where the plan does not evaluate
-MAX_CROSSINGS = 400          # more integer crossings of one atom than this: bracket instead
-GRID = 256                   # bracketing: points of the first scan
+MAX_CROSSINGS = 64           # more integer crossings of one atom than this in a window: cut the window
+GRID = 256                   # bracketing (no closed form at all): points of the first scan
+MAX_FLIPS = 100              # flips listed from a start towards an end; the walk stops there
+WORK = 200                   # windows one walk may cut or solve (a window costs 0.01–0.1 s)
 
 
 @dataclass(frozen=True)
@@ -90,13 +92,22 @@ class Solution:
 
 
 @dataclass(frozen=True)
+class Walk:
+    """The flips from a start towards an end, nearest first, and how far the search
+    reached (the end, unless it stopped at :data:`MAX_FLIPS` flips or :data:`WORK` windows)."""
+
+    flips: list
+    reached: Fraction
+
+
+@dataclass(frozen=True)
 class Holds:
     """The interval around today's value in which no decision changes."""
 
     today: Fraction
     low: Flip | None        # the nearest flip below (None: none down to ``lo``)
     high: Flip | None
-    lo: Fraction            # the range searched
+    lo: Fraction            # how far the search reached: the range, unless the work ran out first
     hi: Fraction
 
 
@@ -175,6 +186,7 @@ class Probe:
         base = values[variable.name]
         self.today = base if variable.index is None else base[variable.index]
         self.symbol = sympy.Symbol("x", real=True)
+        self._direction_cache: dict = {}
         try:
             self.expressions = self._symbolic(values, nominal_values)
             self.functions = [compile_exact(ex, self.symbol) for ex in self.expressions]
@@ -233,99 +245,169 @@ class Probe:
         return [sympy.sympify(local[t.name] if t.index is None else local[t.name][t.index]) for t in self.targets]
 
     # -- flips -----------------------------------------------------------------------------
-    def whole(self, lo: Fraction, hi: Fraction) -> list[int] | None:
-        """The whole numbers in [lo, hi] when the variable is a count (GPUs, replicas) and they are
-        few enough to try one by one; else None."""
+    @property
+    def integer(self) -> bool:
+        """The variable is a count (GPUs, replicas): only whole numbers are values of it."""
         domain = self.quantity.domain
-        if not (domain and domain.integer) or factor(self.quantity.unit) != 1:
-            return None
-        first, last = math.ceil(lo), math.floor(hi)
-        return list(range(first, last + 1)) if last - first < 4 * MAX_CROSSINGS else None
-
-    def _steps(self, values: list[int], first: bool) -> list[Flip]:
-        """Flips of a count: between two neighbouring whole numbers whose decisions differ,
-        reported at the lower one ("above 1 GPU")."""
-        out = []
-        for a, b in itertools.pairwise(values):
-            if self.decided(Fraction(a)) != self.decided(Fraction(b)):
-                low, high = Fraction(min(a, b)), Fraction(max(a, b))
-                out.append(Flip(low, "below", True, self.at(low), self.at(high)))
-                if first:
-                    break
-        return out
+        return bool(domain and domain.integer) and factor(self.quantity.unit) == 1
 
     def flips(self, lo: Fraction, hi: Fraction) -> list[Flip]:
-        """Every flip of the decisions strictly inside (lo, hi), in order."""
-        counts = self.whole(lo, hi)
-        if counts is not None:
-            return self._steps(counts, first=False)
-        candidates, exact = self._candidates(lo, hi)
-        points = sorted(candidates)
-        return self._scan((lo + points[0]) / 2, points, hi, exact, first=False) if points else []
+        """Every flip of the decisions strictly inside (lo, hi), in order (at most
+        :data:`MAX_FLIPS`, and no further than the work budget reaches: see :meth:`walk`)."""
+        return self.walk(lo, hi).flips
 
     def holds(self, lo: Fraction, hi: Fraction) -> Holds:
         """The nearest flip on each side of today's value within [lo, hi]."""
-        today = self.today
-        counts = self.whole(lo, hi)
-        if counts is not None:
-            high = self._steps([n for n in counts if n >= today], first=True)
-            low = self._steps([n for n in reversed(counts) if n <= today], first=True)
-            return Holds(today, low[0] if low else None, high[0] if high else None, lo, hi)
-        candidates, exact = self._candidates(lo, hi, around=today)
-        up = sorted(p for p in candidates if p >= today)
-        down = sorted((p for p in candidates if p <= today), reverse=True)
-        high = self._scan(today, up, hi, exact, first=True)
-        low = self._scan(today, down, lo, exact, first=True)
-        return Holds(today, low[0] if low else None, high[0] if high else None, lo, hi)
+        up, down = self.walk(self.today, hi, 1), self.walk(self.today, lo, 1)
+        return Holds(self.today, down.flips[0] if down.flips else None, up.flips[0] if up.flips else None,
+                     down.reached, up.reached)
 
-    def _scan(self, start: Fraction, points: list[Fraction], end: Fraction, exact: set, first: bool) -> list[Flip]:
-        """The flips among ``points``, ordered from ``start`` towards ``end``.
+    def walk(self, start: Fraction, end: Fraction, most: int = MAX_FLIPS) -> Walk:
+        """The flips from ``start`` towards ``end``, nearest first: a flip at ``start``
+        itself (the decisions there differ from just beyond it) included, at most ``most``.
 
-        The decisions are constant between two candidates, so one exact
-        evaluation between each pair tells whether a candidate is a flip, and
-        one at the candidate which side it belongs to."""
+        Every flip is found: the range is cut into windows, and a window is
+        either solved in closed form (each decision's step atoms crossing few
+        enough integers, :func:`_points`), or shown to hold no flip — every
+        decision is monotone in the variable on the whole range
+        (:func:`_direction`) and the decisions at the window's two ends are
+        equal — or cut in two. A count is cut down to a few whole numbers,
+        each tried; a real input down to two adjacent floats (a flip found
+        there is marked bracketed). The walk gives up only past
+        :data:`WORK` windows, and says how far it got (``reached``): nothing
+        between ``start`` and ``reached`` is missed."""
+        if self.functions is None:
+            return self._walk_bracketed(start, end, most)
         up = end > start
+        walker = self._count_walk if self.integer else self._real_walk
+        found, reached = [], end
+        try:
+            for flip in walker(start, end, up):
+                found.append(flip)
+                if len(found) >= most:
+                    reached = flip.value
+                    break
+        except _Budget as stop:
+            reached = stop.at
+        return Walk(found, reached)
+
+    def _real_walk(self, start: Fraction, end: Fraction, up: bool):
+        """The flips of a real variable, nearest first: one exact evaluation between
+        two neighbouring candidates says whether the first is a flip, one at it which
+        side it belongs to."""
         near_at, near = start, self.decided(start)
-        out = []
+        previous = None
+        for point, exact in itertools.chain([(start, True)], self._candidates(start, end, up), [(None, True)]):
+            if previous is not None:
+                p, p_exact = previous
+                far_at = (p + (end if point is None else point)) / 2
+                far = self.decided(far_at)
+                if far != near:
+                    yield self._flip(p, p_exact, start, (near_at, near), far_at, up)
+                near_at, near = far_at, far
+            previous = (point, exact)
+
+    def _flip(self, p: Fraction, exact: bool, start: Fraction, near: tuple, far_at: Fraction, up: bool) -> Flip:
+        """The flip at ``p``: the side ``p`` belongs to, the targets on each side."""
+        near_at, decided = near
+        belongs_near = (decided if p == start else self.decided(p)) == decided
+        below_at, above_at = (near_at, far_at) if up else (far_at, near_at)
+        return Flip(p, "below" if belongs_near == up else "above", exact, self.at(below_at), self.at(above_at))
+
+    def _count_walk(self, start: Fraction, end: Fraction, up: bool):
+        """The flips of a count: steps between neighbouring whole numbers whose decisions
+        differ, reported at the lower one ("above 1 GPU"). A change of the decisions at a
+        real x (a candidate) is a step between the floor and the ceiling of x, so the
+        steps next to each candidate are the only ones to try."""
+        lo, hi = sorted((start, end))
+        tried: set[int] = set()
+        for point, _ in itertools.chain([(start, True)], self._candidates(start, end, up)):
+            for n in sorted({math.ceil(point) - 1, math.floor(point)}, reverse=not up):
+                if n in tried or not (lo <= n and n + 1 <= hi):
+                    continue
+                tried.add(n)
+                low, high = self.at(Fraction(n)), self.at(Fraction(n + 1))
+                if low[:self.decisions] != high[:self.decisions]:
+                    yield Flip(Fraction(n), "below", True, low, high)
+
+    def _candidates(self, start: Fraction, end: Fraction, up: bool):
+        """Points strictly between start and end where the decisions may change, in walking
+        order, each with whether it is exact; raises :class:`_Budget` past :data:`WORK` windows."""
+        lo, hi = sorted((start, end))
+        work = [0]
+        emitted = None
+        for point, exact in self._windows(lo, hi, up, functools.partial(self._directions, lo, hi), work):
+            if point != emitted and lo < point < hi:
+                emitted = point
+                yield point, exact
+
+    def _windows(self, a: Fraction, b: Fraction, up: bool, directions, work):
+        work[0] += 1
+        if work[0] > WORK:
+            raise _Budget(a if up else b)
+        if self._constant_on(a, b):
+            return
+        try:
+            points = set().union(*(_points(ex, self.symbol, a, b) for ex in self.expressions[:self.decisions]))
+            if len(points) <= 4 * MAX_CROSSINGS:
+                yield from ((p, True) for p in sorted(points, reverse=not up))
+                return
+        except (NotClosedForm, _TooMany):
+            pass
+        if all(d is not None for d in directions()) and self.decided(a) == self.decided(b):
+            return                                      # monotone decisions, equal at both ends: none inside
+        if self.integer and b - a <= 4 * MAX_CROSSINGS // 8:
+            first, last = math.ceil(a), math.floor(b)
+            steps = range(first, last + 1) if up else range(last, first - 1, -1)
+            yield from ((Fraction(n), True) for n in steps)
+            return
+        middle = Fraction(math.floor((a + b) / 2)) if self.integer else _middle(a, b)
+        if middle is None or not a < middle < b:
+            yield from (((a, False), (b, False)) if up else ((b, False), (a, False)))
+            return
+        halves = ((a, middle), (middle, b)) if up else ((middle, b), (a, middle))
+        yield from self._windows(*halves[0], up, directions, work)
+        yield middle, True
+        yield from self._windows(*halves[1], up, directions, work)
+
+    def _constant_on(self, a: Fraction, b: Fraction) -> bool:
+        """Whether interval arithmetic shows every decision to take one value on [a, b]."""
+        for ex in self.expressions[:self.decisions]:
+            bounds = _bounds(ex, self.symbol, a, b)
+            if bounds is None or (bounds != NOWHERE and bounds[0] != bounds[1]):
+                return False
+        return True
+
+    def _directions(self, lo: Fraction, hi: Fraction) -> list:
+        """Each decision's direction on [lo, hi] (+1, -1, 0; None: not known to be monotone)."""
+        key = (lo, hi)
+        if key not in self._direction_cache:
+            self._direction_cache[key] = [_direction(ex, self.symbol, lo, hi)
+                                          for ex in self.expressions[:self.decisions]]
+        return self._direction_cache[key]
+
+    def _walk_bracketed(self, start: Fraction, end: Fraction, most: int) -> Walk:
+        """The float engine's decisions (no closed form of them): a scan and bisection,
+        every flip marked bracketed; two flips within one cell of the scan may go unseen."""
+        points = _bracket(self.decided, start, end, most + 1)
+        found = []
+        near_at, near = start, self.decided(start)
         for i, p in enumerate(points):
             far_at = (p + (points[i + 1] if i + 1 < len(points) else end)) / 2
             far = self.decided(far_at)
             if far != near:
-                at = near if p == start else self.decided(p)
-                belongs_near = at == near
-                below_at, above_at = (near_at, far_at) if up else (far_at, near_at)
-                side = "below" if belongs_near == up else "above"
-                out.append(Flip(p, side, p in exact, self.at(below_at), self.at(above_at)))
-                if first:
-                    break
+                found.append(self._flip(p, False, start, (near_at, near), far_at, end > start))
             near_at, near = far_at, far
-        return out
+        return Walk(found[:most], end)
 
     def decided(self, v: Fraction) -> tuple:
         """The decisions alone at ``v`` (what a flip is a change of)."""
         return self.at(v, self.decisions)
 
-    def _candidates(self, lo, hi, around: Fraction | None = None) -> tuple[set[Fraction], set[Fraction]]:
-        """Where the decisions may change; and which of those points are exact."""
-        found: set[Fraction] = set()
-        hard = []
-        if self.expressions is None:
-            hard = list(range(self.decisions))
-        else:
-            x = self.symbol
-            for i, expr in enumerate(self.expressions[:self.decisions]):
-                try:
-                    found |= _points(expr, x, lo, hi)
-                except (NotClosedForm, _TooMany):
-                    hard.append(i)
-        exact = set(found)
-        if hard:
-            found |= _bracket(lambda v: tuple(self.at(v)[i] for i in hard), lo, hi, around)
-        return found, exact
-
     # -- goal seek ---------------------------------------------------------------------------
     def solve(self, left: int, right: int | Fraction, lo: Fraction, hi: Fraction) -> list[Solution]:
-        """Where target ``left`` equals target ``right`` (an index) or a number, in [lo, hi]."""
+        """Where target ``left`` equals target ``right`` (an index) or a number, in [lo, hi]:
+        points and intervals (a count: whole numbers), found in windows as :meth:`walk` finds flips."""
         def gap(v):
             values = self.at(v)
             other = values[right] if isinstance(right, int) else right
@@ -333,14 +415,46 @@ class Probe:
                 return None
             return values[left] - other
 
-        if self.expressions is not None:
-            other = self.expressions[right] if isinstance(right, int) else sympy.Rational(right.numerator,
-                                                                                         right.denominator)
+        if self.expressions is None:
+            return _solve_bracketed(gap, lo, hi)
+        other = self.expressions[right] if isinstance(right, int) else sympy.Rational(right.numerator,
+                                                                                     right.denominator)
+        g = self.expressions[left] - other
+        monotone = _direction(g, self.symbol, lo, hi) is not None
+        out: list[Solution] = []
+        stack, work = [(lo, hi)], 0
+        while stack:
+            a, b = stack.pop()
+            work += 1
+            if work > WORK:
+                raise CapplanError(f"goal seek gave up after {WORK:,} windows between {float(lo):g} and "
+                                   f"{float(hi):g} (base units); narrow --range")
+            bounds = _bounds(g, self.symbol, a, b)
+            if bounds == NOWHERE or (bounds is not None and (bounds[0] > 0 or bounds[1] < 0)):
+                continue                         # interval arithmetic: the gap keeps one sign here, or has none
+            if bounds == (0, 0):
+                out.append(Solution(a, b, True))
+                continue
             try:
-                return _solve_exact(self.expressions[left] - other, self.symbol, lo, hi, gap)
+                out += _solve_exact(g, self.symbol, a, b, gap)
+                continue
             except (NotClosedForm, _TooMany):
                 pass
-        return _solve_bracketed(gap, lo, hi)
+            ga, gb = gap(a), gap(b)
+            if monotone and None not in (ga, gb):
+                if ga == gb == 0:
+                    out.append(Solution(a, b, True))
+                    continue
+                if ga * gb > 0:
+                    continue                     # monotone, the same sign at both ends: no root inside
+            middle = Fraction(math.floor((a + b) / 2)) if self.integer else _middle(a, b)
+            if middle is None or not a < middle < b:
+                out += [Solution(v, v, False) for v in (a, b) if gap(v) == 0] or \
+                    ([Solution(a, a, False)] if None not in (ga, gb) and ga * gb < 0 else [])
+                continue
+            stack += [(middle, b), (a, middle)]
+        solutions = _merge(out)
+        return _whole(solutions) if self.integer else solutions
 
 
 def evaluate_at(e: Evaluation, variable: Target, value: float, nominal: Evaluation) -> Evaluation:
@@ -611,7 +725,10 @@ def _solve_exact(g, x, lo, hi, gap) -> list[Solution]:
     edges = [lo, *sorted(inner), hi]
     out: list[Solution] = []
     for a, b in itertools.pairwise(edges):
-        piece = _freeze(g, x, (a + b) / 2)
+        try:
+            piece = _freeze(g, x, (a + b) / 2)
+        except (Undefined, ZeroDivisionError):
+            continue            # the plan does not evaluate on this piece: no value reaches the target there
         if sympy.expand(sympy.fraction(sympy.together(piece))[0]) == 0:
             out.append(Solution(a, b, True, False, False))
             continue
@@ -633,6 +750,239 @@ def _merge(solutions: list[Solution]) -> list[Solution]:
     return out
 
 
+# -- windows -----------------------------------------------------------------------------------
+
+class _Budget(Exception):
+    """The walk used its :data:`WORK` windows; ``at``: how far it got."""
+
+    def __init__(self, at: Fraction):
+        super().__init__(at)
+        self.at = at
+
+
+def _middle(a: Fraction, b: Fraction) -> Fraction | None:
+    """Where to cut a real window in two; None when its ends are neighbouring floats."""
+    low, high = float(a), float(b)
+    if math.nextafter(low, math.inf) >= high:
+        return None
+    return (a + b) / 2
+
+
+def _direction(expr, x, lo: Fraction, hi: Fraction) -> int | None:
+    """+1 where ``expr`` never falls as x rises on [lo, hi], -1 where it never rises,
+    0 where it does not depend on x; None where neither is shown.
+
+    Built up the expression: a sum, a max or min, a step (``ceil``/``floor``)
+    or a comparison keeps the direction its parts share; a constant factor
+    keeps or turns it; a smooth part (a rational function of x) has the sign
+    of its derivative when that has no root or pole inside the range. A
+    boolean counts False < True."""
+    if not isinstance(expr, sympy.Basic) or x not in expr.free_symbols:
+        return 0
+    if expr == x:
+        return 1
+    if not any(isinstance(n, _STEPS + _BRANCHES) for n in sympy.preorder_traversal(expr)):
+        return _smooth_direction(expr, x, lo, hi)
+    if isinstance(expr, _STEPS + (sympy.Max, sympy.Min, sympy.Add, sympy.And, sympy.Or)):
+        return _shared([_direction(a, x, lo, hi) for a in expr.args])
+    if isinstance(expr, sympy.Not):
+        d = _direction(expr.args[0], x, lo, hi)
+        return None if d is None else -d
+    if isinstance(expr, sympy.Mul):
+        constant = sympy.Mul(*(a for a in expr.args if x not in a.free_symbols))
+        varying = [a for a in expr.args if x in a.free_symbols]
+        if len(varying) != 1 or not constant.is_real or constant.is_zero is not False:
+            return None
+        d = _direction(varying[0], x, lo, hi)
+        return None if d is None else d * (1 if constant.is_positive else -1)
+    if isinstance(expr, sympy.core.relational.Relational) and expr.rel_op in ("<", "<=", ">", ">="):
+        d = _direction(expr.lhs - expr.rhs, x, lo, hi)
+        return None if d is None else d * (1 if expr.rel_op in (">", ">=") else -1)
+    return None
+
+
+def _shared(directions: list) -> int | None:
+    moving = {d for d in directions if d != 0}
+    if None in moving or len(moving) > 1:
+        return None
+    return moving.pop() if moving else 0
+
+
+def _smooth_direction(g, x, lo: Fraction, hi: Fraction) -> int | None:
+    """The direction of a rational function of x: its derivative's sign, when that
+    neither vanishes nor has a pole inside (lo, hi)."""
+    try:
+        num, den = sympy.fraction(sympy.together(sympy.diff(g, x)))
+        top, bottom = sympy.Poly(num, x), sympy.Poly(den, x)
+    except sympy.PolynomialError:
+        return None
+    if top.is_zero:
+        return 0
+    if _roots(top, lo, hi) or _roots(bottom, lo, hi):
+        return None
+    middle = (lo + hi) / 2
+    try:
+        sign = compile_exact(num / den, x)(middle)
+    except (Undefined, ZeroDivisionError):
+        return None
+    return 1 if sign > 0 else -1 if sign < 0 else None
+
+
+class _Unbounded(Exception):
+    """An enclosure cannot be given (a division by an interval holding 0)."""
+
+
+class _Nowhere(_Unbounded):
+    """A division by exactly 0 on the whole window: the plan evaluates nowhere on it."""
+
+
+NOWHERE = ()                # the enclosure of an expression undefined on the whole window
+
+
+@functools.lru_cache(maxsize=1024)
+def _enclosure(expr, x):
+    """``expr`` as a function of a window [a, b] of x giving an interval (low, high)
+    that holds every value ``expr`` takes on it (interval arithmetic in fractions;
+    a truth value as (False, True) when it may be either). A window on which every
+    decision's interval is one value holds no flip, whether or not the decision is
+    monotone: 8 × ceil(30x / floor(37.56x)) is 8 on [100, 120] though it saws."""
+    if not isinstance(expr, sympy.Basic) or x not in expr.free_symbols:
+        value = compile_exact(expr, x)(Fraction(0)) if isinstance(expr, sympy.Basic) else expr
+        if isinstance(value, float):
+            raise NotClosedForm("a float constant")
+        return lambda a, b: (value, value)
+    if expr == x:
+        return lambda a, b: (a, b)
+    if isinstance(expr, sympy.Piecewise):
+        pairs = [(_enclosure(v, x), _enclosure(c, x)) for v, c in expr.args]
+        return lambda a, b: _choose(pairs, a, b)
+    parts = [_enclosure(arg, x) for arg in expr.args]
+    if isinstance(expr, sympy.Add):
+        return lambda a, b: _fold_intervals(lambda p, q: (p[0] + q[0], p[1] + q[1]), [f(a, b) for f in parts])
+    if isinstance(expr, sympy.Mul):
+        return lambda a, b: _fold_intervals(_times, [f(a, b) for f in parts])
+    if isinstance(expr, sympy.Pow):
+        exponent = expr.args[1]
+        if not (exponent.is_Integer and x not in exponent.free_symbols):
+            raise NotClosedForm("a power that is not a whole number")
+        base, n = parts[0], int(exponent)
+        return lambda a, b: _power_of(base(a, b), n)
+    if isinstance(expr, (sympy.ceiling, sympy.floor, sympy.Abs, sympy.Not)):
+        step = {sympy.ceiling: math.ceil, sympy.floor: math.floor}.get(type(expr))
+        inner = parts[0]
+        if step:
+            return lambda a, b: tuple(step(v) for v in inner(a, b))
+        if isinstance(expr, sympy.Not):
+            return lambda a, b: tuple(not v for v in reversed(inner(a, b)))
+        return lambda a, b: _absolute(inner(a, b))
+    if isinstance(expr, (sympy.Max, sympy.Min, sympy.And, sympy.Or)):
+        pick = max if isinstance(expr, (sympy.Max, sympy.Or)) else min
+        return lambda a, b: tuple(pick(values) for values in zip(*(f(a, b) for f in parts)))
+    if type(expr) in RELATIONS_OPS:
+        compare = RELATIONS_OPS[type(expr)]
+        left, right = parts
+        return lambda a, b: compare(left(a, b), right(a, b))
+    raise NotClosedForm(f"{type(expr).__name__} has no enclosure")
+
+
+def _bounds(expr, x, a: Fraction, b: Fraction) -> tuple | None:
+    """The enclosure of ``expr`` on [a, b] (:func:`_enclosure`); :data:`NOWHERE` where it is
+    undefined on the whole window; None where no enclosure can be given."""
+    try:
+        return _enclosure(expr, x)(a, b)
+    except _Nowhere:
+        return NOWHERE
+    except (NotClosedForm, _Unbounded, Undefined, ZeroDivisionError, TypeError):
+        return None
+
+
+def _fold_intervals(f, intervals):
+    out = intervals[0]
+    for i in intervals[1:]:
+        out = f(out, i)
+    return out
+
+
+def _times(p, q):
+    products = [p[0] * q[0], p[0] * q[1], p[1] * q[0], p[1] * q[1]]
+    return min(products), max(products)
+
+
+def _power_of(p, n: int):
+    if n < 0:
+        if p[0] == p[1] == 0:
+            raise _Nowhere()
+        if p[0] <= 0 <= p[1]:
+            raise _Unbounded()
+        low, high = _power_of(p, -n)
+        return Fraction(1) / high, Fraction(1) / low
+    values = [p[0] ** n, p[1] ** n]
+    if n % 2 == 0 and p[0] < 0 < p[1]:
+        return 0, max(values)
+    return min(values), max(values)
+
+
+def _absolute(p):
+    if p[0] >= 0:
+        return p
+    if p[1] <= 0:
+        return -p[1], -p[0]
+    return 0, max(-p[0], p[1])
+
+
+def _choose(pairs, a, b):
+    out = None
+    for value, cond in pairs:
+        maybe = cond(a, b)
+        if maybe == (False, False):
+            continue
+        try:
+            v = value(a, b)
+        except _Nowhere:
+            raise _Unbounded() from None       # this branch may not be the one taken
+        out = v if out is None else (min(out[0], v[0]), max(out[1], v[1]))
+        if maybe == (True, True):
+            return out
+    if out is None:
+        raise _Unbounded()
+    return out
+
+
+def _at_least(p, q, strict: bool):
+    """Whether p >= q (p > q with ``strict``) for every pair of values of the two intervals."""
+    sure = p[0] > q[1] if strict else p[0] >= q[1]
+    never = p[1] <= q[0] if strict else p[1] < q[0]
+    return (True, True) if sure else (False, False) if never else (False, True)
+
+
+def _equal(p, q):
+    if p[0] == p[1] == q[0] == q[1]:
+        return True, True
+    return (False, False) if p[1] < q[0] or q[1] < p[0] else (False, True)
+
+
+RELATIONS_OPS = {
+    sympy.GreaterThan: lambda p, q: _at_least(p, q, False), sympy.StrictGreaterThan: lambda p, q: _at_least(p, q, True),
+    sympy.LessThan: lambda p, q: _at_least(q, p, False), sympy.StrictLessThan: lambda p, q: _at_least(q, p, True),
+    sympy.Equality: _equal, sympy.Unequality: lambda p, q: tuple(not v for v in reversed(_equal(p, q))),
+}
+
+
+def _whole(solutions: list[Solution]) -> list[Solution]:
+    """Solutions over the reals as runs of whole numbers (a count has no other values)."""
+    out: list[Solution] = []
+    for s in solutions:
+        first = math.ceil(s.low) if s.low_closed else math.floor(s.low) + 1
+        last = math.floor(s.high) if s.high_closed else math.ceil(s.high) - 1
+        if first > last:
+            continue
+        if out and out[-1].high + 1 >= first:
+            out[-1] = Solution(out[-1].low, Fraction(max(last, out[-1].high)), out[-1].exact and s.exact)
+        else:
+            out.append(Solution(Fraction(first), Fraction(last), s.exact))
+    return out
+
+
 # -- bracketing --------------------------------------------------------------------------------
 
 PER_CELL = 4        # changes narrowed per grid cell of the fallback scan
@@ -642,28 +992,21 @@ def _grid(lo: Fraction, hi: Fraction) -> list[Fraction]:
     return [Fraction(float(v)) for v in np.linspace(float(lo), float(hi), GRID + 1)[1:-1]]
 
 
-def _bracket(decide, lo: Fraction, hi: Fraction, around: Fraction | None = None) -> set[Fraction]:
-    """Points where ``decide`` changes, each narrowed to two adjacent floats
-    (the lower one is returned): a scan, then bisection in every cell whose
-    ends differ (a change and its undoing inside one cell go unseen).
-
-    A cell yields at most :data:`PER_CELL` changes, and with ``around`` (today's
-    value) the cells are walked outwards from it and the walk stops on each
-    side at the first change: a decision that flips thousands of times in a
-    range (a count stepping with every token) would otherwise cost minutes of
-    exact evaluation for flips nobody reads, and a build must stay fast on
-    any plan."""
-    cells = list(itertools.pairwise(_grid(lo, hi)))
-    if around is None:
-        return set().union(*(_narrow(decide, a, b) for a, b in cells))
-    out: set[Fraction] = set()
-    for side, beyond in (([c for c in cells if c[1] > around], lambda p: p >= around),
-                         ([c for c in reversed(cells) if c[0] < around], lambda p: p <= around)):
-        for a, b in side:
-            found = _narrow(decide, a, b)
-            out |= found
-            if any(beyond(p) for p in found):
-                break
+def _bracket(decide, start: Fraction, end: Fraction, most: int) -> list[Fraction]:
+    """Points where ``decide`` changes, from ``start`` towards ``end``, each narrowed to
+    two adjacent floats (the lower one is returned): a scan of :data:`GRID` cells, the
+    first and last reaching the ends, then bisection in every cell whose ends differ (a
+    change and its undoing inside one cell go unseen: the only search that can miss a
+    flip, used where the decisions have no closed form). The cells are walked from
+    ``start`` and the walk stops after ``most`` changes: each step here is a full
+    evaluation of the plan."""
+    lo, hi = sorted((start, end))
+    cells = list(itertools.pairwise([lo, *_grid(lo, hi), hi]))
+    out: list[Fraction] = []
+    for a, b in (cells if end > start else reversed(cells)):
+        out += sorted(_narrow(decide, a, b), reverse=end < start)
+        if len(out) >= most:
+            break
     return out
 
 

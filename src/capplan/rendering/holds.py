@@ -27,6 +27,9 @@ from capplan.rendering.layout import layout
 from capplan.rendering.view import declared, row_keys
 
 
+ALL_PAIRS = 6          # rows of the priced table up to which every ordered pair gets its breakeven
+
+
 def spec() -> dict:
     return layout()["holds"]
 
@@ -330,7 +333,10 @@ class PlanHolds:
         rows = [{"name": h.name, "tag": h.tag + (", pinned" if h.tag == "derived" else ""), "pending": h.pending, "today": h.value_text(h.today),
                  "interval": h.interval(), "margins": h.margins(), "below": h.sentence(h.below),
                  "above": h.sentence(h.above)} for h in self.nominal]
-        return {"decisions": labels, "rows": rows, "breakeven": self.breakeven, "chart": chart,
+        table = self.evaluations[0].scenario.tables.get(spec()["breakeven"]["table"])
+        lowest = table is not None and len(table.rows) > ALL_PAIRS
+        return {"decisions": labels, "rows": rows, "breakeven": self.breakeven, "breakeven_lowest": lowest,
+                "chart": chart,
                 "spread": spec()["spread"]}
 
     def as_json(self, scenario: str) -> list[dict]:
@@ -340,7 +346,14 @@ class PlanHolds:
     def breakeven(self) -> list[dict]:
         """For every ordered pair of rows of the priced table (the nominal
         scenario): the price of the first at which it matches the second on the
-        compared quantity ('aws matches fractional per 1M tokens at $12.45/h')."""
+        compared quantity ('aws matches fractional per 1M tokens at $12.45/h').
+        Past :data:`ALL_PAIRS` rows, each row against the other row lowest on the
+        compared quantity today, the one it has to match (500 offers would be
+        249,500 sentences).
+
+        One probe per row: the row's own price moves only its own value of the
+        compared quantity, and the probe solves it against every other row's
+        (a constant, or — should rows be coupled — its own expression)."""
         wanted = spec()["breakeven"]
         e = self.evaluations[0]
         table = wanted["table"]
@@ -349,17 +362,20 @@ class PlanHolds:
         price, compare = f"{table}.{wanted['price']}", f"{table}.{wanted['compare']}"
         keys = row_keys(e, table)
         label = next((d["label"] for d in declared() if d["quantity"] == compare), e.model.quantities[compare].column)
+        today = self.search.values(e.scenario.name)[compare]
         out = []
         for a, key in enumerate(keys):
-            for b, other in enumerate(keys):
-                if a == b:
-                    continue
-                variable = Target(price, a)
-                probe = self.search.probe(e.scenario.name, variable, [Target(compare, a), Target(compare, b)], 0)
-                _lo, hi = flips.base_range(probe.today, probe.quantity, Fraction(spec()["spread"]) ** 2)
-                solutions = probe.solve(0, 1, Fraction(0), hi)
-                today = probe.at(probe.today)
-                out.append(_breakeven(e, probe, key, other, label, compare, today[1], solutions))
+            others = [b for b in range(len(keys)) if b != a]
+            if len(keys) > ALL_PAIRS:
+                others = [min(others, key=lambda b: (today[b], b))] if others else []
+            variable = Target(price, a)
+            probe = self.search.probe(e.scenario.name, variable, [Target(compare, a)] +
+                                      [Target(compare, b) for b in others], 0)
+            _lo, hi = flips.base_range(probe.today, probe.quantity, Fraction(spec()["spread"]) ** 2)
+            at_today = probe.at(probe.today)
+            for j, b in enumerate(others, 1):
+                solutions = probe.solve(0, j, Fraction(0), hi)
+                out.append(_breakeven(e, probe, key, keys[b], label, compare, at_today[j], solutions))
         return out
 
 

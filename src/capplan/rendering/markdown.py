@@ -1,27 +1,87 @@
-"""Text from a plan placed in a Markdown table cell.
+"""Text from a plan placed in Markdown: the one escaper, :func:`cell`.
 
-A plan may come from an untrusted pull request; its titles, sources and
-notes reach the record, the diff comment and ``explain --format markdown``.
-One escaper (:func:`cell`) keeps them from breaking a table (``|``, a line break),
-injecting HTML into the rendered page (``<``), or hiding text from a
-reviewer with invisible or direction-reversing characters (shown as
-``<U+202E>``). :func:`source` also turns a pinned GitHub reference
-(``owner/repo@<40-hex commit>:path``, as the catalog cites its sources) into
-a short link a reader can follow.
+A plan may come from an untrusted pull request; its title, owner,
+description, sources, notes, row and scenario names and the names of the
+files it imports reach the record, the diff comment, ``seek`` and ``explain
+--format markdown``. :func:`cell` keeps them from breaking a table (``|``, a
+line break), injecting HTML (``<``), opening a code span (a backtick) or
+math (a ``$`` that could close one — after a non-space, not before a
+digit — so that no span can form, while capplan's own "+$1,822.68" and
+"$ per 1M" stay as written), escaping the escapes (a backslash), quoting
+(a leading ``>``), closing the record's opening comment (``-->``), or
+hiding text from a reviewer with invisible or direction-reversing
+characters (shown as ``<U+202E>``). :func:`code` puts a name in a code span
+when it can sit in one safely, else escapes it as text; :func:`source` also
+turns a pinned GitHub reference (``owner/repo@<40-hex commit>:path``, as
+the catalog cites its sources) into a short link a reader can follow.
 """
 
 from __future__ import annotations
 
 import re
+from urllib.parse import quote
 
 _INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
 
 
+_SPECIAL = re.compile(r"[\\`|<]|(?<=\S)\$(?![0-9])|^>|(?<=--)>")
+_ENTITIES = {"<": "&lt;", ">": "&gt;"}
+_UNSAFE_IN_CODE = re.compile("[`|\\s\x00-\x1f\x7f\u0085\u2028\u2029]")
+
+
 def cell(text, empty: str = "") -> str:
+    """Any text as inline Markdown, safe in a table cell: one line, every special character escaped."""
     if text is None or text == "":
         return empty
-    text = " ".join(str(text).replace("|", "\\|").replace("<", "&lt;").split())
+    text = " ".join(str(text).split())
+    text = _SPECIAL.sub(lambda m: _ENTITIES.get(m.group(0)) or "\\" + m.group(0), text)
     return _INVISIBLE.sub(lambda m: f"&lt;U+{ord(m.group(0)):04X}&gt;", text)
+
+
+def code(text, empty: str = "") -> str:
+    """A name (a file, a scenario, a row) as a code span, or as escaped text
+    where a code span could not hold it (a backtick, a pipe, a line break)."""
+    if text is None or text == "":
+        return empty
+    text = str(text)
+    if _UNSAFE_IN_CODE.search(text.replace(" ", "")) or _INVISIBLE.search(text):
+        return cell(text)
+    return f"`{text}`"
+
+
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+_BLOCK_START = re.compile(r"^(\d*)([#+*=.)-])")        # a heading, a list, a rule
+
+
+def prose(text, empty: str = "") -> str:
+    """A plan's free text (its description) as paragraphs of lines, each line
+    escaped (:func:`cell`; one that would open a heading, a list or a rule
+    starts with a backslash), except that a code span the author closed
+    stays a code span (:func:`code`)."""
+    if text is None or not str(text).strip():
+        return empty
+    paragraphs = [p for p in re.split(r"\n\s*\n", str(text)) if p.strip()]
+    out = []
+    for paragraph in paragraphs:
+        lines = []
+        for line in paragraph.strip().splitlines():
+            pieces = _CODE_SPAN.split(" ".join(line.split()))
+            text = "".join(code(piece) if i % 2 else _keep_spaces(piece) for i, piece in enumerate(pieces))
+            lines.append(_BLOCK_START.sub(r"\1\\\2", text))
+        out.append("\n".join(lines))
+    return "\n\n".join(out)
+
+
+def _keep_spaces(piece: str) -> str:
+    """A piece of a paragraph escaped, the spaces at its ends (next to a code span) kept."""
+    if not piece.strip():
+        return piece
+    return " " * piece.startswith(" ") + cell(piece) + " " * piece.endswith(" ")
+
+
+def url(text) -> str:
+    """A file name as a link target (a chart beside the record): percent-encoded."""
+    return quote(str(text), safe="/")
 
 
 _PINNED = re.compile(r"(?<![\w./-])([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)@([0-9a-f]{40})(?::([^\s;,()\[\]]*[^\s;,()\[\].]))?")

@@ -28,6 +28,9 @@ def _environment() -> jinja2.Environment:
                              undefined=jinja2.StrictUndefined)
     env.filters["cell"] = markdown.cell
     env.filters["source"] = markdown.source
+    env.filters["code"] = markdown.code
+    env.filters["url"] = markdown.url
+    env.filters["prose"] = markdown.prose
     return env
 
 

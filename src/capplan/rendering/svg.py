@@ -12,7 +12,7 @@ and the tag colours of ``templates/palette.yaml``.
 from __future__ import annotations
 
 import math
-from xml.sax.saxutils import escape
+import re
 
 from capplan.rendering.palette import palette
 
@@ -21,6 +21,18 @@ CHAR_WIDTH = 6.2            # average width of an 11 px character, to place labe
 BOLD = 1.08                 # a bold character is about this much wider
 GREY, DARK, GRID = "#555555", "#222222", "#e3e3e3"
 FAIL = "#c00000"            # the palette's pending-text red: what breaks
+
+
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "'": "&apos;"}
+
+
+def escape(text, quote: bool = False) -> str:
+    """Text from a plan (a row or input name, a title) as XML character data, or with
+    ``quote`` as a single-quoted attribute value: the markup characters as entities, a
+    character XML cannot hold at all (a control character, a lone surrogate) as U+FFFD."""
+    text = _NOT_XML.sub("\ufffd", str(text))
+    return re.sub("[&<>']" if quote else "[&<>]", lambda m: _ENTITIES[m.group(0)], text)
 
 
 def _n(v: float) -> str:
@@ -35,8 +47,7 @@ def _attrs(**attrs) -> str:
     for key, value in attrs.items():
         if value is None:
             continue
-        if isinstance(value, float):
-            value = _n(value)
+        value = _n(value) if isinstance(value, float) else escape(value, quote=True)
         out.append(f"{key.rstrip('_').replace('_', '-')}='{value}'")
     return " ".join(out)
 

@@ -28,8 +28,8 @@ def crossings(old: PlanView, new: PlanView) -> dict:
         for side in _crossed(h, moved.today):
             crossed.append({"input": name, "old_text": h.value_text(h.today), "new_text": h.value_text(moved.today),
                             "flip": h.display(side.flip.value), "unit": h.quantity.unit,
-                            "text": f"`{name}` {_move(h, moved)} crosses {h.value_text(side.flip.value)}: "
-                                    f"{'; '.join(h.changes(side))}"})
+                            **_words(name, f"{_move(h, moved)} crosses {h.value_text(side.flip.value)}: "
+                                           f"{'; '.join(h.changes(side))}")})
     near = []
     limit = spec()["near"]
     for name, h in after.items():
@@ -40,9 +40,15 @@ def crossings(old: PlanView, new: PlanView) -> dict:
             if was is not None and was.fragility[1] < limit:
                 continue                  # already this close before the change
             near.append({"input": name, "value_text": h.value_text(h.today), "margin": formatting.plain(side.margin),
-                         "text": f"`{name}` = {h.value_text(h.today)} is now "
-                                 f"{formatting.number(side.margin * 100, 3)} % from a flip point: {h.sentence(side)}"})
+                         **_words(name, f"= {h.value_text(h.today)} is now {formatting.number(side.margin * 100, 3)} % "
+                                        f"from a flip point: {h.sentence(side)}")})
     return {"crossed": crossed, "near": near}
+
+
+def _words(name: str, what: str) -> dict:
+    """The sentence after the input's name (``what``, for the Markdown comment to
+    escape apart from the name) and the whole sentence (``text``)."""
+    return {"what": what, "text": f"{name} {what}"}
 
 
 def _crossed(h: InputHolds, value) -> list:

@@ -14,17 +14,17 @@ it. The comment opens with a hidden marker line (:data:`MARKER`) so that a
 bot can find and update its earlier comment instead of adding another.
 
 Sides come from two files (or two folders of plans, paired by file name), or
-from a git revision against the working tree: the old text is read with
-``git show REV:path`` into a temporary file and evaluated like any plan.
+from a git revision against the working tree: the old plans' folders are
+copied out of git into a temporary folder (file by file, each size checked
+first) and evaluated like any plan.
 """
 
 from __future__ import annotations
 
-import io
 import math
+import os
 import posixpath
 import subprocess
-import tarfile
 import tempfile
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -38,6 +38,7 @@ from capplan.errors import CapplanError, UsageError
 from capplan.loading.plan import Plan
 from capplan.rendering import view
 from capplan.rendering.markdown import cell as markdown_cell
+from capplan.rendering.markdown import code as markdown_code
 from capplan.rendering.present import shown
 from capplan.rendering.view import KeyResult, PlanView, ScenarioView
 from capplan.review.crossings import crossings
@@ -123,17 +124,21 @@ def pairs_from_git(base: str, plans: list[str], cwd: Path | None = None) -> list
     """Each plan at git revision ``base`` against the working tree. With no plans
     named: every plan in ``plans/`` now or at ``base`` (added and removed ones too).
 
-    The old plans' folders are read out of git whole (``git archive``), so that
-    files a plan reads next to itself (an imported load sweep) are there too."""
+    The old plans' folders are read out of git whole, so that files a plan
+    reads next to itself (an imported load sweep) are there too. Every name
+    git gives is read NUL-separated (``-z``): git quotes a name that is not
+    plain ASCII in its line output, and ``plans/ü plan.yaml`` would not be
+    found at ``base``."""
     cwd = Path(cwd or Path.cwd())
-    top = Path(_git(["rev-parse", "--show-toplevel"], cwd, "not inside a git repository").strip()).resolve()
+    top = Path(_git(["rev-parse", "--show-toplevel"], cwd, "not inside a git repository").rstrip("\n")).resolve()
     _git(["rev-parse", "--verify", "--quiet", f"{base}^{{commit}}"], cwd, f"unknown git revision '{base}'")
     if plans:
         paths = [Path(p) for p in plans]
     else:
         now = _yaml_files(cwd / "plans") if (cwd / "plans").is_dir() else []
-        listed = _git(["ls-tree", "--name-only", base, "--", "plans/"], cwd, f"cannot list plans/ at '{base}'")
-        then = [cwd / line for line in listed.splitlines() if line.endswith((".yaml", ".yml"))]
+        listed = _names(_git(["ls-tree", "-z", "--name-only", base, "--", "plans/"], cwd,
+                             f"cannot list plans/ at '{base}'"))
+        then = [cwd / name for name in listed if name.endswith((".yaml", ".yml"))]
         paths = sorted({p.relative_to(cwd) for p in now + then}, key=str)
         if not paths:
             raise UsageError(f"no plans in plans/, neither now nor at '{base}'")
@@ -145,9 +150,8 @@ def pairs_from_git(base: str, plans: list[str], cwd: Path | None = None) -> list
         except ValueError:
             raise UsageError(f"{path} is outside the git repository {top}") from None
         located.append((absolute, rel))
-    listed = _git(["ls-tree", "-r", "--name-only", base, "--", *[rel for _, rel in located]], top,
-                  f"cannot list the plans at '{base}'")
-    existing = set(listed.splitlines())
+    existing = set(_names(_git(["ls-tree", "-z", "-r", "--name-only", base, "--", *[rel for _, rel in located]],
+                               top, f"cannot list the plans at '{base}'")))
     out = []
     with tempfile.TemporaryDirectory(prefix="capplan-diff-") as tmp:
         folders = sorted({str(Path(rel).parent.as_posix()) for _, rel in located if rel in existing})
@@ -164,8 +168,17 @@ def pairs_from_git(base: str, plans: list[str], cwd: Path | None = None) -> list
     return out
 
 
+BLOB_LIMIT = 256 * 2 ** 20      # bytes of one file read out of git; a plan and its sweep files are far smaller
+CHUNK = 2 ** 20                 # a file is copied out of git this much at a time, never held whole
+
+
 def _extract(base: str, folders: list[str], top: Path, into: Path) -> None:
     """Write the plans' folders at ``base`` under ``into``, a stand-in for the repository.
+
+    The files are listed with their sizes first (``git ls-tree -r -l -z``); one
+    above :data:`BLOB_LIMIT` is refused with its name before anything is read.
+    Each file is then streamed to disk from one ``git cat-file --batch``, a
+    chunk at a time, so memory stays flat whatever the repository holds.
 
     A committed symlink that points outside the repository (an absolute target,
     or one whose ``..`` climb above its root) is refused with the link's name,
@@ -174,42 +187,75 @@ def _extract(base: str, folders: list[str], top: Path, into: Path) -> None:
     old plans' imports are held to it, the way the working tree's are held to
     the repository. A link to a folder that is not itself extracted dangles.
     """
+    listing = _git(["ls-tree", "-r", "-l", "-z", base, "--", *folders], top,
+                   f"cannot read {', '.join(folders)} at '{base}'")
+    entries = []
+    for record in _names(listing):
+        meta, path = record.split("\t", 1)
+        mode, kind, oid, size = meta.split()
+        if kind != "blob":
+            continue                      # a submodule: nothing of it is in this repository
+        if int(size) > BLOB_LIMIT:
+            raise CapplanError(f"the file is {int(size) / 2 ** 20:,.0f} MiB; capplan diff reads at most "
+                               f"{BLOB_LIMIT // 2 ** 20} MiB of one file out of git", file=f"{base}:{path}")
+        entries.append((mode, oid, path))
     try:
-        proc = subprocess.run(["git", "archive", "--format=tar", base, "--", *folders], cwd=top, capture_output=True)
+        batch = subprocess.Popen(["git", "cat-file", "--batch"], cwd=top, stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     except FileNotFoundError:
         raise UsageError("git is not installed") from None
-    if proc.returncode != 0:
-        raise UsageError(f"cannot read {', '.join(folders)} at '{base}': "
-                         f"{proc.stderr.decode('utf-8', 'replace').strip()}")
-    with tarfile.open(fileobj=io.BytesIO(proc.stdout)) as archive:
-        for member in archive.getmembers():
-            _refuse_link_out(base, member)
-        if hasattr(tarfile, "data_filter"):
-            archive.extractall(into, filter="data")
-        else:  # pragma: no cover - Python < 3.11.4
-            archive.extractall(into)
+    with batch:
+        for mode, oid, path in entries:
+            target = into / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            batch.stdin.write(oid.encode() + b"\n")
+            batch.stdin.flush()
+            header = batch.stdout.readline().split()
+            size = int(header[2]) if len(header) == 3 and header[1] == b"blob" else -1
+            if not 0 <= size <= BLOB_LIMIT:
+                raise CapplanError(f"git cannot give this file ({b' '.join(header).decode(errors='replace')})",
+                                   file=f"{base}:{path}")
+            if mode == "120000":
+                link = os.fsdecode(batch.stdout.read(size))
+                _refuse_link_out(base, path, link)
+                os.symlink(link, target)
+            else:
+                with target.open("wb") as handle:
+                    left = size
+                    while left:
+                        chunk = batch.stdout.read(min(CHUNK, left))
+                        if not chunk:
+                            raise CapplanError("git ended the file early", file=f"{base}:{path}")
+                        handle.write(chunk)
+                        left -= len(chunk)
+            batch.stdout.read(1)          # the newline after each object
+        batch.stdin.close()
     (into / ".git").mkdir()
 
 
-def _refuse_link_out(base: str, member: tarfile.TarInfo) -> None:
-    if not (member.issym() or member.islnk()):
-        return
-    target = member.linkname if member.islnk() else posixpath.join(posixpath.dirname(member.name), member.linkname)
-    inside = posixpath.normpath(target)
-    if posixpath.isabs(member.linkname) or inside == ".." or inside.startswith("../"):
-        raise CapplanError(f"a committed symlink to {member.linkname!r} points outside the repository; "
-                           "capplan does not follow links out of it", file=f"{base}:{member.name}")
+def _refuse_link_out(base: str, path: str, link: str) -> None:
+    inside = posixpath.normpath(posixpath.join(posixpath.dirname(path), link))
+    if posixpath.isabs(link) or inside == ".." or inside.startswith("../"):
+        raise CapplanError(f"a committed symlink to {link!r} points outside the repository; "
+                           "capplan does not follow links out of it", file=f"{base}:{path}")
+
+
+def _names(output: str) -> list[str]:
+    """The entries of git's NUL-separated (``-z``) output."""
+    return [name for name in output.split("\0") if name]
 
 
 def _git(args: list[str], cwd: Path, failure: str) -> str:
+    """git's output as text; a name that is not UTF-8 keeps its bytes (as surrogates), as a path does."""
     try:
-        proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True)
+        proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True)
     except FileNotFoundError:
         raise UsageError("git is not installed; compare two files instead: capplan diff OLD.yaml NEW.yaml") from None
     if proc.returncode != 0:
-        detail = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else ""
+        stderr = proc.stderr.decode("utf-8", "replace").strip()
+        detail = stderr.splitlines()[-1] if stderr else ""
         raise UsageError(failure + (f" ({detail})" if detail else ""))
-    return proc.stdout
+    return os.fsdecode(proc.stdout)
 
 
 # -- comparing ---------------------------------------------------------------------------------
@@ -601,15 +647,15 @@ def _markdown(doc: dict, details: bool) -> str:
         return f"no change in results{extra} {MARKER}\n"
     lines = [MARKER, "#### capplan: capacity plan diff", ""]
     if len(moved) == 1 and len(plans) == 1:
-        lines += [f"**{moved[0]['headline']}**", ""]
+        lines += [f"**{_cell(moved[0]['headline'])}**", ""]
     else:
-        lines += [f"- `{p['plan']}`: **{p['headline']}**" for p in moved] + [""]
+        lines += [f"- {_code(p['plan'])}: **{_cell(p['headline'])}**" for p in moved] + [""]
     for p in moved:
         lines += _plan_section(p, doc, details)
     same = [p["plan"] for p in plans if p["status"] == "unchanged"]
     if same:
-        lines += [f"Unchanged: {', '.join(f'`{n}`' for n in same)}.", ""]
-    base = f" against `{doc['base']}`" if doc.get("base") else ""
+        lines += [f"Unchanged: {', '.join(_code(n) for n in same)}.", ""]
+    base = f" against {_code(doc['base'])}" if doc.get("base") else ""
     lines.append(f"<sub>capplan diff{base}: every number evaluated by the same engine on both sides.</sub>")
     return "\n".join(lines) + "\n"
 
@@ -618,11 +664,15 @@ def _cell(text) -> str:
     return markdown_cell(text, empty="—")
 
 
+def _code(text) -> str:
+    return markdown_code(text, empty="—")
+
+
 def _plan_section(p: dict, doc: dict, details: bool) -> list[str]:
     files = p["new_file"] or p["old_file"]
-    lines = [f"##### `{files}` — {_cell(p['title'])}", ""]
+    lines = [f"##### {_code(files)} — {_cell(p['title'])}", ""]
     if p["old_file"] and p["new_file"] and not doc.get("base"):
-        lines += [f"`{p['old_file']}` → `{p['new_file']}`", ""]
+        lines += [f"{_code(p['old_file'])} → {_code(p['new_file'])}", ""]
     if p["status"] == "added":
         lines += ["New plan.", ""]
     elif p["status"] == "removed":
@@ -630,7 +680,7 @@ def _plan_section(p: dict, doc: dict, details: bool) -> list[str]:
     elif p["status"] == "base_error":
         lines += [f"> [!WARNING]\n> The old version does not load with this capplan: {_cell(p['base_error'])}", ""]
     if len(doc["plans"]) > 1 or p["status"] != "changed":
-        lines += [f"**{p['headline']}**", ""]
+        lines += [f"**{_cell(p['headline'])}**", ""]
 
     lines += ["| Result (nominal) | Before | After | Change |", "| --- | ---: | ---: | ---: |"]
     for r in p["key_results"]:
@@ -656,23 +706,23 @@ def _plan_section(p: dict, doc: dict, details: bool) -> list[str]:
         lines += ["**Scenarios changed:**", ""]
         for s in p["scenario_changes"]:
             if s["what"] == "added":
-                lines.append(f"- `{s['scenario']}` ({_cell(s['title'])}) added: {_cell(s['new_text'])}")
+                lines.append(f"- {_code(s['scenario'])} ({_cell(s['title'])}) added: {_cell(s['new_text'])}")
             elif s["what"] == "removed":
-                lines.append(f"- `{s['scenario']}` ({_cell(s['title'])}) removed (was: {_cell(s['old_text'])})")
+                lines.append(f"- {_code(s['scenario'])} ({_cell(s['title'])}) removed (was: {_cell(s['old_text'])})")
             else:
-                lines.append(f"- `{s['scenario']}` ({_cell(s['title'])}): {_cell(s['old_text'])} → {_cell(s['new_text'])}")
+                lines.append(f"- {_code(s['scenario'])} ({_cell(s['title'])}): {_cell(s['old_text'])} → {_cell(s['new_text'])}")
         lines.append("")
     if p["flip_points"]["crossed"] or p["flip_points"]["near"]:
         lines += ["**Flip points** (how far the decision holds: each input alone, every other at its value):", ""]
-        lines += [f"- crosses a flip point: {_cell(c['text'])}" for c in p["flip_points"]["crossed"]]
-        lines += [f"- ⚠ close to a flip point: {_cell(c['text'])}" for c in p["flip_points"]["near"]]
+        lines += [f"- crosses a flip point: {_code(c['input'])} {_cell(c['what'])}" for c in p["flip_points"]["crossed"]]
+        lines += [f"- ⚠ close to a flip point: {_code(c['input'])} {_cell(c['what'])}" for c in p["flip_points"]["near"]]
         lines.append("")
     if p["fleet_flips"]:
         lines += ["**Fixed-fleet checks that flip** (the nominal fleet, minus the scenario's failed GPUs, "
                   "at the scenario's λ_safe):", "",
                   "| Scenario | Deployment | Before | After |", "| --- | --- | --- | --- |"]
         for f in p["fleet_flips"]:
-            lines.append(f"| `{f['scenario']}` {_cell(f['title'])} | {_cell(f['row'])} | "
+            lines.append(f"| {_code(f['scenario'])} {_cell(f['title'])} | {_cell(f['row'])} | "
                          f"{_cell(f['old_text'])} | {_cell(f['new_text'])} |")
         lines.append("")
     if details and (p["results"] or p["scenarios"] or p["edits"]):
@@ -690,7 +740,7 @@ def _input_line(c: dict, seen: set[str]) -> str:
     new = _cell(c["new_text"])
     tag = c["tag"] if not c["old_tag"] or c["old_tag"] == c["tag"] else f"{c['old_tag']} → {c['tag']}"
     what = "" if c["what"] in ("value", "plan") else f"; {c['what']}"
-    text = f"`{c['name']}`: {old} → **{new}** ({tag}{what}{', ⚠ pending' if c.get('pending') else ''})"
+    text = f"{_code(c['name'])}: {old} → **{new}** ({tag}{what}{', ⚠ pending' if c.get('pending') else ''})"
     source = " ".join(str(c.get("source") or "").split())
     if source and source not in seen:
         seen.add(source)
@@ -710,7 +760,7 @@ def _details(p: dict) -> list[str]:
     if p["results"]:
         lines += ["Every result of the nominal scenario that moved:", "",
                   "| Quantity | Before | After |", "| --- | ---: | ---: |"]
-        lines += [f"| `{r['name']}` | {_cell(r['old_text'])} | {_cell(r['new_text'])} |" for r in p["results"]]
+        lines += [f"| {_code(r['name'])} | {_cell(r['old_text'])} | {_cell(r['new_text'])} |" for r in p["results"]]
         lines.append("")
     if p["scenarios"]:
         header = [c["label"] for c in p["scenarios"][0]["cells"]]
@@ -730,11 +780,11 @@ def _details(p: dict) -> list[str]:
                 else:
                     cells.append(_cell(c["new_text"]))
             note = "" if s["status"] == "both" else f" ({s['status']})"
-            lines.append(f"| `{s['name']}`{note} | " + " | ".join(cells) + " |")
+            lines.append(f"| {_code(s['name'])}{note} | " + " | ".join(cells) + " |")
         lines.append("")
     if p["edits"]:
         lines += ["Sources and notes edited (no value changed):", ""]
-        lines += [f"- `{x['name']}`: {_cell(x['old_text'])} → {_cell(x['new_text'])}" for x in p["edits"]]
+        lines += [f"- {_code(x['name'])}: {_cell(x['old_text'])} → {_cell(x['new_text'])}" for x in p["edits"]]
         lines.append("")
     lines += ["</details>", ""]
     return lines

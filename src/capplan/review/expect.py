@@ -44,7 +44,7 @@ def _failure(e: Evaluation, x: Expectation) -> str | None:
         return f"'{q.name}' does not exist in this plan"
     got = actual(e, name)
     if got is None:
-        return f"no row '{cell.group(2)}' in {cell.group(1)}"
+        return f"no row '{cell[1]}' in {cell[0]}"
     if q.kind == "bool":
         return None if bool(got) == x.expected else f"expected {'PASS' if x.expected else 'FAIL'}, got {'PASS' if got else 'FAIL'}"
     shown = units.to_display(float(got), x.unit)

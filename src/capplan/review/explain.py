@@ -27,6 +27,7 @@ from capplan.engine import units
 from capplan.engine.evaluate import Evaluation
 from capplan.errors import CapplanError
 from capplan.rendering.markdown import cell as markdown_cell
+from capplan.rendering.markdown import code as markdown_code
 from capplan.rendering.present import row as present_row
 from capplan.rendering.present import shown
 
@@ -322,7 +323,7 @@ def render_text(e: Evaluation, root: Node) -> str:
 
 
 def render_markdown(e: Evaluation, root: Node) -> str:
-    lines = [f"#### `{root.label}` = {root.value}", "", _header(e, root, markdown=True), ""]
+    lines = [f"#### {markdown_code(root.label)} = {markdown_cell(root.value)}", "", _header(e, root, markdown=True), ""]
 
     def item(node: Node, level: int) -> None:
         indent = "  " * level
@@ -365,7 +366,8 @@ def _header(e: Evaluation, root: Node, markdown: bool = False) -> str:
     scenario = e.scenario
     where = f"{e.plan.file}, scenario {scenario.name}" + ("" if scenario.name == "nominal" else f" ({scenario.title})")
     if markdown:
-        where = f"`{e.plan.file}`, scenario `{scenario.name}`" + ("" if scenario.name == "nominal" else f" ({scenario.title})")
+        where = f"{markdown_code(e.plan.file)}, scenario {markdown_code(scenario.name)}" + (
+            "" if scenario.name == "nominal" else f" ({markdown_cell(scenario.title)})")
         return f"{markdown_cell(root.description)} — {where}." if root.description else f"{where}."
     text = f"{root.label}"
     if root.description:

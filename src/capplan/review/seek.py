@@ -19,7 +19,7 @@ from capplan import formatting
 from capplan.engine import domains, units
 from capplan.engine.evaluate import Evaluation
 from capplan.engine.exact import rational
-from capplan.engine.flips import Holds, Solution, Target, base_range
+from capplan.engine.flips import MAX_FLIPS, Holds, Solution, Target, Walk, base_range
 from capplan.errors import CapplanError
 from capplan.rendering.holds import (
     InputHolds,
@@ -28,7 +28,7 @@ from capplan.rendering.holds import (
     text,
     unit_label,
 )
-from capplan.rendering.markdown import cell
+from capplan.rendering.markdown import cell, code
 from capplan.review.explain import resolve
 
 DEFAULT_SPREAD = Fraction(2)          # without --range: today ÷ 2 … × 2, within the domain
@@ -71,42 +71,77 @@ def search_range(e: Evaluation, probe, given: list[str] | None) -> tuple[Fractio
 
 def report(evaluations: list[Evaluation], scenario: str, reference: str, given_range: list[str] | None,
            fmt: str) -> str:
-    """The interval around today's value and every flip point in the range."""
+    """The interval around today's value and every flip point in the range, nearest
+    first each way; or, when the range leaves today's value out, the flips across it
+    from the end nearest today, and no interval claimed around today."""
     e = next(x for x in evaluations if x.scenario.name == scenario)
     holds = PlanHolds(evaluations)
     probe, decided, costs = holds.probe(e, variable(e, reference))
     lo, hi = search_range(e, probe, given_range)
-    found = probe.flips(lo, hi)
     today = probe.today
-    below = [f for f in found if f.value < today or (f.value == today and f.side == "above")]
-    above = [f for f in found if f not in below]
-    nearest = Holds(today, below[-1] if below else None, above[0] if above else None, lo, hi)
+    inside = lo <= today <= hi
+    if inside:
+        down, up = probe.walk(today, lo), probe.walk(today, hi)
+    else:
+        start, end = (lo, hi) if today < lo else (hi, lo)
+        crossing = probe.walk(start, end)
+        down, up = (Walk([], start), crossing) if today < lo else (crossing, Walk([], start))
+    nearest = Holds(today, down.flips[0] if down.flips and inside else None,
+                    up.flips[0] if up.flips and inside else None, down.reached, up.reached)
     view = InputHolds(e, probe, nearest, decided, costs)
-    sides = [(view.side(f, "below"), "below") for f in reversed(below)]      # nearest first, each way
-    sides += [(view.side(f, "above"), "above") for f in above]
+    sides = [(view.side(f, "below"), "below") for f in down.flips]      # nearest first, each way
+    sides += [(view.side(f, "above"), "above") for f in up.flips]
     now = probe.at(today, len(decided))
+    stops = _stops(view, down, up, lo, hi)
     if fmt == "json":
-        return _dumps({**_head(e, view, lo, hi), "holds": view.as_json()["holds"],
-                       "margin": view.as_json()["margin"],
-                       "decisions_today": {d.id: display(e, d.target.name, now[i]) for i, d in enumerate(decided)},
-                       "flips": [{"direction": direction, **view.flip_json(side)} for side, direction in sides]})
+        doc = {**_head(e, view, lo, hi), "today_in_range": inside,
+               "holds": view.as_json()["holds"] if inside else None,
+               "margin": view.as_json()["margin"] if inside else None,
+               "decisions_today": {d.id: display(e, d.target.name, now[i]) for i, d in enumerate(decided)},
+               "flips": [{"direction": direction, **view.flip_json(side)} for side, direction in sides],
+               "searched_to": {"low": view.display(down.reached), "high": view.display(up.reached)},
+               "stopped": stops}
+        return _dumps(doc)
     today_text = "; ".join(f"{f'{d.row} ' if d.row else ''}{d.label} {text(e, d.target.name, now[i], False)}"
                            for i, d in enumerate(decided))
     head = (f"{view.name} in scenario {scenario}: today {view.value_text(today)}; searched "
             f"{view.value_text(lo)} … {view.value_text(hi)}")
-    summary = f"Every decision holds on {view.interval()} ({view.margins()})."
-    groups = [("Below today's value", [s for s, d in sides if d == "below"]),
-              ("Above today's value", [s for s, d in sides if d == "above"])]
+    if inside:
+        summary = f"Every decision holds on {view.interval()} ({view.margins()})."
+        groups = [("Below today's value", [s for s, d in sides if d == "below"]),
+                  ("Above today's value", [s for s, d in sides if d == "above"])]
+    else:
+        where = "below" if today < lo else "above"
+        summary = (f"Today's value lies {where} the range searched: no interval around it is claimed; "
+                   f"the flips across the range are listed from {view.value_text(start)}, the end nearest today.")
+        groups = [(f"From {view.value_text(start)} {'up' if today < lo else 'down'} to {view.value_text(end)}",
+                   [s for s, _ in sides])]
+    notes = [f"{note}." for note in stops]
     if fmt == "markdown":
-        lines = [f"#### `{view.name}`: how far the decision holds", "", cell(head) + ".", "", summary, "",
+        lines = [f"#### {code(view.name)}: how far the decision holds", "", cell(head) + ".", "", summary, "",
                  f"Today: {cell(today_text)}."]
         for title, items in groups:
             lines += ["", f"**{title}:**", ""] + ([f"- {cell(view.sentence(s))}" for s in items] or ["- no flip"])
+        lines += ["", *(cell(n) for n in notes)] if notes else []
         return "\n".join(lines) + "\n"
     lines = [head, summary, f"Today: {today_text}."]
     for title, items in groups:
         lines += ["", f"{title}:"] + ([f"  {view.sentence(s)}" for s in items] or ["  no flip"])
+    lines += ["", *notes] if notes else []
     return "\n".join(lines) + "\n"
+
+
+def _stops(view: InputHolds, down: Walk, up: Walk, lo: Fraction, hi: Fraction) -> list[str]:
+    """Why a way was not searched to its end: the listing's length, or the work budget."""
+    out = []
+    for walk, end, way in ((down, lo, "down"), (up, hi, "up")):
+        if len(walk.flips) >= MAX_FLIPS:
+            out.append(f"Listing stops at {MAX_FLIPS} flips {way}, at {view.value_text(walk.reached)}; "
+                       "narrow --range to see further")
+        elif walk.reached != end:
+            out.append(f"The search {way} stopped at {view.value_text(walk.reached)} (its work limit): "
+                       "every flip before it is listed; beyond it is not searched")
+    return out
 
 
 def _head(e: Evaluation, view: InputHolds, lo: Fraction, hi: Fraction) -> dict:
