@@ -45,7 +45,10 @@ def sweep(e: Evaluation, spec: dict) -> dict:
     replicates = e.display(col(spec["replicates"])) if col(spec.get("replicates", "")) in e.values else [1] * count
 
     header = [_header(model.quantities[col(c)]) for c in columns] + ["per SLO", "SLO"]
-    delivered = e.display(col("completed")) if col("completed") in e.values else [1] * count
+    # a point that was sent requests and completed none measured no latency (0 is "not recorded"
+    # for rows typed in, which have no request counts)
+    sent, done = (e.display(col(c)) if col(c) in e.values else [0] * count for c in ("sent", "completed"))
+    delivered = [not (sent[i] > 0 and done[i] == 0) for i in range(count)]
     latencies = {name for name, _, _ in checks.values() if name}
     rows = []
     for i in range(count):
