@@ -116,3 +116,11 @@ def test_direction_of_step_functions():
     assert flips._direction(sympy.ceiling(60 / (10 * x)), x, Fraction(1, 10), hi) == -1
     assert flips._direction((x - 3) ** 2, x, lo, hi) is None
     assert flips._direction(sympy.ceiling(x) - sympy.floor(x / 2), x, lo, hi) is None
+
+
+def test_a_goal_seek_beyond_its_work_limit_says_where_it_stopped(run_main, monkeypatch):
+    monkeypatch.setattr(flips, "WORK", 0)
+    code, out, err = run_main("seek", MAIN_PLAN, "peak_arrival_rate", "--range", "1", "1e9",
+                              "--target", "active_gpus=10000")
+    assert (code, out) == (1, "")
+    assert "goal seek gave up after 0 windows between 1 and 1e+09" in err
