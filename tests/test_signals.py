@@ -26,7 +26,8 @@ import sys, time
 from pathlib import Path
 from capplan import build
 def slow(plan):
-    Path(sys.argv[1]).write_text(str(__import__("os").getpid()))
+    Path(sys.argv[1] + ".tmp").write_text(str(__import__("os").getpid()))
+    __import__("os").replace(sys.argv[1] + ".tmp", sys.argv[1])      # whole, or not there
     time.sleep(600)
 build.simulation_of = slow
 from capplan.cli import main
@@ -39,7 +40,8 @@ from capplan import build
 real = build._write_all
 def slow(fd, content):
     os.write(fd, content[:10])
-    Path(sys.argv[1]).write_text(str(os.getpid()))
+    Path(sys.argv[1] + ".tmp").write_text(str(os.getpid()))
+    os.replace(sys.argv[1] + ".tmp", sys.argv[1])                      # whole, or not there
     time.sleep(600)
 build._write_all = slow
 from capplan.cli import main
