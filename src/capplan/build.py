@@ -190,7 +190,7 @@ def build(paths: list[Path], out_dir: Path, force: bool = False, whole: bool = F
     are removed too. The results keep the order given, whatever order
     :func:`compile_each` took."""
     recorded, _ = manifest.read(out_dir)
-    paths = list(dict.fromkeys(Path(path) for path in paths))       # a plan named twice is built once
+    paths = [Path(path) for path in paths]          # each once: plan_paths
     results = {path: Built(display(path)) for path in paths}
     stale, repaired = [], False
     for path in paths:

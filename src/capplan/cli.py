@@ -248,9 +248,9 @@ def _plan_name(text: str) -> str:
 def _version() -> str:
     """The installed distribution's version, read from its dist-info folder name (no import of
     importlib.metadata or of the stages: ``--version`` answers at once)."""
-    from capplan.manifest import _installed_versions
+    from capplan.manifest import installed_versions
 
-    return _installed_versions().get("capplan", "(not installed)")
+    return installed_versions().get("capplan", "(not installed)")
 
 
 def _days(text: str) -> int:
@@ -276,11 +276,10 @@ def cmd_build(args) -> int:
         else:
             print(f"{r.file}: {_built(r, Path(args.out))}{'; ' + removed if removed else ''}")
     failed = sum(1 for r in results if r.error)
-    if not failed:
-        print(_build_summary(results, Path(args.out)))
     if failed:
         print(f"{failed} plan(s) failed; their previous outputs are untouched", file=sys.stderr)
         return EXIT_PLAN
+    print(_build_summary(results, Path(args.out)))
     return EXIT_OK
 
 

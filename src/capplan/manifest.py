@@ -57,16 +57,14 @@ def file_digest(path: Path) -> str | None:
 
 
 def listing_digest(folder: Path, pattern: str) -> str:
-    """A hash of what a glob pattern matches in a folder, names only. The pattern
-    comes from a file a pull request writes: one that could walk more than the
-    plan's own import could (absolute, ``~``, ``**``) matches nothing."""
-    if not _safe_pattern(pattern):
-        return sha256(b"\0refused")
+    """A hash of what a glob pattern matches in a folder, names only (a recorded pattern
+    that could walk more than an import may is refused by :func:`well_formed` first)."""
     matches = sorted(glob.glob(pattern, root_dir=str(folder)))
     return sha256("\n".join(matches).encode("utf-8", "surrogateescape"))
 
 
 def _safe_pattern(pattern: str) -> bool:
+    """Whether a pattern read from the manifest is one an import may have: relative, no ``~``, no ``**``."""
     return (bool(pattern) and not os.path.isabs(pattern) and not pattern.startswith("~")
             and "**" not in pattern and "\0" not in pattern)
 
@@ -86,14 +84,15 @@ def toolchain() -> tuple[tuple[str, str], ...]:
     code = hashlib.sha256()
     for path in sorted(package.rglob("*.py")):
         code.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    installed = _installed_versions()
+    installed = installed_versions()
     items = {"capplan": installed.get("capplan", "not installed"), "capplan code": code.hexdigest(),
              "zlib": zlib.ZLIB_RUNTIME_VERSION}
     items.update((name.lower(), installed.get(_normal(name), "not installed")) for name in LIBRARIES)
     return tuple(sorted(items.items()))
 
 
-def _installed_versions() -> dict[str, str]:
+@cache
+def installed_versions() -> dict[str, str]:
     """Distribution name -> version, read from the ``NAME-VERSION.dist-info``
     folder names on sys.path (the first one wins, as for imports).
 
