@@ -276,7 +276,8 @@ def test_a_run_whose_requests_all_failed_is_a_failing_point_not_a_broken_plan(tm
     assert code == 0, err
     row = next(line for line in (tmp_path / "out" / f"{Path(plan).stem}.md").read_text().splitlines()
                if line.startswith("| 6 |"))
-    assert row.count("not measured") >= 3 and "– TTFT p95" in row and "✓" not in row and "FAIL" in row
+    assert row.count("not measured") == 3 and "– TTFT p95" in row and "✓" not in row and "FAIL" in row
+    assert "✗ errors" in row and "✗ delivered" in row      # what it did measure: every request failed
 
 
 def test_a_run_that_records_no_request_is_refused(tmp_path):

@@ -35,10 +35,11 @@ def sweep(e: Evaluation, spec: dict) -> dict:
     columns = [c for c in bare(spec["columns"]) if col(c) in e.values and not _blank(e, col(c))]
     spreads = {v: s for key, spread in spec.get("spreads", {}).items()
                for v, s in zip(bare([key]), bare([spread]))}
-    labels = {}
+    labels, slo_checks = {}, set()
     for key, label in spec["checks"].items():       # one check per SLO: 'TTFT p95', ...
         per_slo = model.expansions.get(col(key))
         labels.update(zip(bare([key]), [s.text for s in model.slos]) if per_slo else [(key, label)])
+        slo_checks.update(bare([key]) if per_slo else ())
     checks = {ok: (_relation(e, col(ok)) if ok != spec.get("delivery") else (None, None)) + (label,)
               for ok, label in labels.items() if col(ok) in e.values and not _no_floor(e, col(ok))}
     ok = [bool(v) for v in e.display(col(spec["verdict"]))]
@@ -49,7 +50,7 @@ def sweep(e: Evaluation, spec: dict) -> dict:
     # for rows typed in, which have no request counts)
     sent, done = (e.display(col(c)) if col(c) in e.values else [0] * count for c in ("sent", "completed"))
     delivered = [not (sent[i] > 0 and done[i] == 0) for i in range(count)]
-    latencies = {name for name, _, _ in checks.values() if name}
+    latencies = {checks[k][0] for k in slo_checks if k in checks}     # what the SLO checks measure
     rows = []
     for i in range(count):
         cells = []
