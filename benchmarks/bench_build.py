@@ -34,7 +34,7 @@ def wall(cmd: list[str], runs: int) -> float:
 def split() -> dict[str, float]:
     from capplan import build
     from capplan.engine.evaluate import evaluate_all
-    from capplan.engine.model import standard_model
+    from capplan.language.model import standard_model
     from capplan.loading.plan import load
     from capplan.rendering import jsonout, record, view
     from capplan.rendering.workbook import render_workbook

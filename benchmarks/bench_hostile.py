@@ -71,7 +71,7 @@ CHILD = """
 import io, json, os, resource, sys, time, contextlib
 import yaml
 if os.environ.get("LOADER") == "python":
-    from capplan.loading import yamlfile
+    from capplan.language import yamlfile
     yamlfile._LOADER = yaml.SafeLoader
 from capplan.cli import main
 with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):

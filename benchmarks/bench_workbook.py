@@ -67,7 +67,7 @@ def grown_plan(folder: Path, count: int) -> Path:
 def scaling(counts: list[int], runs: int) -> int:
     """Load, evaluate and workbook time of the main plan grown to each scenario count."""
     from capplan.engine.evaluate import evaluate_all
-    from capplan.engine.model import standard_model
+    from capplan.language.model import standard_model
     from capplan.loading.plan import load
     from capplan.rendering.workbook import render_workbook
 
@@ -99,7 +99,7 @@ def main() -> int:
         return scaling(args.scenarios, args.runs)
 
     from capplan.engine.evaluate import evaluate_all
-    from capplan.engine.model import standard_model
+    from capplan.language.model import standard_model
     from capplan.loading.plan import load
     from capplan.rendering.workbook import build_workbook, render_workbook
 

@@ -7,8 +7,10 @@ import copy
 import dataclasses
 import math
 
-from capplan.engine import montecarlo, units
-from capplan.engine.model import standard_model
+from capplan.engine import montecarlo
+
+from capplan.language import units
+from capplan.language.model import standard_model
 from capplan.rendering import simulation, view
 
 

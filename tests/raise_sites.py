@@ -85,7 +85,7 @@ def _foreign(exc, module: str) -> bool:
 
 
 def _namespace(module: str):
-    """The imported module of a path under src/capplan ('engine/flips.py' -> capplan.engine.flips)."""
+    """The imported module of a path under src/capplan ('analysis/flips.py' -> capplan.analysis.flips)."""
     name = "capplan." + module.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
     return importlib.import_module(name)
 

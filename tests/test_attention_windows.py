@@ -14,7 +14,7 @@ import pytest
 from conftest import BASE_PLAN
 
 from capplan.engine.evaluate import evaluate
-from capplan.engine.model import standard_model
+from capplan.language.model import standard_model
 from capplan.errors import CapplanError
 from capplan.loading.plan import load
 

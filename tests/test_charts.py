@@ -13,7 +13,8 @@ import yaml
 from conftest import MAIN_PLAN, ROOT
 
 import capplan
-from capplan.rendering import markdown, record, svg, view
+from capplan.rendering import markdown, record, view
+from capplan.rendering.charts import svg
 
 SVG = "{http://www.w3.org/2000/svg}"
 BIG_PLAN = ROOT / "plans" / "llama3.3-70b-a100-40gb-tp8-sharegpt.yaml"

@@ -19,11 +19,12 @@ from conftest import MAIN_PLAN
 from openpyxl import load_workbook
 from openpyxl.utils import get_column_letter
 
-from capplan.engine import domains, units
+from capplan.language import domains, units
 from capplan.engine.evaluate import evaluate_all
-from capplan.engine.model import model_from_dict, standard_model
+from capplan.language.model import model_from_dict, standard_model
 from capplan.errors import CapplanError
-from capplan.loading import catalog, yamlfile
+from capplan.loading import catalog
+from capplan.language import yamlfile
 from capplan.loading.plan import load
 from capplan.rendering.workbook import build_workbook, to_bytes
 from capplan.review import schema

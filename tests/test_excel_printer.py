@@ -23,10 +23,10 @@ from openpyxl.formula.tokenizer import Tokenizer
 from openpyxl.utils import FORMULAE
 from openpyxl.workbook.defined_name import DefinedName
 
-from capplan.engine import units
+from capplan.language import units
 from capplan.engine.evaluate import Numeric, evaluate_all
-from capplan.engine.formula import TABLE_FUNCTIONS, parse
-from capplan.engine.model import standard_model
+from capplan.language.formula import TABLE_FUNCTIONS, parse
+from capplan.language.model import standard_model
 from capplan.errors import CapplanError
 from capplan.loading.plan import load
 from capplan.rendering.excel import (
@@ -41,7 +41,7 @@ from capplan.rendering.excel import (
     looks_like_cell,
     to_excel,
 )
-from capplan.rendering.excel_functions import FUNCTIONS
+from capplan.rendering.workbook.functions import FUNCTIONS
 
 ROOT = Path(__file__).resolve().parents[1]
 PLANS = tuple(sorted((ROOT / "plans").glob("*.yaml")))

@@ -14,7 +14,7 @@ import subprocess
 import pytest
 import yaml
 
-from capplan.engine.model import standard_model
+from capplan.language.model import standard_model
 from capplan.errors import CapplanError
 from capplan.loading import catalog
 from capplan.loading.plan import load

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import sympy
 
-from capplan.engine.formula import MaxBeforeFailure, TableSum, parse
+from capplan.language.formula import MaxBeforeFailure, TableSum, parse
 from capplan.errors import CapplanError
 
 

@@ -9,7 +9,7 @@ import json
 import pytest
 from conftest import BASE_PLAN
 
-from capplan.engine.model import standard_model
+from capplan.language.model import standard_model
 from capplan.errors import CapplanError
 from capplan.loading import hf_config
 from capplan.loading.plan import load

@@ -17,9 +17,9 @@ import pytest
 import yaml
 from conftest import ROOT
 
-from capplan.engine import units
+from capplan.language import units
 from capplan.errors import CapplanError
-from capplan.loading import yamlfile
+from capplan.language import yamlfile
 
 LOADERS = [pytest.param(yaml.SafeLoader, id="pure-python")]
 if yaml.__with_libyaml__:

@@ -17,7 +17,7 @@ import yaml
 from conftest import BASE_PLAN
 
 from capplan.engine.evaluate import evaluate, evaluate_all
-from capplan.engine.model import standard_model
+from capplan.language.model import standard_model
 from capplan.errors import CapplanError
 from capplan.loading.plan import load
 from capplan.rendering.workbook import build_workbook, render_workbook

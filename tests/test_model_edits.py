@@ -13,7 +13,7 @@ import shutil
 import pytest
 from conftest import ROOT
 
-from capplan.engine import model as model_module
+from capplan.language import model as model_module
 
 EDITS = {   # case: (text in quantities.yaml, its replacement, fragment of the message)
     "a quantity defined twice": (

@@ -18,10 +18,10 @@ from openpyxl.workbook.defined_name import DefinedName
 
 from capplan.engine import queueing
 from capplan.engine.evaluate import Numeric, evaluate_all
-from capplan.engine.formula import parse
-from capplan.engine.model import standard_model
+from capplan.language.formula import parse
+from capplan.language.model import standard_model
 from capplan.engine.unitcheck import check_formula
-from capplan.engine.units import dimensions
+from capplan.language.units import dimensions
 from capplan.errors import CapplanError
 from capplan.loading.plan import load
 from capplan.rendering import view

@@ -12,7 +12,7 @@ import re
 import xml.dom.minidom
 
 from capplan.rendering.markdown import cell, code, prose
-from capplan.rendering.svg import escape
+from capplan.rendering.charts.svg import escape
 
 HOSTILE = "aws|<img src=x>`rm -rf`$\\alpha$"
 

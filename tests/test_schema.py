@@ -10,7 +10,7 @@ import yaml
 from conftest import BASE_PLAN, MAIN_PLAN, ROOT
 
 from capplan.cli import main
-from capplan.engine.model import standard_model
+from capplan.language.model import standard_model
 from capplan.errors import CapplanError
 from capplan.loading.plan import load
 from capplan.review import schema

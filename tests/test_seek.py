@@ -1,7 +1,7 @@
 """How far the decision holds: flip points, goal seek, breakeven (issue 10).
 
 Every figure is the tool's own: the flip points come from the closed forms of
-capplan.engine.flips, and each boundary is checked by walking the graph again
+capplan.analysis.flips, and each boundary is checked by walking the graph again
 in exact arithmetic at the boundary and one ulp (one float step) on each side,
 and by the float engine (capplan.engine.evaluate) a hair further away (it
 forgives 1e-14 of float noise around an integer by design).
@@ -22,9 +22,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from capplan.build import evaluate_plan
-from capplan.engine import flips
+from capplan.analysis import flips
 from capplan.engine.exact import Undefined, factor
-from capplan.engine.flips import Search, Target, evaluate_at
+from capplan.analysis.flips import Search, Target, evaluate_at
 from capplan.errors import CapplanError
 from capplan.rendering import view
 from capplan.rendering.holds import PlanHolds, decisions

@@ -17,8 +17,8 @@ import sympy
 from conftest import MAIN_PLAN
 
 from capplan.build import evaluate_plan
-from capplan.engine import flips
-from capplan.engine.flips import Target
+from capplan.analysis import flips
+from capplan.analysis.flips import Target
 from capplan.rendering.holds import PlanHolds
 
 

@@ -20,7 +20,7 @@ from conftest import MAIN_PLAN, RETAIL_PLAN
 from capplan.build import evaluate_plan
 from capplan.engine import montecarlo, sampling, vectorised
 from capplan.engine.evaluate import evaluate
-from capplan.engine.formula import FUNCTIONS, parse
+from capplan.language.formula import FUNCTIONS, parse
 from capplan.loading.plan import Scenario
 from capplan.rendering import simulation
 from capplan.rendering.view import key_results
@@ -121,7 +121,7 @@ def test_domains_truncate_every_draw():
 
 
 def test_a_count_is_drawn_whole():
-    from capplan.engine.model import standard_model
+    from capplan.language.model import standard_model
 
     q = standard_model().quantities["max_num_seqs"]
     dist = montecarlo.Distribution("normal", 200.0, 300.0, 256.0, "")

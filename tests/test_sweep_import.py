@@ -14,7 +14,7 @@ import pytest
 import yaml
 from shared_examples import GUIDELLM_V03, VLLM_70B, example
 
-from capplan.engine.model import standard_model
+from capplan.language.model import standard_model
 from capplan.errors import CapplanError
 from capplan.loading.sweeps import (
     SweepPoint,

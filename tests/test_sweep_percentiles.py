@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from capplan.engine.model import standard_model
+from capplan.language.model import standard_model
 from capplan.loading.sweeps import read_sweep
 
 LEGACY_P99 = Path(__file__).resolve().parent / "data" / "vllm-legacy-p99"

@@ -10,7 +10,7 @@ import yaml
 from conftest import ROOT
 from shared_examples import VLLM_70B, example
 
-from capplan.engine.model import standard_model
+from capplan.language.model import standard_model
 from capplan.loading.sweeps import combine_replicates, read_sweep
 
 REAL_PLAN = ROOT / "plans" / "llama3.3-70b-a100-40gb-tp8-sharegpt.yaml"

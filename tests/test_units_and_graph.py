@@ -7,9 +7,9 @@ import itertools
 import pint
 import pytest
 
-from capplan.engine import units
+from capplan.language import units
 from capplan.engine.graph import build
-from capplan.engine.model import model_from_dict, standard_model
+from capplan.language.model import model_from_dict, standard_model
 from capplan.errors import CapplanError
 
 

@@ -32,7 +32,7 @@ from openpyxl import load_workbook
 from plan_edits import defined_names, quick_view, with_cell, with_input
 
 from capplan.engine.evaluate import evaluate_all
-from capplan.engine.model import standard_model
+from capplan.language.model import standard_model
 from capplan.errors import CapplanError
 from capplan.loading.plan import load
 from capplan.rendering import palette as palette_module
@@ -312,7 +312,7 @@ def test_rebuild_is_byte_identical(reference, model):
     stamp = str(config()["timestamp"]).replace(" ", "T")[:19]
     assert core.count(stamp) == 2, core
     # and in another process, with another hash seed (no set or dict-order leaks)
-    script = ("import sys, hashlib; from pathlib import Path; from capplan.engine.model import standard_model; "
+    script = ("import sys, hashlib; from pathlib import Path; from capplan.language.model import standard_model; "
               "from capplan.loading.plan import load; from capplan.engine.evaluate import evaluate_all; "
               "from capplan.rendering.workbook import render_workbook; m = standard_model(); p = load(Path(sys.argv[1]), m); "
               "e = evaluate_all(p, m); "

@@ -18,9 +18,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from plan_edits import defined_names, quick_view, with_input, with_table
 
-from capplan.engine import units
+from capplan.language import units
 from capplan.engine.evaluate import evaluate_all
-from capplan.engine.model import standard_model
+from capplan.language.model import standard_model
 from capplan.errors import CapplanError
 from capplan.loading.plan import load
 from capplan.rendering.excel import lint_formula

@@ -18,7 +18,7 @@ import recalc
 from openpyxl import load_workbook
 
 from capplan.engine.evaluate import evaluate_all
-from capplan.engine.model import standard_model
+from capplan.language.model import standard_model
 from capplan.loading.plan import load
 from capplan.rendering.workbook import build_workbook, config
 

@@ -30,7 +30,7 @@ def load(path):
 def evaluate(plan):
     """Every scenario of a loaded plan, nominal first: a list of ``Evaluation``."""
     from capplan.engine.evaluate import evaluate_all
-    from capplan.engine.model import standard_model
+    from capplan.language.model import standard_model
     return evaluate_all(plan, standard_model())
 
 

@@ -34,7 +34,7 @@ from capplan.errors import CapplanError
 
 if TYPE_CHECKING:
     from capplan.engine.evaluate import Evaluation
-    from capplan.engine.model import Model
+    from capplan.language.model import Model
     from capplan.loading.plan import Plan
 
 _UMASK = os.umask(0)
@@ -83,7 +83,7 @@ def plan_paths(given: list[str], plans_dir: Path = Path("plans")) -> list[Path]:
 
 def load_plan(path: Path, model: Model | None = None) -> Plan:
     """A plan file read against the model, named as the user would name it (relative to here)."""
-    from capplan.engine.model import standard_model
+    from capplan.language.model import standard_model
     from capplan.loading.plan import load
 
     path = Path(path)
@@ -99,7 +99,7 @@ def evaluate_plan(path: Path, model: Model | None = None, loaded: Plan | None = 
     """``(plan, evaluations)``: every scenario of the plan, nominal first (``loaded``: the
     plan already read from ``path`` with the standard model)."""
     from capplan.engine.evaluate import evaluate_all
-    from capplan.engine.model import standard_model
+    from capplan.language.model import standard_model
 
     model = model or standard_model()
     plan = loaded or load_plan(path, model)
@@ -135,7 +135,7 @@ def compile_plan(path: Path, model: Model | None = None, ahead: Ahead | None = N
 def simulation_of(plan: Plan):
     """The plan's simulation as its outputs show it (what ``compile_plan`` would compute)."""
     from capplan.engine.evaluate import evaluate_all
-    from capplan.engine.model import standard_model
+    from capplan.language.model import standard_model
     from capplan.rendering import simulation, view
 
     return simulation.of_plan(view.build(plan, evaluate_all(plan, standard_model())))

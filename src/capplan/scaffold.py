@@ -66,7 +66,7 @@ def init(folder: Path, *, gpu: str | None, model: str | None, tp: int, peak: str
 
 def render(gpu: catalog.Entry, model: catalog.Entry, *, gpu_written: str, model_written: str, tp: int, peak: str,
            name: str, today: str) -> str:
-    from capplan.engine.model import standard_model
+    from capplan.language.model import standard_model
 
     standard = standard_model()
     quantities = standard.quantities
@@ -98,7 +98,7 @@ def _with_unit(default, unit: str) -> str:
 def _decode_estimate(gpu: catalog.Entry, model: catalog.Entry, tp: int, quantities) -> tuple[str, str]:
     """A starting decode throughput: the batch the bandwidth bound assumes, over the time one step
     takes to read the weights at the default share of peak bandwidth (KV reads left out, so high)."""
-    from capplan.engine import units
+    from capplan.language import units
 
     def value(entry, name):
         spec = entry.values.get(name)

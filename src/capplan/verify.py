@@ -121,7 +121,7 @@ def _compile_all(paths: list[Path]) -> dict[Path, dict | str]:
     (the longest) first, this process takes them from the back."""
     if not paths:
         return {}
-    from capplan.engine.model import standard_model
+    from capplan.language.model import standard_model
     from capplan.engine.montecarlo import uncertain_in
 
     standard_model()

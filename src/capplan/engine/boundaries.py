@@ -1,6 +1,6 @@
 """A flip point as a formula over the model's own names, where it has one.
 
-:mod:`capplan.engine.flips` finds a flip point as a number: every other input
+:mod:`capplan.analysis.flips` finds a flip point as a number: every other input
 held at its value. The workbook wants more where it can have it: the peak at
 which another replica is needed *is* ``active_replicas × safe_rate_per_replica``,
 so a cell holding that formula moves when a finance partner edits the peak,
@@ -22,8 +22,8 @@ import numpy as np
 import sympy
 
 from capplan.engine.evaluate import Evaluation
-from capplan.engine.flips import Target
-from capplan.engine.walker import RELATIONS
+from capplan.analysis.flips import Target
+from capplan.language.walker import RELATIONS
 
 _STEPS = {sympy.ceiling: 0, sympy.floor: 1}
 

@@ -18,11 +18,12 @@ import numpy as np
 import sympy
 
 from capplan import formatting
-from capplan.engine import queueing, units
-from capplan.engine.formula import ErlangC
+from capplan.engine import queueing
+from capplan.language import units
+from capplan.language.formula import ErlangC
 from capplan.engine.graph import Graph, build
-from capplan.engine.model import Model
-from capplan.engine.walker import Walker
+from capplan.language.model import Model
+from capplan.language.walker import Walker
 from capplan.errors import CapplanError
 from capplan.loading.plan import Input, Plan, Scenario
 

@@ -9,7 +9,7 @@ value as the number the plan wrote (0.7 is 7/10, not the nearest float) and
 computes with :class:`fractions.Fraction`. Left with one input as a symbol,
 it builds sympy expressions only where the symbol flows and gives each
 decision as a closed-form expression of that input (``ceiling(x/7)``), which
-:mod:`capplan.engine.flips` solves; :func:`compile_exact` turns such an
+:mod:`capplan.analysis.flips` solves; :func:`compile_exact` turns such an
 expression back into a fast function over fractions.
 
 A formula the walker cannot keep symbolic (a λ* over a sweep whose rates
@@ -28,9 +28,11 @@ from typing import ClassVar
 
 import sympy
 
-from capplan.engine import queueing, units
-from capplan.engine.formula import ErlangC
-from capplan.engine.walker import RELATIONS, Walker
+from capplan.engine import queueing
+
+from capplan.language import units
+from capplan.language.formula import ErlangC
+from capplan.language.walker import RELATIONS, Walker
 
 
 class NotClosedForm(Exception):

@@ -14,9 +14,9 @@ from functools import lru_cache
 
 import sympy
 
-from capplan.engine import units
-from capplan.engine.formula import Formula, Nominal
-from capplan.engine.model import Model, Quantity
+from capplan.language import units
+from capplan.language.formula import Formula, Nominal
+from capplan.language.model import Model, Quantity
 from capplan.engine.unitcheck import check_formula
 from capplan.errors import CapplanError
 from capplan.names import nearest

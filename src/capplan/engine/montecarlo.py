@@ -30,10 +30,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from capplan import formatting
-from capplan.engine import sampling, units, vectorised
+from capplan.engine import sampling, vectorised
+from capplan.language import units
 from capplan.engine.evaluate import _where
 from capplan.engine.graph import Graph, build
-from capplan.engine.model import Model
+from capplan.language.model import Model
 from capplan.errors import CapplanError
 from capplan.loading.plan import Plan, Scenario, TableData
 from capplan.loading.uncertain import Distribution

@@ -1,7 +1,7 @@
 """The numbers behind the formula language's queueing functions.
 
 ``erlang_c(servers, load)`` and ``poisson_exceeds(count, mean)`` are functions
-of the language (:mod:`capplan.engine.formula`); this module is their one
+of the language (:mod:`capplan.language.formula`); this module is their one
 numeric form. Each works element-wise on floats and numpy arrays alike, so
 the evaluator (scalars, table columns) and a vectorised sampler (one array of
 samples per quantity) call the same code.

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from capplan.engine import units
+from capplan.language import units
 from capplan.loading.uncertain import Distribution
 
 Z95 = 1.6448536269514722        # the standard normal's 95th percentile: a 90 % interval is ±Z95 σ

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import sympy
 
-from capplan.engine import units
-from capplan.engine.units import DIMENSIONLESS, Dimensions, describe
-from capplan.engine.walker import Walker, is_negation
+from capplan.language import units
+from capplan.language.units import DIMENSIONLESS, Dimensions, describe
+from capplan.language.walker import Walker, is_negation
 from capplan.errors import CapplanError
 
 ANY = object()   # the literal 0, which fits any dimension (x > 0, max(x, 0))

@@ -19,7 +19,7 @@ counts as one the plan does not evaluate at.
 
 Each function of the formula language has its numpy form in :data:`NUMPY`,
 keyed by the sympy node's class name: a new function of
-:data:`capplan.engine.formula.FUNCTIONS` needs one entry here (the tests
+:data:`capplan.language.formula.FUNCTIONS` needs one entry here (the tests
 check that every function has one).
 """
 
@@ -34,7 +34,7 @@ import sympy
 from capplan.engine import queueing
 from capplan.engine.evaluate import _snap, compare
 from capplan.engine.graph import Graph
-from capplan.engine.walker import RELATIONS
+from capplan.language.walker import RELATIONS
 from capplan.errors import InternalError
 
 Values = dict[str, np.ndarray]

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from capplan.errors import CapplanError
-from capplan.loading import yamlfile
+from capplan.language import yamlfile
 from capplan.resources import model_dir
 
 KINDS = {"gpu": "gpus.yaml", "model": "models.yaml"}

@@ -19,10 +19,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from capplan import names
-from capplan.engine import domains, units
-from capplan.engine.model import TAGS, Model
+from capplan.language import domains, units
+from capplan.language.model import TAGS, Model
 from capplan.errors import CapplanError
-from capplan.loading import catalog, hf_config, uncertain, yamlfile
+from capplan.loading import catalog, hf_config, uncertain
+from capplan.language import yamlfile
 from capplan.loading import sweeps as sweep_import
 from capplan.names import nearest
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from capplan.engine import domains, units
+from capplan.language import domains, units
 from capplan.errors import CapplanError
 
 KINDS = ("lognormal", "normal", "uniform", "triangular")

@@ -11,7 +11,7 @@ output is the same on every run; ``--json`` gives scripts the same content.
 from __future__ import annotations
 
 from capplan import formatting
-from capplan.engine import units
+from capplan.language import units
 from capplan.errors import CapplanError
 from capplan.loading import catalog
 

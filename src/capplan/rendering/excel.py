@@ -55,10 +55,10 @@ from typing import Callable, Protocol
 import sympy
 from sympy.printing.printer import Printer
 
-from capplan.engine import units
-from capplan.engine.walker import RELATIONS, is_negation, is_reciprocal
+from capplan.language import units
+from capplan.language.walker import RELATIONS, is_negation, is_reciprocal
 from capplan.errors import CapplanError
-from capplan.rendering.excel_functions import FUNCTIONS
+from capplan.rendering.workbook.functions import FUNCTIONS
 
 # ---------------------------------------------------------------------------
 # Names

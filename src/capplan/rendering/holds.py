@@ -6,7 +6,7 @@ listed roles (GPU counts, nodes, the fixed-fleet verdicts) plus every gate of
 the layout's sections; the inputs with the listed tags that the decisions
 rest on, every pending one, and the derived quantities listed as ``pins``
 (varied as a pinned value, as a scenario pins λ*). This module asks
-:mod:`capplan.engine.flips` for the nearest flip on each side of each such
+:mod:`capplan.analysis.flips` for the nearest flip on each side of each such
 input, in every scenario, and words them — the record, the JSON document,
 ``capplan seek`` and ``capplan diff`` all read them from here.
 """
@@ -19,10 +19,10 @@ from fractions import Fraction
 from functools import cached_property
 
 from capplan import formatting
-from capplan.engine import flips
+from capplan.analysis import flips
 from capplan.engine.evaluate import Evaluation
 from capplan.engine.exact import factor
-from capplan.engine.flips import UNDEFINED, Flip, Holds, Probe, Search, Target
+from capplan.analysis.flips import UNDEFINED, Flip, Holds, Probe, Search, Target
 from capplan.rendering.layout import layout
 from capplan.rendering.view import declared, row_keys
 

@@ -20,7 +20,7 @@ from sympy.printing.latex import LatexPrinter
 from capplan import formatting
 from capplan.engine.evaluate import Evaluation
 from capplan.engine.exact import factor
-from capplan.engine.formula import TABLE_FUNCTIONS, Formula
+from capplan.language.formula import TABLE_FUNCTIONS, Formula
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)?")
 

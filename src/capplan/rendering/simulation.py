@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from capplan import formatting
-from capplan.engine import units
+from capplan.language import units
 from capplan.engine.evaluate import Evaluation
 from capplan.engine.montecarlo import DEFAULT_SAMPLES, DEFAULT_SEED, Simulation, simulate
 from capplan.rendering.holds import decisions
@@ -258,7 +258,7 @@ def chart_name(plan_name: str) -> str:
 
 
 def chart(view: SimulationView, plan_title: str) -> str:
-    from capplan.rendering import simchart
+    from capplan.rendering.charts import simulation as simchart
 
     return simchart.svg(view, f"What the uncertain inputs do: {plan_title}")
 

@@ -1,6 +1,6 @@
 """The load sweep as the record shows it: the table with per-SLO verdicts,
 the knee bracket in words, closed bursts, the evidence files, and what
-the latency chart draws (:mod:`capplan.rendering.sweepchart`).
+the latency chart draws (:mod:`capplan.rendering.charts.sweep`).
 
 What is shown comes from the ``sweep:`` part of ``templates/layout.yaml``
 (columns, spreads, the per-SLO checks and their short names, the λ* and

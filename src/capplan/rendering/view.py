@@ -24,7 +24,8 @@ from functools import cached_property
 from capplan import formatting
 from capplan.engine.evaluate import Evaluation
 from capplan.loading.plan import Plan
-from capplan.rendering import sweepchart, sweepview
+from capplan.rendering.charts import sweep as sweepchart
+from capplan.rendering import sweepview
 from capplan.rendering.layout import layout
 from capplan.rendering.present import UNMEASURED, Shown, is_unmeasured, row, shown
 
@@ -158,7 +159,7 @@ class PlanView:
     def charts(self) -> dict[str, str]:
         """Every chart the record links, as ``{file name: SVG text}``: the
         tornado, the latency chart of the load sweep, the scenarios chart."""
-        from capplan.rendering import scenariochart, sweepchart, tornado
+        from capplan.rendering.charts import scenarios as scenariochart, sweep as sweepchart, tornado
         out = {self.chart_file("holds"): tornado.svg(self.holds.nominal, f"How far the decision holds: {self.plan.title}")}
         for section in self.sections:
             for part in section["parts"]:
@@ -286,7 +287,7 @@ class PlanView:
             cells = [k.text for k in s.scalars()]
             cells += [self.row_summary(e, keys[0].index) for keys in s.rows().values()]
             rows.append({"name": s.name, "title": s.title, "changes": list(s.changes) or ["—"], "cells": cells})
-        from capplan.rendering.scenariochart import bars
+        from capplan.rendering.charts.scenarios import bars
         return {"columns": columns, "rows": rows, "chart": self.chart_file("scenarios") if bars(self) else None}
 
 

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from capplan import build as builder
 from capplan import formatting
-from capplan.engine import units
+from capplan.language import units
 from capplan.engine.evaluate import Evaluation
 from capplan.errors import CapplanError, UsageError
 from capplan.loading.plan import Plan

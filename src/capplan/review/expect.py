@@ -8,7 +8,7 @@ value that rounds to 9. So a plan pins exactly the precision it claims.
 from __future__ import annotations
 
 from capplan import formatting, names
-from capplan.engine import units
+from capplan.language import units
 from capplan.engine.evaluate import Evaluation
 from capplan.loading.plan import Expectation
 

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass, field
 
 from capplan import formatting, names
-from capplan.engine import units
+from capplan.language import units
 from capplan.engine.evaluate import Evaluation
 from capplan.errors import CapplanError
 from capplan.rendering.markdown import cell as markdown_cell

@@ -18,7 +18,7 @@ or ``table[row].column``). ``additionalProperties: false`` wherever the
 loader rejects an unknown key. Each quantity's declared domain bounds the
 number form of its values (``minimum``, ``exclusiveMaximum``, ``multipleOf: 1``
 for a count, …); a value written with a unit is a string the schema cannot
-range-check, so the loader checks it (:mod:`capplan.engine.domains`).
+range-check, so the loader checks it (:mod:`capplan.language.domains`).
 Quantities and tables that exist only under a switch (``sizing:
 littles_law``, an MLA model) are allowed only there.
 
@@ -32,7 +32,7 @@ import datetime as dt
 import json
 from pathlib import Path
 
-from capplan.engine.model import TAGS, Model, Quantity, standard_model
+from capplan.language.model import TAGS, Model, Quantity, standard_model
 from capplan.loading import catalog, uncertain
 from capplan.loading import plan as plan_module
 from capplan.names import nearest

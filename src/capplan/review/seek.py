@@ -6,7 +6,7 @@ side in order, each with what changes. ``--target QUANTITY=VALUE`` instead
 finds the input values at which a quantity reaches a value — or another
 quantity: ``--target deployments[aws-p4de.24xlarge].cost_per_million_tokens=
 deployments[fractional-a100-80gb].cost_per_million_tokens`` is the breakeven
-price. The numbers come from :mod:`capplan.engine.flips`, the words from
+price. The numbers come from :mod:`capplan.analysis.flips`, the words from
 :mod:`capplan.rendering.holds`, so the command, the record and the JSON agree.
 """
 
@@ -16,10 +16,10 @@ import json
 from fractions import Fraction
 
 from capplan import formatting
-from capplan.engine import domains, units
+from capplan.language import domains, units
 from capplan.engine.evaluate import Evaluation
 from capplan.engine.exact import rational
-from capplan.engine.flips import MAX_FLIPS, Holds, Solution, Target, Walk, base_range
+from capplan.analysis.flips import MAX_FLIPS, Holds, Solution, Target, Walk, base_range
 from capplan.errors import CapplanError
 from capplan.rendering.holds import (
     InputHolds,

@@ -26,9 +26,9 @@ import math
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from capplan.engine.model import Slo, standard_model
+from capplan.language.model import Slo, standard_model
 from capplan.errors import CapplanError
-from capplan.loading import yamlfile
+from capplan.language import yamlfile
 from capplan.loading.sweeps import reading, vllm
 from capplan.loading.sweeps.csv_table import parse_csv
 from capplan.loading.sweeps.fields import err

@@ -11,8 +11,8 @@ JSON is parsed by the standard library's C scanner, which recurses once per
 level of nesting and turns an integer of thousands of digits into a number
 with work quadratic in its length. So the depth is measured first, in one
 linear pass over the bytes with the strings blanked out, and refused beyond
-:data:`~capplan.loading.yamlfile.MAX_DEPTH` (the limit plans have); an
-integer longer than :data:`~capplan.loading.yamlfile.MAX_NUMBER_CHARS`
+:data:`~capplan.language.yamlfile.MAX_DEPTH` (the limit plans have); an
+integer longer than :data:`~capplan.language.yamlfile.MAX_NUMBER_CHARS`
 digits is refused as the scanner meets it. Each refusal names the line in its
 text (a plan's message about an import names the file, not the file's line).
 """
@@ -28,7 +28,7 @@ import numpy as np
 
 from capplan import bounded
 from capplan.errors import CapplanError
-from capplan.loading.yamlfile import MAX_BYTES, MAX_DEPTH, MAX_NUMBER_CHARS
+from capplan.language.yamlfile import MAX_BYTES, MAX_DEPTH, MAX_NUMBER_CHARS
 
 MIB = 2 ** 20
 MAX_FILE_BYTES = 64 * MIB         # one benchmark file; a vLLM --save-result of 10,000 requests (texts too) is ~55 MB

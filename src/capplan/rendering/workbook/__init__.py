@@ -31,7 +31,7 @@ the tests use to compare a recalculated workbook with the engine.
 from __future__ import annotations
 
 from capplan.engine.evaluate import Evaluation
-from capplan.engine.model import Model
+from capplan.language.model import Model
 from capplan.errors import CapplanError
 from capplan.loading.plan import Plan
 from capplan.rendering import view

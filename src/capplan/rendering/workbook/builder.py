@@ -7,7 +7,7 @@ names, the styles, the sheet positions and the manifest they append to).
 from __future__ import annotations
 
 from capplan.engine.evaluate import Evaluation
-from capplan.engine.model import Model
+from capplan.language.model import Model
 from capplan.loading.plan import Plan
 from capplan.rendering.layout import layout
 from capplan.rendering.present import UNMEASURED

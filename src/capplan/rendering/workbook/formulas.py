@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 
 import sympy
 
-from capplan.engine import units
-from capplan.engine.model import Model
+from capplan.language import units
+from capplan.language.model import Model
 from capplan.errors import CapplanError
 from capplan.rendering.excel import (
     ExcelPrinter,

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, field
 
 from capplan.engine.evaluate import Evaluation
-from capplan.engine.model import Model
+from capplan.language.model import Model
 from capplan.rendering.workbook.sheet import Sheet, column_letter
 
 

@@ -14,7 +14,7 @@ import math
 from typing import TYPE_CHECKING
 
 from capplan import formatting
-from capplan.rendering.validation import validate_input
+from capplan.rendering.workbook.validation import validate_input
 from capplan.rendering.workbook.chart import sweep_extras
 from capplan.rendering.workbook.layout import SheetLayout
 from capplan.rendering.workbook.manifest import CellInfo

@@ -17,7 +17,7 @@ from functools import lru_cache
 
 import pint
 
-from capplan.engine import unitsyntax
+from capplan.language import unitsyntax
 from capplan.errors import CapplanError
 from capplan.resources import model_dir
 
@@ -40,7 +40,7 @@ _MAX_EXPONENT_DIGITS = 3
 def unit(text: str) -> pint.Unit:
     """The pint unit for a unit string ('' is dimensionless).
 
-    The text is read by :mod:`capplan.engine.unitsyntax`; pint only looks up
+    The text is read by :mod:`capplan.language.unitsyntax`; pint only looks up
     each unit name (with its prefix: ``GiB`` is gibi + byte), so no text a
     plan writes is evaluated.
     """

@@ -13,7 +13,7 @@ positions are computed here.
 
 from __future__ import annotations
 
-from capplan.rendering.svg import DARK, FAIL, GREY, GRID, Canvas, text_width
+from capplan.rendering.charts.svg import DARK, FAIL, GREY, GRID, Canvas, text_width
 
 WIDTH, LABEL_WIDTH, GAP, RIGHT = 880, 250, 30, 16
 TOP, BAR, BAR_GAP, ROW_GAP, BOTTOM = 96, 15, 3, 14, 30

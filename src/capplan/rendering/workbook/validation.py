@@ -5,7 +5,7 @@ refused by the spreadsheet itself, with the same words capplan uses for a plan
 ("gpu_memory_utilization must be in (0, 1]: the engine cannot use more than
 the whole GPU"), not discover it in a number nobody can defend. Each input
 cell whose quantity declares a domain gets a data validation built from
-:meth:`capplan.engine.domains.Domain.excel`; the cells of one quantity on one
+:meth:`capplan.language.domains.Domain.excel`; the cells of one quantity on one
 sheet (a table column) share one rule. No input prompt: an input cell's
 comment already shows its source on hover, and the refusal says why.
 

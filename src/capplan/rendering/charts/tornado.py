@@ -7,7 +7,7 @@ so a 5 % margin is still a visible bar next to a 100 % one; a bar with no
 flip on a side runs to the edge and ends in an arrow. Each end is labelled
 with the flip's value. The bytes depend only on the plan (no dates, fixed
 number formats), so an unchanged plan writes an identical file; GitHub shows
-it where the record links it. Drawn with :mod:`capplan.rendering.svg`.
+it where the record links it. Drawn with :mod:`capplan.rendering.charts.svg`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import math
 
 from capplan import formatting
 from capplan.rendering.holds import InputHolds
-from capplan.rendering.svg import CHAR_WIDTH, DARK, GREY, GRID, Canvas, tag_colours, text_width
+from capplan.rendering.charts.svg import CHAR_WIDTH, DARK, GREY, GRID, Canvas, tag_colours, text_width
 
 LABEL_WIDTH, PLOT_WIDTH, RIGHT_MARGIN = 250, 480, 20     # LABEL_WIDTH: at least; wider for longer names
 ROW_HEIGHT, TOP, BOTTOM = 30, 58, 64

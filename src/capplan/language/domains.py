@@ -28,7 +28,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from capplan.engine import units
+from capplan.language import units
 from capplan.errors import CapplanError
 
 FIELDS = ("range", "integer", "why")

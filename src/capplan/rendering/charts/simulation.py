@@ -5,7 +5,7 @@ over the draws (from its 0th to its 100th percentile), the band from P5 to
 P95 shaded, and the point plan's value as a dashed line, so a reader sees at
 once how likely the decided number is to be enough. Key results that do not
 move across the draws are left out (a constant has no curve). Drawn on
-the charts' shared canvas (:mod:`capplan.rendering.svg`), so an unchanged plan
+the charts' shared canvas (:mod:`capplan.rendering.charts.svg`), so an unchanged plan
 writes identical bytes.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from capplan import formatting
 from capplan.rendering.simulation import ResultSpread, SimulationView
-from capplan.rendering.svg import GREY, Canvas
+from capplan.rendering.charts.svg import GREY, Canvas
 
 PANEL_WIDTH, PANEL_HEIGHT, COLUMNS = 360, 150, 2
 PLOT_LEFT, PLOT_RIGHT, PLOT_TOP, PLOT_BOTTOM = 40, 16, 26, 34     # inside a panel

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 
 from capplan import formatting
-from capplan.rendering.svg import (
+from capplan.rendering.charts.svg import (
     DARK,
     FAIL,
     GREY,

@@ -14,7 +14,7 @@ so never imports sympy. SLO percentiles are the plan's choice: a quantity
 declared ``for_each_slo`` exists once per SLO (:class:`Slo`), and
 :meth:`Model.with_slos` gives the model of a plan's SLOs (see the
 ``slo_percentiles`` section of the model file). Every input and input column must declare its domain
-(:mod:`capplan.engine.domains`), so a new input cannot forget to say which
+(:mod:`capplan.language.domains`), so a new input cannot forget to say which
 values are impossible; a default outside its own domain is refused here,
 before any plan is read.
 """
@@ -27,14 +27,14 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING
 
-from capplan.engine import domains, units
-from capplan.engine.domains import Domain
+from capplan.language import domains, units
+from capplan.language.domains import Domain
 from capplan.errors import CapplanError
-from capplan.loading import yamlfile
+from capplan.language import yamlfile
 from capplan.resources import model_dir
 
 if TYPE_CHECKING:
-    from capplan.engine.formula import Formula
+    from capplan.language.formula import Formula
 
 TAGS = ("fact", "policy", "measurement", "assumption")
 KINDS = ("number", "money", "bool", "text")
@@ -119,7 +119,7 @@ class Check:
 
 
 def _parse(text: str, file: str, key: str, columns: dict[str, str] | None = None) -> Formula:
-    from capplan.engine.formula import parse
+    from capplan.language.formula import parse
 
     try:
         return parse(text, columns=columns or None)

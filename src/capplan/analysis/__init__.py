@@ -1,0 +1,2 @@
+"""Analyses computed from evaluations: flip points, holds and breakeven, the
+simulation's statistics, crossings. Rendering only reads what these return."""
