@@ -1,0 +1,65 @@
+"""Load a plan file into inputs, tables, scenarios and expectations.
+
+Everything a plan says is validated here against the model, so that a bad
+plan fails with one message naming the file, the key and its line. Values are
+converted to base units on the way in (``units.parse_value``).
+
+Where a value comes from, in order of precedence: the scenario's ``set:``,
+the plan's ``inputs:``, the catalog entry (``gpu:``, ``model:``), the model's
+default. An ``inputs:`` or ``set:`` entry that names a *derived* quantity pins
+it: its formula is replaced by the given value, shown as an override.
+
+Each section of a plan is read by the module of its name; :func:`load` reads
+them in order:
+
+- ``document``: the top-level keys, ``sizing:``/``memory_accounting:``, title, notes
+- ``entries``: ``gpu:`` and ``model:`` (catalog entries, a config.json), the model's defaults
+- ``inputs``: ``inputs:`` and each quantity a scenario sets
+- ``values``: one value with its unit and range, shared by inputs, cells and ``set:``
+- ``tables``: ``tables:``, their rows and ``units:``; ``imports``: a table's ``import:``
+- ``scenarios``: ``scenarios:`` and their ``set:``; ``expect``: ``expect:``
+- ``context``: the plan being read and where its mistakes are reported; ``data``: what a plan is
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from capplan.language import yamlfile
+from capplan.language.model import Model
+from capplan.loading.plan import document, entries, expect, inputs, scenarios, tables
+from capplan.loading.plan.context import Context
+from capplan.loading.plan.data import NOMINAL, Expectation, Input, Plan, Scenario, TableData
+from capplan.loading.plan.document import PLAN_KEYS, PLAN_SWITCHES
+from capplan.loading.plan.inputs import INPUT_KEYS
+from capplan.loading.plan.scenarios import SCENARIO_KEYS
+from capplan.loading.plan.tables import ROW_META, TABLE_KEYS
+
+
+def load(path: Path, model: Model, display: str | None = None) -> Plan:
+    ctx = Context(yamlfile.read(path, display), model, path)
+    document.check_keys(ctx)
+    gpu = entries.entry(ctx, "gpu")
+    model_entry = entries.entry(ctx, "model")
+    ctx.switches = document.switches(ctx, model_entry)
+    ctx.slos = document.slos(ctx)
+    ctx.model = ctx.model.with_slos(ctx.slos)
+    ctx.active = set(ctx.model.active(ctx.switches))
+
+    given = entries.defaults(ctx)
+    given.update(entries.values(ctx, gpu))
+    given.update(entries.values(ctx, model_entry))
+    given.update(inputs.read_all(ctx, ctx.data.get("inputs") or {}, ("inputs",), origin="plan"))
+    entries.require_from_plan(ctx, model_entry, given)
+    inputs.require_all(ctx, given)
+    ctx.inputs = given
+    nominal = Scenario(NOMINAL, "Nominal", "The plan as written.", given, tables.read_all(ctx),
+                       expect.read(ctx, ctx.data.get("expect") or {}, ("expect",)), [])
+    every = [nominal] + scenarios.read_all(ctx, nominal)
+    return Plan(path=path, file=ctx.doc.file, name=path.stem, **document.texts(ctx), gpu=gpu,
+                model_entry=model_entry, switches=ctx.switches, scenarios=every, doc=ctx.doc, slos=ctx.slos)
+
+
+__all__ = ["INPUT_KEYS", "NOMINAL", "PLAN_KEYS", "PLAN_SWITCHES", "ROW_META", "SCENARIO_KEYS", "TABLE_KEYS",
+           "Expectation", "Input", "Plan", "Scenario", "TableData", "load", "replace"]

@@ -1,0 +1,50 @@
+"""The plan being read, shared by the section readers: its document (for the
+file and line of each key), the model with the plan's SLOs, the switches it
+chose and the inputs read so far; and the one way a reader reports a mistake
+(:meth:`Context.err`: file, key path, line and message)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+from capplan.errors import CapplanError
+from capplan.language import yamlfile
+from capplan.language.model import Model
+
+
+class Context:
+    def __init__(self, doc: yamlfile.Document, model: Model, path: Path):
+        self.doc = doc
+        self.model = model
+        self.path = path
+        self.data = doc.data
+        self.switches: dict[str, str] = {}
+        self.slos: tuple[tuple[str, str], ...] = ()
+        self.active: set[str] = set()
+        self.inputs: dict = {}       # the plan's own inputs, once read (imports count goodput at their SLOs)
+
+    def err(self, message, *path) -> CapplanError:
+        return self.doc.error(message, tuple(path))
+
+    def text(self, value, *path) -> str | None:
+        """A text field (title, source, note, a date, a row name): a scalar, never a mapping or list."""
+        if value is None:
+            return None
+        if isinstance(value, (dict, list)):
+            raise self.err(f"expected text, got {kind(value)}", *path)
+        return value.isoformat() if isinstance(value, dt.date) else str(value)
+
+    def switch_text(self, q) -> str:
+        """The switches that make quantity ``q`` part of a plan ('sizing: littles_law')."""
+        return ", ".join(f"{sw}: {self.switches[sw]}" for sw, _ in self.model.when(q.name)) or "these settings"
+
+
+def kind(value) -> str:
+    """A wrong value as a message names it: 'a mapping', 'a list' or the value quoted."""
+    return {dict: "a mapping", list: "a list"}.get(type(value), f"'{value}'")
+
+
+def show(value) -> str:
+    """A table key as a message shows it (4.0 -> '4')."""
+    return f"{value:g}" if isinstance(value, float) else str(value)

@@ -1,0 +1,53 @@
+"""The plan's top level: which keys it may have, the switches it chooses
+(``sizing:``, ``memory_accounting:``), the SLOs its inputs name, and its
+free text (``title:``, ``owner:``, ``description:``, ``notes:``)."""
+
+from __future__ import annotations
+
+from capplan.loading import catalog
+from capplan.loading.plan.context import Context
+from capplan.names import nearest
+
+PLAN_KEYS = ("title", "owner", "description", "gpu", "model", "sizing", "memory_accounting", "inputs",
+             "tables", "scenarios", "expect", "notes")
+PLAN_SWITCHES = ("sizing", "memory_accounting")   # the model's switches a plan chooses by key
+
+
+def check_keys(ctx: Context) -> None:
+    """A mapping of known keys, with the two catalog ids every plan needs."""
+    if not isinstance(ctx.data, dict):
+        raise ctx.err("a plan must be a YAML mapping (title:, gpu:, model:, inputs:, tables:, …)")
+    for key in ctx.data:
+        if key not in PLAN_KEYS:
+            raise ctx.err(f"unknown key '{key}'{nearest(str(key), PLAN_KEYS)} (plan keys: {', '.join(PLAN_KEYS)})", key)
+    for key in ("gpu", "model"):
+        if key not in ctx.data:
+            raise ctx.err(f"missing '{key}:' (a catalog id such as {catalog.ids(key)[0]})")
+
+
+def switches(ctx: Context, model_entry: catalog.Entry) -> dict[str, str]:
+    """The model's switches: the plan's choice of each, the model's attention from its catalog entry."""
+    chosen_all = ctx.model.default_switches()
+    for key in PLAN_SWITCHES:
+        chosen = ctx.data.get(key, chosen_all[key])
+        if not isinstance(chosen, str) or chosen not in ctx.model.switches[key]["cases"]:
+            raise ctx.err(f"{key} must be one of {', '.join(ctx.model.switches[key]['cases'])}, got '{chosen}'", key)
+        chosen_all[key] = chosen
+    chosen_all["attention"] = model_entry.attention or chosen_all["attention"]
+    return chosen_all
+
+
+def slos(ctx: Context) -> tuple[tuple[str, str], ...]:
+    """The SLOs the plan's inputs name (``ttft_p99_slo`` -> ('ttft', 'p99'));
+    a metric it names none of keeps the model's default."""
+    given = ctx.data.get("inputs")
+    names = ctx.model.slo_inputs()
+    return tuple(names[n] for n in given if n in names) if isinstance(given, dict) else ()
+
+
+def texts(ctx: Context) -> dict[str, str]:
+    """title (the file's stem if none), owner, description and notes, stripped."""
+    return {"title": ctx.text(ctx.data.get("title"), "title") or ctx.path.stem,
+            "owner": ctx.text(ctx.data.get("owner"), "owner") or "",
+            "description": (ctx.text(ctx.data.get("description"), "description") or "").strip(),
+            "notes": (ctx.text(ctx.data.get("notes"), "notes") or "").strip()}

@@ -1,0 +1,106 @@
+"""A table's ``import:`` and ``select:``: benchmark result files read into
+sweep rows (:mod:`capplan.loading.sweeps`), one series of runs, replicated
+runs combined; and the goodput each scenario counts at its own SLO limits."""
+
+from __future__ import annotations
+
+import json
+
+from capplan.errors import CapplanError
+from capplan.language import units
+from capplan.loading import sweeps as sweep_import
+from capplan.loading.plan.context import Context
+
+IMPORTABLE = ("load_sweep",)     # tables that can be read from benchmark result files
+
+
+def read(ctx: Context, patterns, path, select=None) -> tuple[tuple, tuple, list[dict]]:
+    """Read benchmark files (globs relative to the plan, inside its repository) into sweep rows.
+
+    Replicated runs at one rate become one row (median, with the MAD in
+    the *_mad columns); closed-burst runs (rate infinity) stay with the
+    file for the record but are no open-loop point. A refused pattern is
+    named at its own line.
+    """
+    listed = isinstance(patterns, list)
+    if not listed:
+        patterns = [patterns]
+    if not all(isinstance(p, str) for p in patterns):
+        raise ctx.err("expected a file pattern or a list of them (relative to the plan)", *path)
+    try:
+        files = sweep_import.read_sweep(ctx.path.parent, patterns, ctx.model.slos)
+    except sweep_import.PatternError as err:
+        raise ctx.err(err.message, *path, *([err.index] if listed else [])) from None
+    except sweep_import.MissingPercentile as err:
+        slo = err.slo
+        line = ctx.doc.line(("inputs", slo.limit))
+        where = f"line {line}, " if line else ""
+        raise ctx.err(f"{err.file}: {err.message}. The plan's SLO {slo.limit} ({where}"
+                      f"inputs: {slo.limit}) asks for {slo.text}; name another percentile "
+                      f"of {slo.label} there (inputs: {slo.metric}_<p50|p90|p95|p99|p999>_slo)",
+                      *path) from None
+    except CapplanError as err:
+        where = f"{err.file}: " if err.file else ""
+        raise ctx.err(f"{where}{err.message}", *path) from None
+    points = _series(ctx, [p for f in files for p in f.points], select, path[:-1])
+    rows = [r.table_row(ctx.model.slos)
+            for r in sweep_import.combine_replicates(points, goodput_limits(ctx, ctx.inputs))]
+    if not rows:
+        raise ctx.err("the imported files hold no open-loop run (only closed bursts)", *path)
+    return tuple(files), tuple(points), rows
+
+
+def goodput_limits(ctx: Context, inputs: dict) -> dict[str, float]:
+    """Per metric, the tightest of the plan's SLOs (display unit): what a request must meet to count."""
+    limits: dict[str, float] = {}
+    for slo in ctx.model.slos:
+        value = units.to_display(inputs[slo.limit].value, slo.unit)
+        limits[slo.metric] = min(limits.get(slo.metric, value), value)
+    return limits
+
+
+def recount_goodput(ctx: Context, nominal, inputs: dict, tables: dict, set_tables: set[str]) -> None:
+    """An imported sweep's goodput at the scenario's own SLO limits: a scenario that tightens
+    the TTFT SLO counts the requests that meet the tighter one (where the files keep each
+    request). A table whose goodput cells the scenario sets itself keeps them."""
+    limits = goodput_limits(ctx, inputs)
+    if limits == goodput_limits(ctx, nominal.inputs):
+        return
+    for name, data in tables.items():
+        runs = nominal.tables[name].runs
+        if not runs or name in set_tables:
+            continue
+        for row, combined in zip(data.rows, sweep_import.combine_replicates(runs, limits)):
+            if "goodput_share" in row:
+                row["goodput_share"] = combined.table_row(ctx.model.slos).get("goodput_share", 0.0)
+
+
+def _series(ctx: Context, points: list, select, path: tuple) -> list:
+    """The runs of one configuration (model, TP, concurrency cap, server
+    settings): runs of different ones are separate series, never replicates.
+    Several in the files: ``select: {max_concurrency: 16}`` picks one."""
+    if select is not None:
+        if not isinstance(select, dict) or not select:
+            raise ctx.err("expected a mapping of configuration key: value (select: {max_concurrency: 16})",
+                          *path, "select")
+        wanted = {str(k): json.dumps(v) for k, v in select.items()}
+        points = [p for p in points if wanted.items() <= dict(p.config).items()]
+        if not points:
+            raise ctx.err(f"no imported run has {', '.join(f'{k}={v}' for k, v in wanted.items())}",
+                          *path, "select")
+    series = sorted({p.series for p in points})
+    if len(series) > 1:
+        listed = "; ".join(f"{{{s}}}" for s in series)
+        raise ctx.err(f"the files hold {len(series)} series of different configurations, which are never "
+                      f"combined as replicates: {listed}; pick one with select: (e.g. select: "
+                      f"{{{_differing(points)}}}) under this table", *path)
+    return points
+
+
+def _differing(points) -> str:
+    """'max_concurrency: 16': a key whose value differs between the series, with the first value."""
+    configs = [dict(p.config) for p in points]
+    for key in configs[0]:
+        if len({c.get(key) for c in configs}) > 1:
+            return f"{key}: {configs[0][key]}"
+    return "..."

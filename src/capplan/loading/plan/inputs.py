@@ -1,0 +1,77 @@
+"""``inputs:`` (and each quantity a scenario's ``set:`` gives): a value for an
+input of the model, or a pin that replaces a derived quantity's formula, with
+its source, tag, status and range; and the inputs a plan still lacks, all
+named in one message."""
+
+from __future__ import annotations
+
+from capplan import names
+from capplan.errors import CapplanError
+from capplan.language import domains, units
+from capplan.language.model import TAGS
+from capplan.loading import uncertain
+from capplan.loading.plan import values
+from capplan.loading.plan.context import Context
+from capplan.loading.plan.data import Input
+from capplan.names import nearest
+
+INPUT_KEYS = ("value", "source", "status", "tag", "date", "note", *uncertain.FIELDS)
+
+
+def read_all(ctx: Context, raw: dict, path: tuple, origin: str) -> dict[str, Input]:
+    if not isinstance(raw, dict):
+        raise ctx.err("expected a mapping of quantity names to values", *path)
+    out = {}
+    for name, spec in raw.items():
+        out[name] = read(ctx, str(name), spec, path + (name,), origin)
+    return out
+
+
+def read(ctx: Context, name: str, spec, path: tuple, origin: str) -> Input:
+    q = ctx.model.quantities.get(name)
+    flag = names.engine_flag(name)
+    if q is None or q.table is not None:
+        hint = f": {flag}" if flag else nearest(name, ctx.model.scalars())
+        raise ctx.err(f"unknown quantity '{name}'{hint}", *path)
+    if name not in ctx.active:
+        raise ctx.err(f"'{name}' is not part of a plan with {ctx.switch_text(q)}"
+                      + (f"; {flag}" if flag else ""), *path)
+    if q.kind == "bool":
+        raise ctx.err(f"'{name}' is a pass/fail result and cannot be set", *path)
+    fields = spec if isinstance(spec, dict) else {"value": spec}
+    for key in fields:
+        if key not in INPUT_KEYS:
+            raise ctx.err(f"unknown field '{key}'{nearest(str(key), INPUT_KEYS)} (fields: {', '.join(INPUT_KEYS)})", *path, key)
+    if "value" not in fields:
+        raise ctx.err("missing 'value:'", *path)
+    tag = fields.get("tag") or q.tag or "assumption"
+    if tag not in TAGS:
+        raise ctx.err(f"tag must be one of {', '.join(TAGS)}, got '{tag}'", *path, "tag")
+    status = fields.get("status")
+    if status not in (None, "pending", "measured"):
+        raise ctx.err(f"status must be 'pending' or 'measured', got '{status}'", *path, "status")
+    try:
+        value = units.parse_value(fields["value"], q.unit)
+        domains.require(q, value, fields["value"])
+    except CapplanError as err:
+        raise ctx.err(f"{err.message}", *path) from None
+    date = fields.get("date")
+    return Input(name, value, tag, origin, source=ctx.text(fields.get("source"), *path, "source"),
+                 status=status if status == "pending" else None, date=ctx.text(date, *path, "date"),
+                 note=ctx.text(fields.get("note"), *path, "note"), pinned=not q.is_input, line=ctx.doc.line(path),
+                 uncertain=values.distribution(ctx, fields, q, value, path))
+
+
+def require_all(ctx: Context, inputs: dict[str, Input]) -> None:
+    """Every input the plan still lacks, in one message: a new plan learns them all in one run."""
+    missing = [ctx.model.quantities[name] for name in ctx.model.active(ctx.switches)
+               if name not in inputs and ctx.model.quantities[name].is_input
+               and ctx.model.quantities[name].table is None]
+    if len(missing) == 1:
+        q = missing[0]
+        raise ctx.err(f"missing input '{q.name}' ({q.description} Unit: {q.unit or 'none'}); "
+                      f"add it under inputs:", "inputs")
+    if missing:
+        listed = "; ".join(f"'{q.name}' ({q.description} Unit: {q.unit or 'none'})" for q in missing)
+        raise ctx.err(f"missing {len(missing)} inputs, none of which has a default; add each under "
+                      f"inputs: {listed}", "inputs")
