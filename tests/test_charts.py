@@ -8,13 +8,18 @@ import itertools
 import math
 import re
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
+import pytest
 import yaml
 from conftest import MAIN_PLAN, ROOT
 
 import capplan
+from capplan.errors import CapplanError
 from capplan.rendering import markdown, record, view
+from capplan.rendering import palette as palette_module
 from capplan.rendering.charts import svg
+from capplan.rendering.palette import palette
 
 SVG = "{http://www.w3.org/2000/svg}"
 BIG_PLAN = ROOT / "plans" / "llama3.3-70b-a100-40gb-tp8-sharegpt.yaml"
@@ -37,7 +42,7 @@ def _texts(root):
 def _failing_markers(root):
     """Centres of the red-ringed crosses (a point that misses its panel's SLO), legend excluded."""
     return [(float(c.get("cx")), float(c.get("cy"))) for c in root.iter(f"{SVG}circle")
-            if c.get("stroke") == svg.FAIL and float(c.get("cy")) < 350]
+            if c.get("stroke") == svg.ink("fail") and float(c.get("cy")) < 350]
 
 
 def _plan_sweep(path):
@@ -112,7 +117,7 @@ def test_scenario_chart_marks_the_scenarios_that_break_todays_fleet():
     assert names == [e.scenario.name for e in v.evaluations]
     bars = [r for r in root.iter(f"{SVG}rect") if r.get("height") == "15.0"]
     assert len(bars) == 2 * 2 * len(v.evaluations)           # nodes and cost, per deployment, per scenario
-    assert sum(1 for r in bars if r.get("stroke") == svg.FAIL) == 2 * len(breaking)
+    assert sum(1 for r in bars if r.get("stroke") == svg.ink("fail")) == 2 * len(breaking)
     # bar lengths follow the values: fractional nodes 14 (surge) against 10 (nominal)
     nodes = [float(r.get("width")) for r in bars if float(r.get("x")) == 250.0]
     assert math.isclose(nodes[1 * 2 + 1] / nodes[1], 14 / 10, rel_tol=1e-3)
@@ -195,3 +200,44 @@ def test_every_chart_keeps_its_words_inside_the_picture():
                 x, anchor = float(t.get("x")), t.get("text-anchor", "start")
                 left = {"start": x, "middle": x - drawn / 2, "end": x - drawn}[anchor]
                 assert left >= 0 and left + drawn <= width + 1, (name, t.text)
+
+
+def test_chart_modules_name_inks_never_colours():
+    """Every colour a chart draws with comes from templates/palette.yaml (its ``charts``
+    inks or the tag colours): no chart module spells a colour itself."""
+    folder = Path(svg.__file__).parent
+    literal = re.compile(r"#[0-9a-fA-F]{6}\b|#[0-9a-fA-F]{3}\b|['\"](?:white|black|red|green|blue|grey|gray|orange)['\"]")
+    found = {p.name: literal.findall(p.read_text(encoding="utf-8")) for p in folder.glob("*.py")}
+    assert len(found) >= 5 and not any(found.values()), found
+    inks = palette()["charts"]
+    assert svg.ink("fail") == "#" + inks["fail"].lower() and svg.ink("page") == "#ffffff"
+    assert svg.in_turn("series", len(inks["series"])) == svg.in_turn("series", 0)
+
+
+@pytest.fixture
+def palette_file(tmp_path, monkeypatch):
+    """Where a test writes its own palette.yaml, read in place of the template's."""
+    monkeypatch.setattr(palette_module, "templates_dir", lambda: tmp_path)
+    palette.cache_clear()
+    yield tmp_path / "palette.yaml"
+    palette.cache_clear()
+
+
+@pytest.mark.parametrize("charts, key, words", [
+    (None, "charts", "needs a 'charts' mapping"),
+    ("series-not-a-list", "charts.series", "must be a list of one or more colours"),
+    ("bad-ink", "charts.knee", "6-digit hex"),
+])
+def test_a_bad_chart_ink_is_located(palette_file, charts, key, words):
+    data = yaml.safe_load((ROOT / "templates" / "palette.yaml").read_text(encoding="utf-8"))
+    if charts is None:
+        del data["charts"]
+    elif charts == "series-not-a-list":
+        data["charts"]["series"] = "1f5fa8"
+    else:
+        data["charts"]["knee"] = "peach"
+    palette_file.write_text(yaml.safe_dump(data))
+    with pytest.raises(CapplanError) as err:
+        palette()
+    assert err.value.key == key and err.value.file.endswith("palette.yaml")
+    assert words in str(err.value)

@@ -29,18 +29,10 @@ from capplan.language.formula import TABLE_FUNCTIONS, parse
 from capplan.language.model import standard_model
 from capplan.errors import CapplanError
 from capplan.loading.plan import load
-from capplan.rendering.excel import (
-    TOO_LONG,
-    exact_factor,
-    excel_name,
-    factor_expr,
-    fold_units,
-    format_number,
-    formula_tokens,
-    lint_formula,
-    looks_like_cell,
-    to_excel,
-)
+from capplan.rendering.workbook.formulaprinter import format_number, to_excel
+from capplan.rendering.workbook.lint import TOO_LONG, formula_tokens, lint_formula
+from capplan.rendering.workbook.names import excel_name, looks_like_cell
+from capplan.rendering.workbook.unitfold import exact_factor, factor_expr, fold_units
 from capplan.rendering.workbook.functions import FUNCTIONS
 
 ROOT = Path(__file__).resolve().parents[1]

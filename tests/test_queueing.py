@@ -25,7 +25,8 @@ from capplan.language.units import dimensions
 from capplan.errors import CapplanError
 from capplan.loading.plan import load
 from capplan.rendering import view
-from capplan.rendering.excel import lint_formula, to_excel
+from capplan.rendering.workbook.formulaprinter import to_excel
+from capplan.rendering.workbook.lint import lint_formula
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAT = ROOT / "plans" / "llama3-8b-a100-chat-mix.yaml"

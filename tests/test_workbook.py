@@ -36,7 +36,8 @@ from capplan.language.model import standard_model
 from capplan.errors import CapplanError
 from capplan.loading.plan import load
 from capplan.rendering import palette as palette_module
-from capplan.rendering.excel import lint_formula, looks_like_cell
+from capplan.rendering.workbook.lint import lint_formula
+from capplan.rendering.workbook.names import looks_like_cell
 from capplan.rendering.layout import layout
 from capplan.rendering.palette import palette
 from capplan.rendering.record import dependency_graphs

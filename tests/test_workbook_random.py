@@ -23,7 +23,7 @@ from capplan.engine.evaluate import evaluate_all
 from capplan.language.model import standard_model
 from capplan.errors import CapplanError
 from capplan.loading.plan import load
-from capplan.rendering.excel import lint_formula
+from capplan.rendering.workbook.lint import lint_formula
 from capplan.rendering.workbook import build_workbook, to_bytes
 
 

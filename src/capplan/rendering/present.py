@@ -164,5 +164,43 @@ def _without_unit_annotations(text: str) -> str:
 
 
 class _Latex(LatexPrinter):
+    """A formula in LaTeX for the record: sympy's printer, taught the formula language's own
+    functions by the ``_print_<Node>`` convention every walk of a formula tree follows."""
+
+    printmethod = None          # a node never prints itself: this printer knows every node it shows
+
     def __init__(self, names):
         super().__init__({"symbol_names": names, "order": "none", "mul_symbol": "dot"})
+
+    def _print_TableSum(self, expr):
+        return r"\sum_i " + self._print(expr.args[0])
+
+    def _print_TableMax(self, expr):
+        return r"\max_i " + self.parenthesize(expr.args[0], 1000)
+
+    def _print_TableMin(self, expr):
+        return r"\min_i " + self.parenthesize(expr.args[0], 1000)
+
+    def _print_MaxBeforeFailure(self, expr):
+        x, ok = (self._print(a) for a in expr.args)
+        return rf"\max\{{{x} : {ok} \text{{ for all rates}} \le {x}\}}"
+
+    def _print_MinFailure(self, expr):
+        x, ok = (self._print(a) for a in expr.args)
+        return rf"\min\{{{x} : \lnot {ok}\}}"
+
+    def _print_Nominal(self, expr):
+        return self._print(expr.args[0]) + r"^{nom}"
+
+    def _print_ErlangC(self, expr):
+        c, a = (self._print(x) for x in expr.args)
+        return rf"C\left({c}, {a}\right)"
+
+    def _print_PoissonExceeds(self, expr):
+        k, m = (self._print(x) for x in expr.args)
+        return rf"P\left(\mathrm{{Poisson}}\left({m}\right) > {k}\right)"
+
+    def _print_PerUnit(self, expr):
+        return self._print(expr.args[0])       # the unit annotation shows in the result's unit
+
+    _print_PerToken = _print_PerGpu = _print_PerUnit

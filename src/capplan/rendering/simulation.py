@@ -26,6 +26,7 @@ from capplan import formatting
 from capplan.language import units
 from capplan.engine.evaluate import Evaluation
 from capplan.engine.montecarlo import DEFAULT_SAMPLES, DEFAULT_SEED, Simulation, simulate
+from capplan.rendering.charts import simulation as simchart
 from capplan.rendering.holds import decisions
 from capplan.rendering.view import KeyResult, key_results
 
@@ -258,8 +259,6 @@ def chart_name(plan_name: str) -> str:
 
 
 def chart(view: SimulationView, plan_title: str) -> str:
-    from capplan.rendering.charts import simulation as simchart
-
     return simchart.svg(view, f"What the uncertain inputs do: {plan_title}")
 
 

@@ -24,7 +24,7 @@ from functools import cached_property
 from capplan import formatting
 from capplan.engine.evaluate import Evaluation
 from capplan.loading.plan import Plan
-from capplan.rendering.charts import sweep as sweepchart
+from capplan.rendering.charts import scenarios as scenariochart, sweep as sweepchart, tornado
 from capplan.rendering import sweepview
 from capplan.rendering.layout import layout
 from capplan.rendering.present import UNMEASURED, Shown, is_unmeasured, row, shown
@@ -159,7 +159,6 @@ class PlanView:
     def charts(self) -> dict[str, str]:
         """Every chart the record links, as ``{file name: SVG text}``: the
         tornado, the latency chart of the load sweep, the scenarios chart."""
-        from capplan.rendering.charts import scenarios as scenariochart, sweep as sweepchart, tornado
         out = {self.chart_file("holds"): tornado.svg(self.holds.nominal, f"How far the decision holds: {self.plan.title}")}
         for section in self.sections:
             for part in section["parts"]:

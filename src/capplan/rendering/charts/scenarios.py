@@ -13,11 +13,10 @@ positions are computed here.
 
 from __future__ import annotations
 
-from capplan.rendering.charts.svg import DARK, FAIL, GREY, GRID, Canvas, text_width
+from capplan.rendering.charts.svg import Canvas, in_turn, ink, text_width
 
 WIDTH, LABEL_WIDTH, GAP, RIGHT = 880, 250, 30, 16
 TOP, BAR, BAR_GAP, ROW_GAP, BOTTOM = 96, 15, 3, 14, 30
-COLOURS = ("#5b9bd5", "#ed9b40", "#70ad47", "#8e6bb8")
 BREAKS = "✗ today's fleet breaks"
 
 
@@ -58,27 +57,27 @@ def svg(view, title: str) -> str:
         c.text(left, TOP - 8, label, size=13, weight="bold")
         top_value = max(float(b[key].value) for s in scenarios for b in s["bars"]) or 1.0
         scale = (panel - max(text_width(t) for t in texts) - 12) / top_value
-        c.line(left, TOP - 4, left, bottom, stroke=GREY)
+        c.line(left, TOP - 4, left, bottom, stroke=ink("muted"))
         for j, s in enumerate(scenarios):
             y0 = TOP + j * row_height
             for k, b in enumerate(s["bars"]):
                 y = y0 + k * (BAR + BAR_GAP)
                 length = float(b[key].value) * scale
                 broken = not b["holds"] and key == "size"
-                c.rect(left, y, length, BAR, fill=COLOURS[k % len(COLOURS)],
-                       stroke=FAIL if not b["holds"] else None, width=2.0 if not b["holds"] else None)
-                c.text(left + length + 5, y + BAR - 3, b[key].text, size=11, fill=DARK)
+                c.rect(left, y, length, BAR, fill=in_turn("bars", k),
+                       stroke=ink("fail") if not b["holds"] else None, width=2.0 if not b["holds"] else None)
+                c.text(left + length + 5, y + BAR - 3, b[key].text, size=11, fill=ink("ink"))
                 if broken:
                     c.text(left + length + 10 + text_width(b[key].text), y + BAR - 3, BREAKS, size=11,
-                           fill=FAIL, weight="bold")
+                           fill=ink("fail"), weight="bold")
     for j, s in enumerate(scenarios):
         y0 = TOP + j * row_height
         if j:
-            c.line(10, y0 - ROW_GAP / 2, WIDTH - RIGHT, y0 - ROW_GAP / 2, stroke=GRID)
+            c.line(10, y0 - ROW_GAP / 2, WIDTH - RIGHT, y0 - ROW_GAP / 2, stroke=ink("grid"))
         middle = y0 + (row_height - ROW_GAP) / 2
         c.text(LABEL_WIDTH - 10, middle - 1, _fit(s["title"], LABEL_WIDTH - 20, 12), anchor="end",
                weight="bold" if j == 0 else None)
-        c.text(LABEL_WIDTH - 10, middle + 13, s["name"], size=11, anchor="end", fill=GREY)
+        c.text(LABEL_WIDTH - 10, middle + 13, s["name"], size=11, anchor="end", fill=ink("muted"))
     return c.render()
 
 
@@ -94,8 +93,8 @@ def _fit(text: str, room: float, size: int) -> str:
 def _legend(c: Canvas, rows: list[str], y: float) -> None:
     x = 10.0
     for k, row in enumerate(rows):
-        c.rect(x, y - 11, 16, 13, fill=COLOURS[k % len(COLOURS)])
+        c.rect(x, y - 11, 16, 13, fill=in_turn("bars", k))
         c.text(x + 22, y, row, size=11)
         x += 40 + text_width(row)
-    c.rect(x, y - 11, 16, 13, fill="#ffffff", stroke=FAIL, width=2.0)
-    c.text(x + 22, y, "today's fleet breaks in this scenario", size=11, fill=FAIL)
+    c.rect(x, y - 11, 16, 13, fill=ink("page"), stroke=ink("fail"), width=2.0)
+    c.text(x + 22, y, "today's fleet breaks in this scenario", size=11, fill=ink("fail"))

@@ -11,14 +11,17 @@ writes identical bytes.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from capplan import formatting
-from capplan.rendering.simulation import ResultSpread, SimulationView
-from capplan.rendering.charts.svg import GREY, Canvas
+from capplan.rendering.charts.svg import Canvas, ink
+
+if TYPE_CHECKING:
+    from capplan.rendering.simulation import ResultSpread, SimulationView
 
 PANEL_WIDTH, PANEL_HEIGHT, COLUMNS = 360, 150, 2
 PLOT_LEFT, PLOT_RIGHT, PLOT_TOP, PLOT_BOTTOM = 40, 16, 26, 34     # inside a panel
 TOP = 52
-CURVE, BAND, POINT, AXIS = "#1f5fa8", "#dce8f5", "#c0392b", "#999999"
 
 
 def svg(view: SimulationView, title: str) -> str:
@@ -47,17 +50,17 @@ def _panel(canvas: Canvas, r: ResultSpread, left: int, top: int) -> None:
 
     p5, p95 = r.cdf[5], r.cdf[95]
     canvas.text(left + 10, top + 16, r.name, weight="bold")
-    canvas.rect(x(p5), y1, max(x(p95) - x(p5), 1), y0 - y1, fill=BAND)
-    canvas.line(x0, y0, x1, y0, stroke=AXIS)
-    canvas.line(x0, y0, x0, y1, stroke=AXIS)
+    canvas.rect(x(p5), y1, max(x(p95) - x(p5), 1), y0 - y1, fill=ink("band"))
+    canvas.line(x0, y0, x1, y0, stroke=ink("frame"))
+    canvas.line(x0, y0, x0, y1, stroke=ink("frame"))
     for share in (0.5, 1.0):
-        canvas.text(x0 - 4, y(share) + 4, f"{int(share * 100)} %", anchor="end", fill=GREY)
+        canvas.text(x0 - 4, y(share) + 4, f"{int(share * 100)} %", anchor="end", fill=ink("muted"))
     steps = [(x(r.cdf[0]), y(0))]
     for i, value in enumerate(r.cdf):          # a step up at each percentile
         steps += [(x(value), y(max(i - 1, 0) / 100)), (x(value), y(i / 100))]
-    canvas.polyline(steps, stroke=CURVE, width=1.5)
+    canvas.polyline(steps, stroke=ink("curve"), width=1.5)
     if isinstance(r.point, (int, float)) and low <= r.point <= high:
-        canvas.line(x(r.point), y0, x(r.point), y1, stroke=POINT, width=1.5, dash="4,3")
+        canvas.line(x(r.point), y0, x(r.point), y1, stroke=ink("point"), width=1.5, dash="4,3")
     for value, anchor in ((low, "start"), (high, "end")):
-        canvas.text(x(value), y0 + 14, formatting.quantity(value, r.key.unit, r.key.kind), anchor=anchor, fill=GREY)
-    canvas.text((x0 + x1) / 2, y0 + 28, f"point {r.key.text}", anchor="middle", fill=POINT)
+        canvas.text(x(value), y0 + 14, formatting.quantity(value, r.key.unit, r.key.kind), anchor=anchor, fill=ink("muted"))
+    canvas.text((x0 + x1) / 2, y0 + 28, f"point {r.key.text}", anchor="middle", fill=ink("point"))

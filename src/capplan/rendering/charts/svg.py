@@ -5,8 +5,9 @@ links it. They must be byte-deterministic (``capplan check`` compares them
 byte for byte), so coordinates are written with one decimal and the element
 order is the order of the calls; no dates, ids or dict order from outside.
 The helpers below are the pieces every chart needs: the canvas with its
-title, text, lines, boxes and markers, nice axis ticks
-and the tag colours of ``templates/palette.yaml``.
+title, text, lines, boxes and markers, nice axis ticks, and the colours of
+``templates/palette.yaml`` (its ``charts`` inks and the tag colours): a chart
+module names an ink, never a colour.
 """
 
 from __future__ import annotations
@@ -19,8 +20,6 @@ from capplan.rendering.palette import palette
 FONT = "font-family='Helvetica, Arial, sans-serif'"
 CHAR_WIDTH = 6.2            # average width of an 11 px character, to place labels
 BOLD = 1.08                 # a bold character is about this much wider
-GREY, DARK, GRID = "#555555", "#222222", "#e3e3e3"
-FAIL = "#c00000"            # the palette's pending-text red: what breaks
 
 
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
@@ -65,7 +64,7 @@ class Canvas:
         room = int((self.width - 20) / (text_width("x", 15) * BOLD))
         self.text(10, 22, text if len(text) <= room else text[:room - 1].rstrip() + "…", size=15, weight="bold")
         if subtitle:
-            self.text(10, 40, subtitle, fill=GREY)
+            self.text(10, 40, subtitle, fill=ink("muted"))
 
     def text(self, x: float, y: float, text: str, size: int | None = None, anchor: str | None = None,
              fill: str | None = None, weight: str | None = None, rotate: bool = False) -> None:
@@ -73,8 +72,9 @@ class Canvas:
         self.items.append(f"<text {_attrs(x=float(x), y=float(y), text_anchor=anchor, font_size=size, fill=fill, font_weight=weight, transform=turn)}>"
                           f"{escape(text)}</text>")
 
-    def line(self, x1: float, y1: float, x2: float, y2: float, stroke: str = DARK, width: float | None = None,
-             dash: str | None = None) -> None:
+    def line(self, x1: float, y1: float, x2: float, y2: float, stroke: str | None = None,
+             width: float | None = None, dash: str | None = None) -> None:
+        stroke = stroke or ink("ink")
         self.items.append(f"<line {_attrs(x1=float(x1), y1=float(y1), x2=float(x2), y2=float(y2), stroke=stroke, stroke_width=width, stroke_dasharray=dash)}/>")
 
     def rect(self, x: float, y: float, w: float, h: float, fill: str, stroke: str | None = None,
@@ -91,11 +91,11 @@ class Canvas:
     def marker(self, x: float, y: float, passed: bool, colour: str) -> None:
         """A measured point: a filled circle where it passes, a red cross in a white ring where it fails."""
         if passed:
-            self.items.append(f"<circle {_attrs(cx=float(x), cy=float(y), r=4.5, fill=colour, stroke='#ffffff')}/>")
+            self.items.append(f"<circle {_attrs(cx=float(x), cy=float(y), r=4.5, fill=colour, stroke=ink('page'))}/>")
             return
-        self.items.append(f"<circle {_attrs(cx=float(x), cy=float(y), r=7.0, fill='#ffffff', stroke=FAIL, stroke_width=1.5)}/>")
+        self.items.append(f"<circle {_attrs(cx=float(x), cy=float(y), r=7.0, fill=ink('page'), stroke=ink('fail'), stroke_width=1.5)}/>")
         self.path(f"M{_n(x - 4)},{_n(y - 4)} L{_n(x + 4)},{_n(y + 4)} M{_n(x - 4)},{_n(y + 4)} L{_n(x + 4)},{_n(y - 4)}",
-                  stroke=FAIL, width=2.5)
+                  stroke=ink("fail"), width=2.5)
 
     def arrow(self, x: float, top: float, bottom: float, sign: int, fill: str) -> None:
         """A triangle pointing left (sign −1) or right (+1) from x: "runs on past the axis"."""
@@ -106,7 +106,7 @@ class Canvas:
         w, h = self.width, self.height
         head = [(f"<svg xmlns='http://www.w3.org/2000/svg' width='{w}' height='{h}' "
                  f"viewBox='0 0 {w} {h}' {FONT} font-size='{self.font_size}'>"),
-                f"<rect width='{w}' height='{h}' fill='#ffffff'/>"]
+                f"<rect width='{w}' height='{h}' fill='{ink('page')}'/>"]
         return "\n".join(head + self.items + ["</svg>"]) + "\n"
 
 
@@ -123,6 +123,17 @@ def linear_ticks(top: float, count: int = 5) -> list[float]:
     power = 10 ** math.floor(math.log10(raw))
     step = next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
     return [i * step for i in range(math.ceil(top / step - 1e-9) + 1)]
+
+
+def ink(name: str) -> str:
+    """One of the charts' inks (``templates/palette.yaml``, ``charts``) as SVG spells it: ``#rrggbb``, lower case."""
+    return "#" + palette()["charts"][name].lower()
+
+
+def in_turn(cycle: str, i: int) -> str:
+    """The ``i``-th colour of a cycle (``series``, ``bars``), from the first again after the last."""
+    colours = palette()["charts"][cycle]
+    return "#" + colours[i % len(colours)].lower()
 
 
 def tag_colours(tag: str) -> tuple[str, str]:

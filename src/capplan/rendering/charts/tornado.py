@@ -13,10 +13,13 @@ it where the record links it. Drawn with :mod:`capplan.rendering.charts.svg`.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from capplan import formatting
-from capplan.rendering.holds import InputHolds
-from capplan.rendering.charts.svg import CHAR_WIDTH, DARK, GREY, GRID, Canvas, tag_colours, text_width
+from capplan.rendering.charts.svg import CHAR_WIDTH, Canvas, ink, tag_colours, text_width
+
+if TYPE_CHECKING:
+    from capplan.rendering.holds import InputHolds
 
 LABEL_WIDTH, PLOT_WIDTH, RIGHT_MARGIN = 250, 480, 20     # LABEL_WIDTH: at least; wider for longer names
 ROW_HEIGHT, TOP, BOTTOM = 30, 58, 64
@@ -43,13 +46,13 @@ def svg(rows: list[InputHolds], title: str) -> str:
     bottom = TOP + ROW_HEIGHT * len(rows)
     for t in [-t for t in reversed(TICKS)] + list(TICKS):
         x = _x(t, left)
-        c.line(x, TOP - 6, x, bottom, stroke=GRID)
-        c.text(x, bottom + 16, f"{'+' if t > 0 else '−'}{formatting.number(abs(t) * 100)} %", anchor="middle", fill=GREY)
+        c.line(x, TOP - 6, x, bottom, stroke=ink("grid"))
+        c.text(x, bottom + 16, f"{'+' if t > 0 else '−'}{formatting.number(abs(t) * 100)} %", anchor="middle", fill=ink("muted"))
     for i, h in enumerate(rows):
         _bar(c, h, TOP + ROW_HEIGHT * i, left)
     centre = _x(0, left)
-    c.line(centre, TOP - 6, centre, bottom, stroke="#333333", width=1.5)
-    c.text(centre, bottom + 32, "today", anchor="middle", fill="#333333")
+    c.line(centre, TOP - 6, centre, bottom, stroke=ink("rule"), width=1.5)
+    c.text(centre, bottom + 32, "today", anchor="middle", fill=ink("rule"))
     c.width = max(c.width, math.ceil(_legend(c, rows, bottom + 54)) + 10)     # as wide as its legend
     return c.render()
 
@@ -65,7 +68,7 @@ def _bar(c: Canvas, h: InputHolds, top: int, left: float) -> None:
     if h.below.margin is None:              # today's value is 0: no relative scale, say it in words
         words = "; ".join(h.where(side) for side in (h.below, h.above) if side.found)
         c.text(_x(0, left) + 6, middle + 4, f"today 0, flips {words}" if words else
-               "today 0, no flip in the range searched", size=11, fill="#333333")
+               "today 0, no flip in the range searched", size=11, fill=ink("rule"))
         return
     ends = [(_x(-h.below.margin, left), h.below, -1), (_x(h.above.margin, left), h.above, 1)]
     (start, _, _), (end, _, _) = ends
@@ -73,7 +76,7 @@ def _bar(c: Canvas, h: InputHolds, top: int, left: float) -> None:
     for x, side, sign in ends:
         if side.found:
             text = h.value_text(side.flip.value)
-            c.line(x, top + 3, x, top + ROW_HEIGHT - 3, stroke=DARK, width=2.0)
+            c.line(x, top + 3, x, top + ROW_HEIGHT - 3, stroke=ink("ink"), width=2.0)
         elif side.domain_end:
             text = f"domain end {h.value_text(side.end)}"
         else:
@@ -97,11 +100,11 @@ def _legend(c: Canvas, rows: list[InputHolds], y: int) -> float:
         fill, stroke = tag_colours(tag)
         c.rect(x, y - 10, 14, 12, fill=fill, stroke=stroke)
         word = {"pending": "pending measurement", "derived": "derived (pinned)"}.get(tag, tag)
-        c.text(x + 19, y, word, size=11, fill="#333333")
+        c.text(x + 19, y, word, size=11, fill=ink("rule"))
         x += 30 + int(CHAR_WIDTH * len(word))
-    c.line(x + 10, y - 11, x + 10, y + 2, stroke=DARK, width=2.0)
-    c.text(x + 16, y, "a flip point", size=11, fill="#333333")
+    c.line(x + 10, y - 11, x + 10, y + 2, stroke=ink("ink"), width=2.0)
+    c.text(x + 16, y, "a flip point", size=11, fill=ink("rule"))
     x += 100
-    c.arrow(x, y - 10, y + 2, 1, GREY)
-    c.text(x + 12, y, NO_FLIP, size=11, fill="#333333")
+    c.arrow(x, y - 10, y + 2, 1, ink("muted"))
+    c.text(x + 12, y, NO_FLIP, size=11, fill=ink("rule"))
     return x + 12 + text_width(NO_FLIP, 11)

@@ -3,12 +3,12 @@
 Sections come from ``templates/layout.yaml`` (shared with the record), tag
 colours from ``templates/palette.yaml`` (shared with the record's dependency
 graph), every other look (widths, row positions, freeze panes, fonts, the
-chart) from ``templates/workbook.yaml`` (:mod:`.template`, :mod:`.styles`):
+chart) from ``templates/workbook.yaml`` (:mod:`.template`, :mod:`.cellstyles`):
 
 * **Summary** (:mod:`.summary`) – the decisions per scenario, one column per
   scenario, each cell a link into that scenario's sheet; the tag legend;
   pending measurements; price dates.
-* **one sheet per scenario** (:mod:`.sheets`, nominal first), all with the same
+* **one sheet per scenario** (:mod:`.scenariosheet`, nominal first), all with the same
   layout (:mod:`.layout`) and the load-sweep chart (:mod:`.chart`). Every cell
   carries a *sheet-scoped* defined name equal to the canonical quantity name,
   so the same formula text works on every sheet (:mod:`.formulas`):

@@ -12,15 +12,15 @@ from capplan.loading.plan import Plan
 from capplan.rendering.layout import layout
 from capplan.rendering.present import UNMEASURED
 from capplan.rendering.view import PlanView
-from capplan.rendering.workbook import holds, sheets, simulation, summary
+from capplan.rendering.workbook import holds, scenariosheet, simulation, summary
 from capplan.rendering.workbook.formulas import Formulas, Refs
 from capplan.rendering.workbook.layout import SheetLayout, plan_sheet
 from capplan.rendering.workbook.manifest import BuiltWorkbook, CellInfo
 from capplan.rendering.workbook.printing import print_setup
-from capplan.rendering.workbook.sheet import Cell, Sheet
-from capplan.rendering.workbook.styles import Styles, number_format
+from capplan.rendering.workbook.sheetmodel import Cell, Sheet
+from capplan.rendering.workbook.cellstyles import Styles, number_format
 from capplan.rendering.workbook.template import config
-from capplan.rendering.workbook.text import sheet_title
+from capplan.rendering.workbook.plantext import sheet_title
 
 
 class Book:
@@ -73,7 +73,7 @@ class Book:
         for sheet in self.sheets:
             plan_sheet(sheet, self.model, self.layout.get("sections", []), self.cfg)
         for sheet in self.sheets:
-            sheets.write_sheet(self, sheet)
+            scenariosheet.write_sheet(self, sheet)
         holds.write_holds(self)
         simulated = simulation.write_simulation(self, taken)
         summary.write_summary(self, summary_ws)

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 
 from capplan.rendering.workbook import chartxml
 from capplan.rendering.workbook.layout import SheetLayout, TablePos
-from capplan.rendering.workbook.sheet import Chart, Rule, Style, column_letter
-from capplan.rendering.workbook.styles import number_format
-from capplan.rendering.workbook.text import one_line, quote_sheet, set_text
+from capplan.rendering.workbook.sheetmodel import Chart, Rule, Style, column_letter
+from capplan.rendering.workbook.cellstyles import number_format
+from capplan.rendering.workbook.plantext import one_line, quote_sheet, set_text
 
 if TYPE_CHECKING:
     from capplan.rendering.workbook.builder import Book

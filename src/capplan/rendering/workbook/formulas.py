@@ -16,14 +16,11 @@ import sympy
 from capplan.language import units
 from capplan.language.model import Model
 from capplan.errors import CapplanError
-from capplan.rendering.excel import (
-    ExcelPrinter,
-    exact_factor,
-    excel_name,
-    fold_units,
-    lint_formula,
-)
-from capplan.rendering.workbook.text import quote_sheet
+from capplan.rendering.workbook.formulaprinter import ExcelPrinter
+from capplan.rendering.workbook.lint import lint_formula
+from capplan.rendering.workbook.names import excel_name
+from capplan.rendering.workbook.unitfold import exact_factor, fold_units
+from capplan.rendering.workbook.plantext import quote_sheet
 
 if TYPE_CHECKING:
     from capplan.rendering.workbook.layout import SheetLayout

@@ -1,7 +1,7 @@
 """The worksheet functions a formula may call without a prefix, by name.
 
 Excel reads a function newer than its 2007 set as ``#NAME?`` unless the file
-spells it ``_xlfn.NAME``; :func:`capplan.rendering.excel.lint_formula` refuses
+spells it ``_xlfn.NAME``; :func:`capplan.rendering.workbook.lint.lint_formula` refuses
 a bare one. The names are openpyxl's ``FORMULAE`` (Excel 2007's functions and a
 few ``.INTL``/``.CEILING`` variants), kept here so that building a workbook
 never imports openpyxl; ``tests/test_excel_printer.py`` checks the two agree.

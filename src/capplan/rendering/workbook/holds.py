@@ -16,13 +16,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from capplan.engine.boundaries import closed_form
-from capplan.rendering.excel import ExcelPrinter, fold_units, lint_formula
+from capplan.rendering.workbook.formulaprinter import ExcelPrinter
+from capplan.rendering.workbook.lint import lint_formula
+from capplan.rendering.workbook.unitfold import fold_units
 from capplan.rendering.holds import InputHolds, Side
 from capplan.rendering.workbook import chartxml
 from capplan.rendering.workbook.manifest import CellInfo
-from capplan.rendering.workbook.sheet import Chart
-from capplan.rendering.workbook.sheets import cell_number
-from capplan.rendering.workbook.text import one_line, quote_sheet, set_text
+from capplan.rendering.workbook.sheetmodel import Chart
+from capplan.rendering.workbook.scenariosheet import cell_number
+from capplan.rendering.workbook.plantext import one_line, quote_sheet, set_text
 
 if TYPE_CHECKING:
     from capplan.rendering.workbook.builder import Book

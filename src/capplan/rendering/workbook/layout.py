@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from capplan.engine.evaluate import Evaluation
 from capplan.language.model import Model
-from capplan.rendering.workbook.sheet import Sheet, column_letter
+from capplan.rendering.workbook.sheetmodel import Sheet, column_letter
 
 
 @dataclass

@@ -11,7 +11,7 @@ import io
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from capplan.rendering.workbook.sheet import Sheet
+from capplan.rendering.workbook.sheetmodel import Sheet
 
 
 @dataclass(frozen=True)

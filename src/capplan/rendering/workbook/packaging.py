@@ -2,7 +2,7 @@
 
 ``capplan check`` compares ``out/`` byte for byte, so nothing may leak in from
 the clock, the zip library, or a library's version. Every part is written
-here as text (:mod:`.sheetxml`, :mod:`.stylesheet`, :mod:`.chartxml` and the
+here as text (:mod:`.sheetxml`, :mod:`.stylesxml`, :mod:`.chartxml` and the
 small parts below): one spelling, attributes in a fixed order, no
 indentation. Zip entries are sorted (content types first), dated
 1980-01-01, and stored by default: deflate output depends on the zlib build.
@@ -15,16 +15,16 @@ import io
 import zipfile
 from typing import TYPE_CHECKING
 
-from capplan.rendering.workbook.sheet import column_letter
+from capplan.rendering.workbook.sheetmodel import column_letter
 from capplan.rendering.workbook.sheetxml import R_NS, sheet_xml
-from capplan.rendering.workbook.stylesheet import MAIN_NS, StyleSheet
+from capplan.rendering.workbook.stylesxml import MAIN_NS, StyleSheet
 from capplan.rendering.workbook.template import config
-from capplan.rendering.workbook.text import quote_sheet
-from capplan.rendering.workbook.xmltext import DECLARATION, attr, text
+from capplan.rendering.workbook.plantext import quote_sheet
+from capplan.rendering.workbook.xmlescape import DECLARATION, attr, text
 
 if TYPE_CHECKING:
     from capplan.rendering.workbook.manifest import BuiltWorkbook
-    from capplan.rendering.workbook.sheet import Sheet
+    from capplan.rendering.workbook.sheetmodel import Sheet
 
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/"

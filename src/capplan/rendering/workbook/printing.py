@@ -14,7 +14,7 @@ half-height charts go two to a page.
 
 from __future__ import annotations
 
-from capplan.rendering.workbook.sheet import Sheet
+from capplan.rendering.workbook.sheetmodel import Sheet
 
 
 def print_setup(ws: Sheet, look: dict, title_rows: tuple[int, int], title_columns: tuple[int, int],

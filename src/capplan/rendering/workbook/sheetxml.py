@@ -1,4 +1,4 @@
-"""One worksheet's XML part, written straight from a :class:`.sheet.Sheet`.
+"""One worksheet's XML part, written straight from a :class:`.sheetmodel.Sheet`.
 
 Elements come in the order the schema (ECMA-376 CT_Worksheet) requires;
 attributes in a fixed order; values in one spelling (numbers as Python's
@@ -15,9 +15,9 @@ from __future__ import annotations
 import math
 
 from capplan import formatting
-from capplan.rendering.workbook.sheet import Sheet, column_letter
-from capplan.rendering.workbook.stylesheet import MAIN_NS, StyleSheet
-from capplan.rendering.workbook.xmltext import attr, text
+from capplan.rendering.workbook.sheetmodel import Sheet, column_letter
+from capplan.rendering.workbook.stylesxml import MAIN_NS, StyleSheet
+from capplan.rendering.workbook.xmlescape import attr, text
 
 R_NS = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
 VALIDATION_ORDER = ("type", "operator", "allowBlank", "showErrorMessage", "errorStyle", "errorTitle", "error")

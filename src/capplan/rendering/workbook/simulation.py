@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 
 from capplan.rendering.simulation import PERCENTILES, SimulationView
 from capplan.rendering.workbook import chartxml
-from capplan.rendering.workbook.sheet import Chart, Sheet, column_letter
-from capplan.rendering.workbook.text import one_line, quote_sheet, set_text
+from capplan.rendering.workbook.sheetmodel import Chart, Sheet, column_letter
+from capplan.rendering.workbook.plantext import one_line, quote_sheet, set_text
 
 if TYPE_CHECKING:
     from capplan.rendering.workbook.builder import Book

@@ -13,15 +13,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from capplan import formatting
-from capplan.rendering.workbook.sheets import pass_fail
-from capplan.rendering.workbook.styles import number_format
+from capplan.rendering.workbook.scenariosheet import pass_fail
+from capplan.rendering.workbook.cellstyles import number_format
 from capplan.rendering.workbook.template import TAG_KEYS
-from capplan.rendering.workbook.text import one_line, quote_sheet, set_text
+from capplan.rendering.workbook.plantext import one_line, quote_sheet, set_text
 
 if TYPE_CHECKING:
     from capplan.rendering.workbook.builder import Book
     from capplan.rendering.workbook.layout import SheetLayout
-    from capplan.rendering.workbook.sheet import Sheet
+    from capplan.rendering.workbook.sheetmodel import Sheet
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ so the bounds go into the rule unconverted.
 
 from __future__ import annotations
 
-from capplan.rendering.workbook.sheet import Validation
+from capplan.rendering.workbook.sheetmodel import Validation
 
 TITLE_LIMIT = 32        # Excel's limit for an error title
 MESSAGE_LIMIT = 255     # and for an error message

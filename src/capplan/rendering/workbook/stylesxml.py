@@ -9,8 +9,8 @@ reader expects second; no border).
 
 from __future__ import annotations
 
-from capplan.rendering.workbook.sheet import PLAIN, Border, Fill, Font, Style
-from capplan.rendering.workbook.xmltext import attr
+from capplan.rendering.workbook.sheetmodel import PLAIN, Border, Fill, Font, Style
+from capplan.rendering.workbook.xmlescape import attr
 
 MAIN_NS = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 # Excel's built-in number formats that capplan uses; others get ids from 164.

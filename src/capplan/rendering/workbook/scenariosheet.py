@@ -18,9 +18,9 @@ from capplan.rendering.workbook.validation import validate_input
 from capplan.rendering.workbook.chart import sweep_extras
 from capplan.rendering.workbook.layout import SheetLayout
 from capplan.rendering.workbook.manifest import CellInfo
-from capplan.rendering.workbook.sheet import Comment, Rule, Sheet, Style, column_letter
+from capplan.rendering.workbook.sheetmodel import Comment, Rule, Sheet, Style, column_letter
 from capplan.rendering.workbook.template import COLUMNS, TAG_KEYS, config
-from capplan.rendering.workbook.text import clean_text, quote_sheet, set_text
+from capplan.rendering.workbook.plantext import clean_text, quote_sheet, set_text
 
 if TYPE_CHECKING:
     from capplan.rendering.workbook.builder import Book

@@ -1,6 +1,6 @@
 """Cell styles: tag fills and fonts, borders, section bands, and number formats that show the unit.
 
-Styles are immutable values (:mod:`.sheet`); :meth:`Styles.dress` and
+Styles are immutable values (:mod:`.sheetmodel`); :meth:`Styles.dress` and
 :meth:`Styles.apply` cache the style that results from a (starting style,
 change) pair, so cells that start alike end alike at the cost of one lookup.
 The cache knows styles by identity (hashing a nested style on every cell
@@ -16,7 +16,7 @@ import math
 
 from capplan import formatting
 from capplan.rendering.palette import color, palette
-from capplan.rendering.workbook.sheet import (
+from capplan.rendering.workbook.sheetmodel import (
     STYLE_FIELD,
     Alignment,
     Border,

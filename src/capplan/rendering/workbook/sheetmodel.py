@@ -3,7 +3,7 @@ sheet's furniture (widths, heights, freeze panes, validations, conditional
 formats, names, comments, charts, page setup) as plain data.
 
 Any sheet (a scenario, the Summary, a new kind) is written by filling one of
-these; :mod:`.xmlparts` serialises it. Styles are immutable values
+these; :mod:`.sheetxml` serialises it. Styles are immutable values
 (:class:`Style` and its parts), so cells that look alike share one object and
 the style table is built once, at serialisation. Nothing here imports
 openpyxl: its cell objects cost ~40 ms per sheet to create and write.
