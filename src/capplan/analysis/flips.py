@@ -46,12 +46,14 @@ from capplan.engine.evaluate import Evaluation, evaluate
 from capplan.engine.exact import (
     Exact,
     NotClosedForm,
+    Symbolic,
     Undefined,
     compile_exact,
     factor,
     rational,
 )
 from capplan.errors import CapplanError
+from capplan.language.walker import Walker
 from capplan.loading.plan import NOMINAL, Input
 
 UNDEFINED = "undefined"      # a target's value where the plan does not evaluate
@@ -237,7 +239,7 @@ class Probe:
         column = values[start]
         local[start] = self.symbol if self.variable.index is None else tuple(
             self.symbol if i == self.variable.index else c for i, c in enumerate(column))
-        walker = Exact(local, nominal_values, symbolic=True)
+        walker = Symbolic(local, nominal_values)
         for name in graph.order:
             if name != start and name in below and name in needed:
                 local[name] = _column(walker.visit(graph.nodes[name].formula.expr), self.e,
@@ -851,38 +853,63 @@ def _enclosure(expr, x):
         if isinstance(value, float):
             raise NotClosedForm("a float constant")
         return lambda a, b: (value, value)
-    if expr == x:
+    return _Intervals(x).visit(expr)
+
+
+class _Intervals(Walker):
+    """The interval backend of the formula walker: each node a function of a window of x
+    (each part's enclosure cached on its own: the decisions share their atoms)."""
+
+    known_functions = {
+        "ceiling": lambda p: (math.ceil(p[0]), math.ceil(p[1])),
+        "floor": lambda p: (math.floor(p[0]), math.floor(p[1])),
+        "Abs": lambda p: _absolute(p),
+        "Not": lambda p: tuple(not v for v in reversed(p)),
+        "Max": lambda *ps: tuple(max(values) for values in zip(*ps)),
+        "Or": lambda *ps: tuple(max(values) for values in zip(*ps)),
+        "Min": lambda *ps: tuple(min(values) for values in zip(*ps)),
+        "And": lambda *ps: tuple(min(values) for values in zip(*ps)),
+    }
+
+    def __init__(self, x):
+        self.x = x
+
+    def part(self, expr):
+        return _enclosure(expr, self.x)
+
+    def apply(self, function, expr):
+        parts = [self.part(arg) for arg in expr.args]
+        return lambda a, b: function(*(f(a, b) for f in parts))
+
+    def _print_Symbol(self, expr):                 # the variable: every other name is a constant
         return lambda a, b: (a, b)
-    if isinstance(expr, sympy.Piecewise):
-        pairs = [(_enclosure(v, x), _enclosure(c, x)) for v, c in expr.args]
+
+    def _print_Piecewise(self, expr):
+        pairs = [(self.part(v), self.part(c)) for v, c in expr.args]
         return lambda a, b: _choose(pairs, a, b)
-    parts = [_enclosure(arg, x) for arg in expr.args]
-    if isinstance(expr, sympy.Add):
+
+    def _print_Add(self, expr):
+        parts = [self.part(arg) for arg in expr.args]
         return lambda a, b: _fold_intervals(lambda p, q: (p[0] + q[0], p[1] + q[1]), [f(a, b) for f in parts])
-    if isinstance(expr, sympy.Mul):
+
+    def _print_Mul(self, expr):
+        parts = [self.part(arg) for arg in expr.args]
         return lambda a, b: _fold_intervals(_times, [f(a, b) for f in parts])
-    if isinstance(expr, sympy.Pow):
+
+    def _print_Pow(self, expr):
         exponent = expr.args[1]
-        if not (exponent.is_Integer and x not in exponent.free_symbols):
+        if not (exponent.is_Integer and self.x not in exponent.free_symbols):
             raise NotClosedForm("a power that is not a whole number")
-        base, n = parts[0], int(exponent)
+        base, n = self.part(expr.args[0]), int(exponent)
         return lambda a, b: _power_of(base(a, b), n)
-    if isinstance(expr, (sympy.ceiling, sympy.floor, sympy.Abs, sympy.Not)):
-        step = {sympy.ceiling: math.ceil, sympy.floor: math.floor}.get(type(expr))
-        inner = parts[0]
-        if step:
-            return lambda a, b: tuple(step(v) for v in inner(a, b))
-        if isinstance(expr, sympy.Not):
-            return lambda a, b: tuple(not v for v in reversed(inner(a, b)))
-        return lambda a, b: _absolute(inner(a, b))
-    if isinstance(expr, (sympy.Max, sympy.Min, sympy.And, sympy.Or)):
-        pick = max if isinstance(expr, (sympy.Max, sympy.Or)) else min
-        return lambda a, b: tuple(pick(values) for values in zip(*(f(a, b) for f in parts)))
-    if type(expr) in RELATIONS_OPS:
-        compare = RELATIONS_OPS[type(expr)]
-        left, right = parts
+
+    def _print_Relational(self, expr):
+        compare = RELATIONS_OPS[expr.rel_op]
+        left, right = (self.part(arg) for arg in expr.args)
         return lambda a, b: compare(left(a, b), right(a, b))
-    raise NotClosedForm(f"{type(expr).__name__} has no enclosure")
+
+    def _unsupported(self, expr):
+        raise NotClosedForm(f"{type(expr).__name__} has no enclosure")
 
 
 def _bounds(expr, x, a: Fraction, b: Fraction) -> tuple | None:
@@ -962,9 +989,9 @@ def _equal(p, q):
 
 
 RELATIONS_OPS = {
-    sympy.GreaterThan: lambda p, q: _at_least(p, q, False), sympy.StrictGreaterThan: lambda p, q: _at_least(p, q, True),
-    sympy.LessThan: lambda p, q: _at_least(q, p, False), sympy.StrictLessThan: lambda p, q: _at_least(q, p, True),
-    sympy.Equality: _equal, sympy.Unequality: lambda p, q: tuple(not v for v in reversed(_equal(p, q))),
+    ">=": lambda p, q: _at_least(p, q, False), ">": lambda p, q: _at_least(p, q, True),
+    "<=": lambda p, q: _at_least(q, p, False), "<": lambda p, q: _at_least(q, p, True),
+    "==": _equal, "!=": lambda p, q: tuple(not v for v in reversed(_equal(p, q))),
 }
 
 
