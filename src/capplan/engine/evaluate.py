@@ -125,12 +125,14 @@ def evaluate_all(plan: Plan, model: Model) -> list[Evaluation]:
 
 
 def run_batch(graph: Graph, model: Model, inputs: dict[str, np.ndarray], rows: dict[str, int],
-              nominal: dict[str, np.ndarray] | None = None) -> tuple[dict, np.ndarray, list[np.ndarray]]:
+              nominal: dict[str, np.ndarray] | None = None) -> tuple[dict, np.ndarray, list, np.ndarray]:
     """Every node of a graph over a batch: the inputs are ``(B, 1)`` for a scalar and
     ``(B, rows)`` for a column (B may be 1 for a value no member of the batch moves;
     ``rows`` counts each table's rows). Returns the values, per member whether every
-    model check holds, and per check where it fails (each ``(B or 1, 1)``). A member
-    the plan does not evaluate at holds NaN where the scalar evaluation would stop."""
+    model check holds, per check where it fails, and the members where a formula met
+    what stops a scalar evaluation (a division by zero, no sweep row passing; each
+    ``(B or 1, 1)``). Such a member holds NaN where the scalar evaluation would stop,
+    unless a later formula hides it (``min(1/x, 5)``), which the last mask tells."""
     values = dict(inputs)
     nominal = values if nominal is None else nominal
     walker = Numeric(values, nominal, batch=True)
@@ -150,7 +152,7 @@ def run_batch(graph: Graph, model: Model, inputs: dict[str, np.ndarray], rows: d
             passes = passes.reshape((1, 1)) if passes.ndim == 0 else passes
             holds = holds & passes
             failed.append(~passes)
-    return values, holds, failed
+    return values, holds, failed, walker.failed
 
 
 def _where(plan: Plan, scenario: Scenario) -> str:
@@ -374,6 +376,12 @@ def _first_failure(oks):
     return np.where(failed.any(axis=-1, keepdims=True), np.argmax(failed, axis=-1)[..., None], oks.shape[-1])
 
 
+def _members(where):
+    """Per batch member whether ``where`` holds in any of its rows."""
+    where = np.asarray(where, dtype=bool)
+    return where.any(axis=-1, keepdims=True) if where.ndim > 1 else where.any()
+
+
 class Numeric(Walker):
     """The float backend: numbers for a formula tree in base units, over a leading batch axis.
 
@@ -406,6 +414,11 @@ class Numeric(Walker):
         self.show = show or (lambda name, value: f"{value:g}")
         self.batch = batch
         self.guarded = 0      # > 0 inside an if() branch, where a division by zero may go unused
+        self.failed = np.zeros((1, 1), dtype=bool)   # batch members where the scalar evaluation would stop
+
+    def _fail(self, where) -> None:
+        """Mark the batch members where ``where`` holds (any row) as ones the plan does not evaluate at."""
+        self.failed = self.failed | _members(where)
 
     def number(self, value):
         return float(value)
@@ -427,7 +440,9 @@ class Numeric(Walker):
 
     def _print_Pow(self, expr):
         base, exponent = (self.visit(a) for a in expr.args)
-        if not (self.guarded or self.batch) and np.any(np.asarray(base) == 0) and np.any(np.asarray(exponent) < 0):
+        if self.batch and not self.guarded:
+            self._fail(_members(np.asarray(base) == 0) & _members(np.asarray(exponent) < 0))
+        elif not self.guarded and np.any(np.asarray(base) == 0) and np.any(np.asarray(exponent) < 0):
             zeros = np.flatnonzero(np.atleast_1d(np.asarray(base)) == 0)
             row = int(zeros[0]) if np.ndim(base) else None
             raise DivisionByZero(self.zero_factor(expr.args[0], row), row, expr.args[0])
@@ -483,7 +498,9 @@ class Numeric(Walker):
         finally:
             self.guarded -= 1
         result = np.where(chosen, a, b)
-        if not self.batch and not np.all(np.isfinite(result)):
+        if self.batch:
+            self._fail(~np.isfinite(result))
+        elif not np.all(np.isfinite(result)):
             raise CapplanError("division by zero in the branch if() chose")
         return _reduced(result)
 
@@ -508,6 +525,7 @@ class Numeric(Walker):
         if whole:
             bad = bad | (a != np.floor(a))
         if self.batch:
+            self._fail(bad)
             return np.where(bad, np.nan, function(np.where(bad, 0.0, a), np.where(bad, 0.0, b)))
         if np.any(bad):
             i = np.flatnonzero(bad)[0]
@@ -521,6 +539,7 @@ class Numeric(Walker):
         first = _first_failure(oks)
         best = np.where(first > 0, np.take_along_axis(xs, np.maximum(first - 1, 0), -1), np.nan)
         if self.batch:
+            self._fail(first == 0)
             return best
         if not first[0]:
             table, column = str(expr.args[0]).split(".", 1)

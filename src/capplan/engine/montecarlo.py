@@ -228,7 +228,7 @@ def _run(graph: Graph, model: Model, base: dict, drawn: dict, rows: dict, keep, 
             for row, values in cells:
                 column[:, row or 0] = values[start:stop]
             inputs[name] = column
-        values, holds, failed = run_batch(graph, model, inputs, rows, decided)
+        values, holds, failed, _ = run_batch(graph, model, inputs, rows, decided)
         for name in keep:
             value = values[name]
             if name not in kept:
