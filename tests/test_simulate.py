@@ -18,8 +18,8 @@ import pytest
 from conftest import MAIN_PLAN, RETAIL_PLAN
 
 from capplan.build import evaluate_plan
-from capplan.engine import montecarlo, sampling, vectorised
-from capplan.engine.evaluate import evaluate
+from capplan.engine import montecarlo, sampling
+from capplan.engine.evaluate import Numeric, evaluate
 from capplan.language.formula import FUNCTIONS, parse
 from capplan.loading.plan import Scenario
 from capplan.rendering import simulation
@@ -129,15 +129,15 @@ def test_a_count_is_drawn_whole():
     assert np.array_equal(values, np.round(values)) and values.min() >= 1
 
 
-def test_every_function_of_the_formula_language_has_a_numpy_form():
-    """A new function in formula.FUNCTIONS needs its entry in vectorised.NUMPY (one line)."""
+def test_every_function_of_the_formula_language_has_a_batch_form():
+    """Every function in formula.FUNCTIONS evaluates over a batch of the float backend."""
     args = {1: "t.x", 2: "t.x, t.ok", 3: "t.ok, t.x, 2"}
     for name, (_, arities) in FUNCTIONS.items():
         arity = min(arities)
         text = f"{name}({args[arity]})" if name != "max_before_failure" else "max_before_failure(t.x, t.ok)"
-        compiled = vectorised.compile_expr(parse(text).expr)
         values = {"t.x": np.array([[1.0, 2.0, 4.0]]), "t.ok": np.array([[1.0, 1.0, 0.0]])}   # erlang_c: whole servers
-        assert np.all(np.isfinite(np.asarray(compiled(values, values), dtype=float))), name
+        result = Numeric(values, values, batch=True).visit(parse(text).expr)
+        assert np.all(np.isfinite(np.asarray(result, dtype=float))), name
 
 
 BAD_RANGES = {

@@ -9,6 +9,7 @@ import pytest
 
 from capplan.language import units
 from capplan.engine.graph import build
+from capplan.engine.unitcheck import check
 from capplan.language.model import model_from_dict, standard_model
 from capplan.errors import CapplanError
 
@@ -55,6 +56,13 @@ def _model(quantities: dict, **extra):
     return model_from_dict({"switches": {}, "groups": {"g": {"quantities": quantities}}, **extra})
 
 
+def _checked(model, switches):
+    """The graph after the units stage, which the engine runs before computing (not graph.build)."""
+    graph = build(model, switches)
+    check(model, graph)
+    return graph
+
+
 def test_unit_mismatch_names_formula_operator_and_both_dimensions():
     model = _model({
         "memory": {"unit": "GiB", "tag": "fact"},
@@ -62,9 +70,19 @@ def test_unit_mismatch_names_formula_operator_and_both_dimensions():
         "bad": {"unit": "GiB", "formula": "memory - tokens"},
     })
     with pytest.raises(CapplanError) as err:
-        build(model, {})
+        _checked(model, {})
     assert str(err.value).endswith(
         "bad = memory - tokens: cannot subtract tokens ([token]) from memory ([information])")
+
+
+def test_the_units_check_is_a_stage_of_its_own():
+    """Building a graph computes no dimensions; the units stage, which the engine runs first, does."""
+    model = _model({"memory": {"unit": "GiB", "tag": "fact"}, "tokens": {"unit": "token", "tag": "fact"},
+                    "bad": {"unit": "GiB", "formula": "memory - tokens"}})
+    graph = build(model, {})
+    assert set(graph.order) == {"bad", "memory", "tokens"}
+    with pytest.raises(CapplanError, match="cannot subtract tokens"):
+        check(model, graph)
 
 
 def test_comparison_and_result_dimensions_are_checked():
@@ -73,20 +91,20 @@ def test_comparison_and_result_dimensions_are_checked():
         "ok": {"unit": "", "kind": "bool", "formula": "t <= n"},
     })
     with pytest.raises(CapplanError, match=r"comparison '<=' needs operands of one dimension: t \(\[time\]\) vs n \(\[token\]\)"):
-        build(model, {})
+        _checked(model, {})
     model = _model({"m": {"unit": "GiB", "tag": "fact"}, "r": {"unit": "GB/s", "formula": "m * 2"}})
     with pytest.raises(CapplanError, match=r"the formula gives \[information\], but r is declared in 'GB/s'"):
-        build(model, {})
+        _checked(model, {})
 
 
 def test_zero_fits_any_dimension():
     model = _model({"m": {"unit": "GiB", "tag": "fact"}, "ok": {"unit": "", "kind": "bool", "formula": "m > 0"}})
-    graph = build(model, {})
+    graph = _checked(model, {})
     assert graph.order == ("m", "ok") and graph.nodes["ok"].deps == ("m",)
     one = _model({"m": {"unit": "GiB", "tag": "fact"}, "ok": {"unit": "", "kind": "bool", "formula": "m > 1"}})
     with pytest.raises(CapplanError, match=r"comparison '>' needs operands of one dimension: m \(\[information\]\) "
                                            r"vs 1 \(dimensionless\)"):
-        build(one, {})
+        _checked(one, {})
 
 
 def test_every_formula_of_the_standard_model_parses():
@@ -125,7 +143,7 @@ def test_standard_model_checks_under_every_switch_combination():
     model = standard_model()
     names = sorted(model.switches)
     for cases in itertools.product(*(model.switches[n]["cases"] for n in names)):
-        graph = build(model, dict(zip(names, cases)))
+        graph = _checked(model, dict(zip(names, cases)))
         assert "resilient_gpus" in graph.order and "kv_pool" in graph.order
 
 

@@ -42,16 +42,21 @@ from fractions import Fraction
 import numpy as np
 import sympy
 
-from capplan.engine.evaluate import Evaluation, evaluate
+from capplan.engine import unitcheck
+from capplan.engine.evaluate import FLEET_LIMIT, Evaluation, evaluate, run_batch
+from capplan.engine.graph import build
+from capplan.language import units
 from capplan.engine.exact import (
     Exact,
     NotClosedForm,
+    Symbolic,
     Undefined,
     compile_exact,
     factor,
     rational,
 )
 from capplan.errors import CapplanError
+from capplan.language.walker import Walker
 from capplan.loading.plan import NOMINAL, Input
 
 UNDEFINED = "undefined"      # a target's value where the plan does not evaluate
@@ -122,17 +127,23 @@ class Search:
             evaluate(first.plan, first.plan.nominal, first.model)        # `eval --scenario S` passes S alone
         self.nominal_values = exact_values(self.nominal, None)
         self._values = {NOMINAL: self.nominal_values} if first.scenario.name == NOMINAL else {}
+        self._shared: dict = {}        # what probes of scenarios alike share: closed forms, walks
 
     def values(self, scenario: str) -> dict:
-        """Every node of one scenario as exact numbers."""
+        """Every node of one scenario as exact numbers: where its graph has the nominal
+        scenario's formulas, only what a changed value reaches is walked again."""
         if scenario not in self._values:
-            self._values[scenario] = exact_values(self.evaluations[scenario], self.nominal_values)
+            e = self.evaluations[scenario]
+            alike = _same_formulas(e, self.nominal)
+            self._values[scenario] = exact_values(e, self.nominal_values,
+                                                  base=self.nominal_values if alike else None)
         return self._values[scenario]
 
     def probe(self, scenario: str, variable: Target, targets: list[Target], decisions: int) -> Probe:
         """The first ``decisions`` targets decide; the others are carried along (costs to report)."""
         e = self.evaluations[scenario]
-        return Probe(e, self.nominal, self.values(scenario), self.nominal_values, variable, targets, decisions)
+        return Probe(e, self.nominal, self.values(scenario), self.nominal_values, variable, targets, decisions,
+                     self._shared)
 
 
     def exact_at(self, scenario: str, variable: Target, value: Fraction) -> dict:
@@ -147,17 +158,24 @@ class Search:
         return exact_values(e, self.nominal_values, {variable.name: given})
 
 
-def exact_values(e: Evaluation, nominal_values: dict | None, given: dict | None = None) -> dict:
+def exact_values(e: Evaluation, nominal_values: dict | None, given: dict | None = None,
+                 base: dict | None = None) -> dict:
     """Every node of one scenario as exact numbers (a table column as a
-    tuple); ``given`` sets some nodes (an input, or a derived quantity pinned)."""
+    tuple); ``given`` sets some nodes (an input, or a derived quantity pinned).
+    ``base``: another scenario's values under the same formulas; a formula none
+    of whose dependencies differs from there keeps its value without a walk."""
     values: dict = {}
     walker = Exact(values, values if nominal_values is None else nominal_values)
+    changed: set[str] = set()
     for name in e.graph.order:
         node = e.graph.nodes[name]
         q = node.quantity
         if given and name in given:
             values[name] = given[name]
         elif node.formula is not None:
+            if base is not None and not any(d in changed for d in node.deps):
+                values[name] = base[name]
+                continue
             values[name] = _column(walker.visit(node.formula.expr), e, q)
         elif q.table:
             rows = e.scenario.tables[q.table].rows
@@ -165,7 +183,22 @@ def exact_values(e: Evaluation, nominal_values: dict | None, given: dict | None 
                 tuple(rational(r[q.column], q.unit) for r in rows)
         else:
             values[name] = rational(e.inputs[name].value, q.unit)
+        if base is not None and not _identical(values[name], base.get(name)):
+            changed.add(name)
     return values
+
+
+def _same_formulas(e: Evaluation, other: Evaluation) -> bool:
+    """Whether two scenarios' graphs hold the same formulas (the same switches and pins)."""
+    return e.graph.switches == other.graph.switches and e.graph.order == other.graph.order and all(
+        (e.graph.nodes[n].formula is None) == (other.graph.nodes[n].formula is None) for n in e.graph.order)
+
+
+def _identical(a, b) -> bool:
+    """Equal exact values of the same types (1 and Fraction(1) print alike, but keep them apart)."""
+    if isinstance(a, tuple | list):
+        return isinstance(b, type(a)) and len(a) == len(b) and all(map(_identical, a, b))
+    return type(a) is type(b) and a == b
 
 
 def _column(value, e: Evaluation, q):
@@ -175,24 +208,63 @@ def _column(value, e: Evaluation, q):
     return value
 
 
+def _reach(graph, start: str, wanted: tuple[str, ...]) -> tuple[frozenset, frozenset, tuple[str, ...]]:
+    """What a variable moves (``below``), what the targets rest on (``needed``), and the
+    values the targets' closed forms read besides the variable: the inputs of the walk."""
+    below = {start}
+    for name in graph.order:
+        if any(d in below for d in graph.nodes[name].deps):
+            below.add(name)
+    needed = set(wanted)
+    for name in reversed(graph.order):
+        if name in needed:
+            needed.update(graph.nodes[name].deps)
+    walked = [n for n in graph.order if n != start and n in below and n in needed]
+    reads = {d for n in walked for d in graph.nodes[n].deps if d not in below}
+    reads |= {n for n in wanted if n not in below} | {start}
+    return frozenset(below), frozenset(needed), tuple(sorted(reads))
+
+
+def _frozen(value):
+    """A value as a key: a text column (a list) as a tuple."""
+    return tuple(value) if isinstance(value, list) else value
+
+
 class Probe:
     """The targets of one scenario as functions of one variable."""
 
     def __init__(self, e: Evaluation, nominal: Evaluation, values: dict, nominal_values: dict,
-                 variable: Target, targets: list[Target], decisions: int):
+                 variable: Target, targets: list[Target], decisions: int, shared: dict | None = None):
         self.e, self.nominal, self.variable = e, nominal, variable
+        self.shared = {} if shared is None else shared
         self.targets, self.decisions = targets, decisions
         self.quantity = e.model.quantities[variable.name]
         base = values[variable.name]
         self.today = base if variable.index is None else base[variable.index]
         self.symbol = sympy.Symbol("x", real=True)
         self._direction_cache: dict = {}
-        try:
-            self.expressions = self._symbolic(values, nominal_values)
-            self.functions = [compile_exact(ex, self.symbol) for ex in self.expressions]
-        except NotClosedForm:
-            self.expressions = None          # bracket with the float engine
-            self.functions = None
+        self._engine_known: dict[Fraction, tuple] = {}      # the float engine's targets, by value
+        self.expressions, self.functions = self._closed_forms(values, nominal_values)
+
+    def _closed_forms(self, values: dict, nominal_values: dict) -> tuple:
+        """The targets as expressions of the variable and as exact functions of it (None, None:
+        no closed form, bracket with the float engine). Probes whose closed forms read the
+        same values (another scenario that moves none of them) share them."""
+        graph = self.e.graph
+        wanted = tuple(t.name for t in self.targets)
+        reach = ("reach", id(graph), self.variable.name, wanted)     # graphs live as long as their evaluations
+        if reach not in self.shared:
+            self.shared[reach] = _reach(graph, self.variable.name, wanted)
+        below, needed, reads = self.shared[reach]
+        key = ("forms", id(graph), self.variable, tuple(self.targets),
+               tuple((n, _frozen(values[n])) for n in reads))
+        if key not in self.shared:
+            try:
+                expressions = self._symbolic(values, nominal_values, below, needed)
+                self.shared[key] = (expressions, [compile_exact(ex, self.symbol) for ex in expressions])
+            except NotClosedForm:
+                self.shared[key] = (None, None)
+        return self.shared[key]
 
     # -- values ----------------------------------------------------------------------------
     def at(self, v: Fraction, count: int | None = None) -> tuple:
@@ -209,6 +281,9 @@ class Probe:
         return tuple(out)
 
     def _engine_at(self, v: Fraction) -> tuple:
+        known = self._engine_known.get(v)
+        if known is not None:
+            return known
         try:
             e = evaluate_at(self.e, self.variable, float(v), self.nominal)
         except CapplanError:
@@ -217,27 +292,33 @@ class Probe:
         for t in self.targets:
             value = e.values[t.name]
             value = value if t.index is None else value[t.index]
-            q = e.model.quantities[t.name]
-            out.append(bool(value) if q.kind == "bool" else rational(float(value), ""))
+            out.append(_target_value(e.model.quantities[t.name], value))
         return tuple(out)
 
-    def _symbolic(self, values: dict, nominal_values: dict) -> list:
+    def _engine_grid(self, points: list[Fraction]) -> None:
+        """The float engine's targets at every point of a grid in one pass of the batch backend
+        (one member per point), kept for :meth:`_engine_at`. A member where the scalar
+        evaluation might stop (a formula's failure, a model check, a value no number holds)
+        is left to :meth:`_engine_at`, which says why; the others equal it bit for bit."""
+        points = [p for p in dict.fromkeys(points) if p not in self._engine_known]
+        if not points:
+            return
+        values, ok = batch_at(self.e, self.variable, [float(p) for p in points], self.nominal)
+        for i, p in enumerate(points):
+            if ok[i]:
+                self._engine_known[p] = tuple(
+                    _target_value(self.e.model.quantities[t.name], values[t.name][i if values[t.name].shape[0] > 1
+                                                                                  else 0, t.index or 0])
+                    for t in self.targets)
+
+    def _symbolic(self, values: dict, nominal_values: dict, below: frozenset, needed: frozenset) -> list:
         graph = self.e.graph
         start = self.variable.name
-        wanted = {t.name for t in self.targets}
-        below = {start}
-        for name in graph.order:
-            if any(d in below for d in graph.nodes[name].deps):
-                below.add(name)
-        needed = set(wanted)
-        for name in reversed(graph.order):
-            if name in needed:
-                needed.update(graph.nodes[name].deps)
         local = dict(values)
         column = values[start]
         local[start] = self.symbol if self.variable.index is None else tuple(
             self.symbol if i == self.variable.index else c for i, c in enumerate(column))
-        walker = Exact(local, nominal_values, symbolic=True)
+        walker = Symbolic(local, nominal_values)
         for name in graph.order:
             if name != start and name in below and name in needed:
                 local[name] = _column(walker.visit(graph.nodes[name].formula.expr), self.e,
@@ -278,6 +359,12 @@ class Probe:
         between ``start`` and ``reached`` is missed."""
         if self.functions is None:
             return self._walk_bracketed(start, end, most)
+        key = ("walk", tuple(self.expressions), self.integer, self.decisions, start, end, most)
+        if key not in self.shared:
+            self.shared[key] = self._walk(start, end, most)
+        return self.shared[key]
+
+    def _walk(self, start: Fraction, end: Fraction, most: int) -> Walk:
         up = end > start
         walker = self._count_walk if self.integer else self._real_walk
         found, reached = [], end
@@ -389,6 +476,8 @@ class Probe:
     def _walk_bracketed(self, start: Fraction, end: Fraction, most: int) -> Walk:
         """The float engine's decisions (no closed form of them): a scan and bisection,
         every flip marked bracketed; two flips within one cell of the scan may go unseen."""
+        lo, hi = sorted((start, end))
+        self._engine_grid([lo, *_grid(lo, hi), hi])
         points = _bracket(self.decided, start, end, most + 1)
         found = []
         near_at, near = start, self.decided(start)
@@ -416,6 +505,7 @@ class Probe:
             return values[left] - other
 
         if self.expressions is None:
+            self._engine_grid([lo, *_grid(lo, hi), hi])
             return _solve_bracketed(gap, lo, hi)
         other = self.expressions[right] if isinstance(right, int) else sympy.Rational(right.numerator,
                                                                                      right.denominator)
@@ -479,6 +569,59 @@ def evaluate_at(e: Evaluation, variable: Target, value: float, nominal: Evaluati
     return evaluate(e.plan, scenario, e.model, nominal)
 
 
+def batch_at(e: Evaluation, variable: Target, points: list[float], nominal: Evaluation) -> tuple[dict, np.ndarray]:
+    """:func:`evaluate_at` at many values of the variable in one pass of the float backend:
+    every node ``(points or 1, rows or 1)``, and per point whether the plan certainly
+    evaluates there as the scalar engine does (every model check holds, no formula
+    failed, every number finite and within what :func:`evaluate` accepts)."""
+    scenario, model = e.scenario, e.model
+    q = model.quantities[variable.name]
+    pinned = frozenset(n for n, i in scenario.inputs.items() if i.pinned) | (
+        {variable.name} if variable.index is None and variable.name not in scenario.inputs else set())
+    graph = build(model, e.plan.switches, pinned, nominal=False)
+    unitcheck.check(model, graph)
+    rows = {t: len(d.rows) for t, d in scenario.tables.items()}
+    inputs = {}
+    for name in graph.order:
+        node = graph.nodes[name]
+        if node.formula is not None or node.quantity.kind == "text":
+            continue
+        table = node.quantity.table
+        inputs[name] = (np.array([[r[node.quantity.column] for r in scenario.tables[table].rows]], dtype=float)
+                        if table else np.full((1, 1), scenario.inputs[name].value if name in scenario.inputs
+                                              else math.nan))
+    moved = np.array(points, dtype=float)[:, None]
+    if variable.index is None:
+        inputs[variable.name] = moved
+    else:
+        column = np.repeat(inputs[variable.name], len(points), axis=0)
+        column[:, variable.index] = moved[:, 0]
+        inputs[variable.name] = column
+    decided = {n: np.asarray(v, dtype=float).reshape((1, -1)) for n, v in nominal.values.items()
+               if model.quantities[n].kind != "text"}
+    try:
+        values, holds, _, failed = run_batch(graph, model, inputs, rows, decided)
+    except (CapplanError, KeyError):
+        return {}, np.zeros(len(points), dtype=bool)           # each point is left to the scalar engine
+    ok = np.broadcast_to(holds & ~failed, (len(points), 1))[:, 0].copy()
+    with np.errstate(all="ignore"):
+        for name in graph.order:
+            node = graph.nodes[name]
+            kind, unit = node.quantity.kind, node.quantity.unit
+            if node.formula is None or kind in ("bool", "text"):
+                continue
+            limit, value = FLEET_LIMIT if unit == "GPU" else units.LIMIT, values[name]
+            fine = np.isfinite(value) & ((np.abs(value) <= limit * units.factor(unit))
+                                         | (np.abs(value / units.factor(unit)) <= limit))
+            ok &= np.broadcast_to(fine.all(axis=-1), (len(points),))
+    return values, ok
+
+
+def _target_value(q, value):
+    """A float engine's value as a target's exact value (a truth value, or the float's fraction)."""
+    return bool(value) if q.kind == "bool" else rational(float(value), "")
+
+
 def base_range(today: Fraction, quantity, spread: Fraction) -> tuple[Fraction, Fraction]:
     """[today / spread, today × spread] within the quantity's domain (from 0 to
     ``spread`` display units when today is 0)."""
@@ -504,7 +647,7 @@ _BRANCHES = (sympy.Max, sympy.Min, sympy.Abs, sympy.Piecewise, sympy.core.relati
              sympy.And, sympy.Or, sympy.Not)
 
 
-@functools.lru_cache(maxsize=2048)
+@functools.lru_cache(maxsize=16384)
 def _points(expr, x, lo, hi) -> frozenset[Fraction]:
     """Every point in (lo, hi) where ``expr`` may jump or switch branch (cached:
     the decisions of a scenario share their atoms, ``ceil(x/7)`` under GPUs and nodes alike)."""
@@ -768,6 +911,7 @@ def _middle(a: Fraction, b: Fraction) -> Fraction | None:
     return (a + b) / 2
 
 
+@functools.lru_cache(maxsize=16384)
 def _direction(expr, x, lo: Fraction, hi: Fraction) -> int | None:
     """+1 where ``expr`` never falls as x rises on [lo, hi], -1 where it never rises,
     0 where it does not depend on x; None where neither is shown.
@@ -808,6 +952,7 @@ def _shared(directions: list) -> int | None:
     return moving.pop() if moving else 0
 
 
+@functools.lru_cache(maxsize=16384)
 def _smooth_direction(g, x, lo: Fraction, hi: Fraction) -> int | None:
     """The direction of a rational function of x: its derivative's sign, when that
     neither vanishes nor has a pole inside (lo, hi)."""
@@ -851,38 +996,63 @@ def _enclosure(expr, x):
         if isinstance(value, float):
             raise NotClosedForm("a float constant")
         return lambda a, b: (value, value)
-    if expr == x:
+    return _Intervals(x).visit(expr)
+
+
+class _Intervals(Walker):
+    """The interval backend of the formula walker: each node a function of a window of x
+    (each part's enclosure cached on its own: the decisions share their atoms)."""
+
+    known_functions = {
+        "ceiling": lambda p: (math.ceil(p[0]), math.ceil(p[1])),
+        "floor": lambda p: (math.floor(p[0]), math.floor(p[1])),
+        "Abs": lambda p: _absolute(p),
+        "Not": lambda p: tuple(not v for v in reversed(p)),
+        "Max": lambda *ps: tuple(max(values) for values in zip(*ps)),
+        "Or": lambda *ps: tuple(max(values) for values in zip(*ps)),
+        "Min": lambda *ps: tuple(min(values) for values in zip(*ps)),
+        "And": lambda *ps: tuple(min(values) for values in zip(*ps)),
+    }
+
+    def __init__(self, x):
+        self.x = x
+
+    def part(self, expr):
+        return _enclosure(expr, self.x)
+
+    def apply(self, function, expr):
+        parts = [self.part(arg) for arg in expr.args]
+        return lambda a, b: function(*(f(a, b) for f in parts))
+
+    def _print_Symbol(self, expr):                 # the variable: every other name is a constant
         return lambda a, b: (a, b)
-    if isinstance(expr, sympy.Piecewise):
-        pairs = [(_enclosure(v, x), _enclosure(c, x)) for v, c in expr.args]
+
+    def _print_Piecewise(self, expr):
+        pairs = [(self.part(v), self.part(c)) for v, c in expr.args]
         return lambda a, b: _choose(pairs, a, b)
-    parts = [_enclosure(arg, x) for arg in expr.args]
-    if isinstance(expr, sympy.Add):
+
+    def _print_Add(self, expr):
+        parts = [self.part(arg) for arg in expr.args]
         return lambda a, b: _fold_intervals(lambda p, q: (p[0] + q[0], p[1] + q[1]), [f(a, b) for f in parts])
-    if isinstance(expr, sympy.Mul):
+
+    def _print_Mul(self, expr):
+        parts = [self.part(arg) for arg in expr.args]
         return lambda a, b: _fold_intervals(_times, [f(a, b) for f in parts])
-    if isinstance(expr, sympy.Pow):
+
+    def _print_Pow(self, expr):
         exponent = expr.args[1]
-        if not (exponent.is_Integer and x not in exponent.free_symbols):
+        if not (exponent.is_Integer and self.x not in exponent.free_symbols):
             raise NotClosedForm("a power that is not a whole number")
-        base, n = parts[0], int(exponent)
+        base, n = self.part(expr.args[0]), int(exponent)
         return lambda a, b: _power_of(base(a, b), n)
-    if isinstance(expr, (sympy.ceiling, sympy.floor, sympy.Abs, sympy.Not)):
-        step = {sympy.ceiling: math.ceil, sympy.floor: math.floor}.get(type(expr))
-        inner = parts[0]
-        if step:
-            return lambda a, b: tuple(step(v) for v in inner(a, b))
-        if isinstance(expr, sympy.Not):
-            return lambda a, b: tuple(not v for v in reversed(inner(a, b)))
-        return lambda a, b: _absolute(inner(a, b))
-    if isinstance(expr, (sympy.Max, sympy.Min, sympy.And, sympy.Or)):
-        pick = max if isinstance(expr, (sympy.Max, sympy.Or)) else min
-        return lambda a, b: tuple(pick(values) for values in zip(*(f(a, b) for f in parts)))
-    if type(expr) in RELATIONS_OPS:
-        compare = RELATIONS_OPS[type(expr)]
-        left, right = parts
+
+    def _print_Relational(self, expr):
+        compare = RELATIONS_OPS[expr.rel_op]
+        left, right = (self.part(arg) for arg in expr.args)
         return lambda a, b: compare(left(a, b), right(a, b))
-    raise NotClosedForm(f"{type(expr).__name__} has no enclosure")
+
+    def _unsupported(self, expr):
+        raise NotClosedForm(f"{type(expr).__name__} has no enclosure")
 
 
 def _bounds(expr, x, a: Fraction, b: Fraction) -> tuple | None:
@@ -962,9 +1132,9 @@ def _equal(p, q):
 
 
 RELATIONS_OPS = {
-    sympy.GreaterThan: lambda p, q: _at_least(p, q, False), sympy.StrictGreaterThan: lambda p, q: _at_least(p, q, True),
-    sympy.LessThan: lambda p, q: _at_least(q, p, False), sympy.StrictLessThan: lambda p, q: _at_least(q, p, True),
-    sympy.Equality: _equal, sympy.Unequality: lambda p, q: tuple(not v for v in reversed(_equal(p, q))),
+    ">=": lambda p, q: _at_least(p, q, False), ">": lambda p, q: _at_least(p, q, True),
+    "<=": lambda p, q: _at_least(q, p, False), "<": lambda p, q: _at_least(q, p, True),
+    "==": _equal, "!=": lambda p, q: tuple(not v for v in reversed(_equal(p, q))),
 }
 
 

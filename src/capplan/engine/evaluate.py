@@ -3,8 +3,11 @@
 Values are floats in base units; a table column is a numpy array with one
 entry per row, so one walker serves both scalar formulas and row-wise
 computed columns (scalars broadcast over rows) and table functions reduce a
-column to a scalar. The model's checks (weights sum to 1, the model fits in
-memory) run as soon as the values they read exist.
+column to a scalar. The same walker, :class:`Numeric`, is the float backend
+of every batch (Monte Carlo draws, the flip search's grids): one more leading
+axis on the numbers. The units check (:func:`capplan.engine.unitcheck.check`)
+runs first, as a stage of its own; the model's checks (weights sum to 1, the
+model fits in memory) run as soon as the values they read exist.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import sympy
 from capplan import formatting
 from capplan.engine import queueing
 from capplan.language import units
-from capplan.language.formula import ErlangC
+from capplan.engine import unitcheck
 from capplan.engine.graph import Graph, build
 from capplan.language.model import Model
 from capplan.language.walker import Walker
@@ -78,6 +81,7 @@ def evaluate(plan: Plan, scenario: Scenario, model: Model, nominal: Evaluation |
     pinned = frozenset(n for n, i in scenario.inputs.items() if i.pinned)
     try:
         graph = build(model, plan.switches, pinned, nominal=nominal is None)
+        unitcheck.check(model, graph)
     except CapplanError as err:
         raise err.located(file=plan.file) from None
     values: dict[str, object] = {}
@@ -118,6 +122,37 @@ def evaluate_all(plan: Plan, model: Model) -> list[Evaluation]:
     model = model.with_slos(plan.slos)
     nominal = evaluate(plan, plan.nominal, model)
     return [nominal] + [evaluate(plan, s, model, nominal) for s in plan.scenarios[1:]]
+
+
+def run_batch(graph: Graph, model: Model, inputs: dict[str, np.ndarray], rows: dict[str, int],
+              nominal: dict[str, np.ndarray] | None = None) -> tuple[dict, np.ndarray, list, np.ndarray]:
+    """Every node of a graph over a batch: the inputs are ``(B, 1)`` for a scalar and
+    ``(B, rows)`` for a column (B may be 1 for a value no member of the batch moves;
+    ``rows`` counts each table's rows). Returns the values, per member whether every
+    model check holds, per check where it fails, and the members where a formula met
+    what stops a scalar evaluation (a division by zero, no sweep row passing; each
+    ``(B or 1, 1)``). Such a member holds NaN where the scalar evaluation would stop,
+    unless a later formula hides it (``min(1/x, 5)``), which the last mask tells."""
+    values = dict(inputs)
+    nominal = values if nominal is None else nominal
+    walker = Numeric(values, nominal, batch=True)
+    with np.errstate(all="ignore"):
+        for name in graph.order:
+            node = graph.nodes[name]
+            if node.formula is None:
+                continue
+            result = np.asarray(walker.visit(node.formula.expr), dtype=float)
+            result = result.reshape((1, 1)) if result.ndim == 0 else result
+            table = node.quantity.table
+            values[name] = np.broadcast_to(result, (result.shape[0], rows[table])) if table else result
+        holds = np.ones((1, 1), dtype=bool)
+        failed = []
+        for check in model.checks:
+            passes = np.asarray(walker.visit(check.require.expr)) != 0
+            passes = passes.reshape((1, 1)) if passes.ndim == 0 else passes
+            holds = holds & passes
+            failed.append(~passes)
+    return values, holds, failed, walker.failed
 
 
 def _where(plan: Plan, scenario: Scenario) -> str:
@@ -306,36 +341,108 @@ class DivisionByZero(CapplanError):
         self.row = row
 
 
-class Numeric(Walker):
-    """Numbers for a formula tree: floats and numpy arrays in base units."""
+def _reduced(result):
+    """A 0-d result as a float: a scalar evaluation keeps Python floats (cheap arithmetic)."""
+    return result if np.ndim(result) else float(result)
 
-    def __init__(self, values, nominal_values=None, show=None):
+
+def _fold(op):
+    """An n-ary max/min over scalars and table columns alike (scalars broadcast over rows)."""
+    def folded(*args):
+        parts = np.broadcast_arrays(*(np.asarray(a, dtype=float) for a in args))
+        return _reduced(np.asarray(functools.reduce(op, parts), dtype=float))
+    return folded
+
+
+def _rows(reduce):
+    """A table function: reduce the rows (the last axis) of a column; a batch keeps its
+    leading axis, ``(B, rows) -> (B, 1)``; a scalar evaluation's 1-D column gives a float."""
+    def over_rows(x):
+        x = np.asarray(x, dtype=float)
+        return reduce(x, axis=-1, keepdims=True) if x.ndim > 1 else float(reduce(x))
+    return over_rows
+
+
+def _ordered(xs, oks):
+    """Sweep rows in increasing x."""
+    xs, oks = np.broadcast_arrays(np.atleast_1d(np.asarray(xs, dtype=float)), np.atleast_1d(np.asarray(oks) != 0))
+    order = np.argsort(xs, axis=-1, kind="stable")
+    return np.take_along_axis(xs, order, -1), np.take_along_axis(oks, order, -1)
+
+
+def _first_failure(oks):
+    """Index of the first failing row, or the row count when every row passes."""
+    failed = ~oks
+    return np.where(failed.any(axis=-1, keepdims=True), np.argmax(failed, axis=-1)[..., None], oks.shape[-1])
+
+
+def _members(where):
+    """Per batch member whether ``where`` holds in any of its rows."""
+    where = np.asarray(where, dtype=bool)
+    return where.any(axis=-1, keepdims=True) if where.ndim > 1 else where.any()
+
+
+class Numeric(Walker):
+    """The float backend: numbers for a formula tree in base units, over a leading batch axis.
+
+    A scalar evaluation (:func:`evaluate`) holds a scalar as a float and a table
+    column as a 1-D array, and stops at a value no number can hold with an error
+    that says why (a division by zero, a sweep where no row passes). A batch
+    (``batch=True``: Monte Carlo draws, a grid of one input) holds a scalar as
+    ``(B, 1)`` and a column as ``(B, rows)``; table functions reduce the last axis,
+    and a member of the batch the plan does not evaluate at is NaN. Both run the
+    same operations in the same order (sums and products folded left to right,
+    ``ceil``/``floor`` snapped), so a batch member equals the scalar evaluation
+    to the last bit.
+    """
+
+    known_functions = {
+        "ceiling": lambda x: np.ceil(_snap(x)),
+        "floor": lambda x: np.floor(_snap(x)),
+        "Abs": np.abs,
+        "Max": _fold(np.maximum),
+        "Min": _fold(np.minimum),
+        "TableSum": _rows(np.sum),
+        "TableMax": _rows(np.max),
+        "TableMin": _rows(np.min),
+        "PerUnit": lambda x: x,       # token and GPU are base units: the number stays
+    }
+
+    def __init__(self, values, nominal_values=None, show=None, batch: bool = False):
         self.values = values
         self.nominal_values = values if nominal_values is None else nominal_values
         self.show = show or (lambda name, value: f"{value:g}")
+        self.batch = batch
         self.guarded = 0      # > 0 inside an if() branch, where a division by zero may go unused
+        self.failed = np.zeros((1, 1), dtype=bool)   # batch members where the scalar evaluation would stop
+
+    def _fail(self, where) -> None:
+        """Mark the batch members where ``where`` holds (any row) as ones the plan does not evaluate at."""
+        self.failed = self.failed | _members(where)
 
     def number(self, value):
-        return value
+        return float(value)
 
-    def Symbol(self, expr):
+    def _print_Symbol(self, expr):
         return self.values[expr.name]
 
-    def Add(self, expr):
+    def _print_Add(self, expr):
         total = self.visit(expr.args[0])
         for term in expr.args[1:]:
             total = total + self.visit(term)
         return total
 
-    def Mul(self, expr):
+    def _print_Mul(self, expr):
         product = 1.0
         for factor in expr.args:
             product = product * self.visit(factor)
         return product
 
-    def Pow(self, expr):
+    def _print_Pow(self, expr):
         base, exponent = (self.visit(a) for a in expr.args)
-        if not self.guarded and np.any(np.asarray(base) == 0) and np.any(np.asarray(exponent) < 0):
+        if self.batch and not self.guarded:
+            self._fail(_members(np.asarray(base) == 0) & _members(np.asarray(exponent) < 0))
+        elif not self.guarded and np.any(np.asarray(base) == 0) and np.any(np.asarray(exponent) < 0):
             zeros = np.flatnonzero(np.atleast_1d(np.asarray(base)) == 0)
             row = int(zeros[0]) if np.ndim(base) else None
             raise DivisionByZero(self.zero_factor(expr.args[0], row), row, expr.args[0])
@@ -366,45 +473,23 @@ class Numeric(Walker):
             return bool(value[row] == 0)
         return bool(np.all(value == 0))
 
-    def ceiling(self, expr):
-        x = self.visit(expr.args[0])
-        return np.ceil(_snap(x))
+    def _print_Relational(self, expr):
+        return _reduced(compare(expr.rel_op, *(self.visit(x) for x in expr.args)).astype(float))
 
-    def floor(self, expr):
-        return np.floor(_snap(self.visit(expr.args[0])))
-
-    def Abs(self, expr):
-        return np.abs(self.visit(expr.args[0]))
-
-    def Max(self, expr):
-        return self._reduce(np.maximum, expr.args)
-
-    def Min(self, expr):
-        return self._reduce(np.minimum, expr.args)
-
-    def relation(self, expr, op):
-        result = compare(op, *(self.visit(x) for x in expr.args))
-        return result.astype(float) if result.ndim else float(result)
-
-    def And(self, expr):
+    def _print_And(self, expr):
         return self._logical(np.logical_and, expr)
 
-    def Or(self, expr):
+    def _print_Or(self, expr):
         return self._logical(np.logical_or, expr)
 
     def _logical(self, op, expr):
-        return self._reduce(op, [np.asarray(self.visit(a)) != 0 for a in expr.args], visited=True)
+        parts = np.broadcast_arrays(*(np.asarray(self.visit(a)) != 0 for a in expr.args))
+        return _reduced(np.asarray(functools.reduce(op, parts), dtype=float))
 
-    def _reduce(self, op, args, visited=False):
-        """An n-ary max/min/and/or over scalars and table columns alike (scalars broadcast over rows)."""
-        parts = np.broadcast_arrays(*(a if visited else np.asarray(self.visit(a), dtype=float) for a in args))
-        result = np.asarray(functools.reduce(op, parts), dtype=float)
-        return result if result.ndim else float(result)
+    def _print_Not(self, expr):
+        return _reduced((np.asarray(self.visit(expr.args[0])) == 0).astype(float))
 
-    def Not(self, expr):
-        return (np.asarray(self.visit(expr.args[0])) == 0).astype(float)
-
-    def Piecewise(self, expr):
+    def _print_Piecewise(self, expr):
         (then, cond), (otherwise, _) = expr.args
         chosen = np.asarray(self.visit(cond)) != 0
         self.guarded += 1
@@ -413,75 +498,64 @@ class Numeric(Walker):
         finally:
             self.guarded -= 1
         result = np.where(chosen, a, b)
-        if not np.all(np.isfinite(result)):
+        if self.batch:
+            self._fail(~np.isfinite(result))
+        elif not np.all(np.isfinite(result)):
             raise CapplanError("division by zero in the branch if() chose")
-        return result if result.ndim else float(result)
+        return _reduced(result)
 
-    def Nominal(self, expr):
+    def _print_Nominal(self, expr):
         return self.nominal_values[expr.args[0].name]
 
-    def PerToken(self, expr):
-        return self.visit(expr.args[0])       # token and GPU are base units: the number stays
+    def _print_ErlangC(self, expr):
+        return self._queueing(expr, queueing.erlang_c, "a whole number of servers", whole=True)
 
-    PerGpu = PerToken
+    def _print_PoissonExceeds(self, expr):
+        return self._queueing(expr, queueing.poisson_exceeds, "a count", whole=False)
 
-    def ErlangC(self, expr):
-        servers, load = self._counts(expr, "a whole number of servers")
-        return queueing.erlang_c(servers, load)
-
-    def PoissonExceeds(self, expr):
-        count, mean = self._counts(expr, "a count")
-        return queueing.poisson_exceeds(count, mean)
-
-    def _counts(self, expr, first: str):
-        """The two arguments of a queueing function, refused outside its domain:
-        both at least 0, and for erlang_c the servers whole."""
+    def _queueing(self, expr, function, first: str, whole: bool):
+        """A queueing function on its two arguments, outside its domain (below 0, not a
+        number; for erlang_c servers that are not whole) refused, or NaN in a batch."""
         a, b = np.broadcast_arrays(*(np.asarray(self.visit(x), dtype=float) for x in expr.args))
         a = _snap(a)
-        bad = (a < 0) | (b < 0) | np.isnan(a) | np.isnan(b)
-        if isinstance(expr, ErlangC):
+        if self.batch:
+            bad = (a < 0) | (b < 0) | ~np.isfinite(a) | ~np.isfinite(b)
+        else:
+            bad = (a < 0) | (b < 0) | np.isnan(a) | np.isnan(b)
+        if whole:
             bad = bad | (a != np.floor(a))
+        if self.batch:
+            self._fail(bad)
+            return np.where(bad, np.nan, function(np.where(bad, 0.0, a), np.where(bad, 0.0, b)))
         if np.any(bad):
             i = np.flatnonzero(bad)[0]
             x, y = float(a.flat[i]), float(b.flat[i])
             raise CapplanError(f"{expr.call}() needs {first} and a value of at least 0, got {x:g} and {y:g}")
-        return (a, b) if a.ndim else (float(a), float(b))
+        return function(a, b) if a.ndim else function(float(a), float(b))
 
-    def TableSum(self, expr):
-        return float(np.sum(self.visit(expr.args[0])))
-
-    def TableMax(self, expr):
-        return float(np.max(self.visit(expr.args[0])))
-
-    def TableMin(self, expr):
-        return float(np.min(self.visit(expr.args[0])))
-
-    def MaxBeforeFailure(self, expr):
-        xs, oks = self._pairs(expr)
-        best = None
-        for x, ok in zip(xs, oks):
-            if not ok:
-                break
-            best = x
-        if best is None:
+    def _print_MaxBeforeFailure(self, expr):
+        """λ*: the x before the first failing row; undefined (NaN in a batch) when the first row fails."""
+        xs, oks = self._sweep(expr)
+        first = _first_failure(oks)
+        best = np.where(first > 0, np.take_along_axis(xs, np.maximum(first - 1, 0), -1), np.nan)
+        if self.batch:
+            self._fail(first == 0)
+            return best
+        if not first[0]:
             table, column = str(expr.args[0]).split(".", 1)
             raise CapplanError(f"no {table} row meets every SLO (the lowest {column}, "
                                f"{self.show(str(expr.args[0]), xs[0])}, already fails), so it is undefined; "
                                f"sweep lower rates or revisit the SLOs")
-        return float(best)
+        return float(best[0])
 
-    def MinFailure(self, expr):
-        xs, oks = self._pairs(expr)
-        for x, ok in zip(xs, oks):
-            if not ok:
-                return float(x)
-        return float(xs[-1])
+    def _print_MinFailure(self, expr):
+        """The top of the knee bracket: the first failing x, or the highest x when none fails."""
+        xs, oks = self._sweep(expr)
+        top = np.take_along_axis(xs, np.minimum(_first_failure(oks), oks.shape[-1] - 1), -1)
+        return top if self.batch else float(top[0])
 
-    def _pairs(self, expr):
-        xs = np.asarray(self.visit(expr.args[0]), dtype=float)
-        oks = np.asarray(self.visit(expr.args[1]), dtype=float)
-        order = np.argsort(xs, kind="stable")
-        return xs[order], oks[order] != 0
+    def _sweep(self, expr):
+        return _ordered(self.visit(expr.args[0]), self.visit(expr.args[1]))
 
 
 def compare(op: str, a, b) -> np.ndarray:

@@ -10,7 +10,8 @@ computes with :class:`fractions.Fraction`. Left with one input as a symbol,
 it builds sympy expressions only where the symbol flows and gives each
 decision as a closed-form expression of that input (``ceiling(x/7)``), which
 :mod:`capplan.analysis.flips` solves; :func:`compile_exact` turns such an
-expression back into a fast function over fractions.
+expression back into a fast function over fractions. All three are backends
+of the one formula walker (:mod:`capplan.language.walker`).
 
 A formula the walker cannot keep symbolic (a λ* over a sweep whose rates
 depend on the symbol, an exponent it cannot handle) raises
@@ -32,7 +33,7 @@ from capplan.engine import queueing
 
 from capplan.language import units
 from capplan.language.formula import ErlangC
-from capplan.language.walker import RELATIONS, Walker
+from capplan.language.walker import Walker
 
 
 class NotClosedForm(Exception):
@@ -185,99 +186,87 @@ def _whole(exponent) -> int:
     return int(exponent)
 
 
-class Exact(Walker):
-    """Formula trees over exact values; a table column is a tuple, one entry
-    per row. With ``symbolic`` the values may be sympy expressions of a
-    symbol (set one input's value to it); without, they are plain fractions."""
+# The element-wise functions and table reductions, each a function of the kind of numbers
+# (:class:`_Numbers` or :class:`_Symbols`) and the walked arguments: one entry serves both.
+EXACT_FUNCTIONS = {
+    "ceiling": lambda ops, x: _lift(ops.ceiling, x),
+    "floor": lambda ops, x: _lift(ops.floor, x),
+    "Abs": lambda ops, x: _lift(ops.absolute, x),
+    "Max": lambda ops, *args: _fold(ops.maximum, args),
+    "Min": lambda ops, *args: _fold(ops.minimum, args),
+    "TableSum": lambda ops, column: ops.total(column),
+    "TableMax": lambda ops, column: functools.reduce(ops.maximum, column),
+    "TableMin": lambda ops, column: functools.reduce(ops.minimum, column),
+    "PerUnit": lambda ops, x: x,       # token and GPU are base units: the number stays
+}
 
-    def __init__(self, values: dict, nominal_values: dict, symbolic: bool = False):
+
+class Exact(Walker):
+    """The exact backend: formula trees over fractions; a table column is a tuple, one
+    entry per row. :class:`Symbolic` is the same walk with one value a sympy symbol."""
+
+    ops = _Numbers
+    known_functions = EXACT_FUNCTIONS
+
+    def __init__(self, values: dict, nominal_values: dict):
         self.values = values
         self.nominal_values = nominal_values
-        self.ops = _Symbols if symbolic else _Numbers
 
-    def visit(self, expr):
-        if isinstance(expr, sympy.Rational | sympy.Float):
-            return self.ops.number(expr)
-        return super().visit(expr)
+    def apply(self, function, expr):
+        return function(self.ops, *(self.visit(a) for a in expr.args))
 
-    def number(self, value):              # BooleanTrue, the only other constant a formula holds
+    def number(self, value):
+        return self.ops.number(value)
+
+    def _print_BooleanTrue(self, expr):
         return self.ops.true
 
-    def Symbol(self, expr):
+    def _print_Symbol(self, expr):
         return self.values[expr.name]
 
-    def Add(self, expr):
+    def _print_Add(self, expr):
         return _fold(operator.add, [self.visit(a) for a in expr.args])
 
-    def Mul(self, expr):
+    def _print_Mul(self, expr):
         return _fold(operator.mul, [self.visit(a) for a in expr.args])
 
-    def Pow(self, expr):
+    def _print_Pow(self, expr):
         base, exponent = (self.visit(a) for a in expr.args)
         return _lift(self.ops.power, base, exponent)
 
-    def ceiling(self, expr):
-        return _lift(self.ops.ceiling, self.visit(expr.args[0]))
-
-    def floor(self, expr):
-        return _lift(self.ops.floor, self.visit(expr.args[0]))
-
-    def Abs(self, expr):
-        return _lift(self.ops.absolute, self.visit(expr.args[0]))
-
-    def Max(self, expr):
-        return _fold(self.ops.maximum, [self.visit(a) for a in expr.args])
-
-    def Min(self, expr):
-        return _fold(self.ops.minimum, [self.visit(a) for a in expr.args])
-
-    def relation(self, expr, op):
+    def _print_Relational(self, expr):
         a, b = (self.visit(x) for x in expr.args)
-        return _lift(self.ops.relations[op], a, b)
+        return _lift(self.ops.relations[expr.rel_op], a, b)
 
-    def And(self, expr):
+    def _print_And(self, expr):
         return _fold(self.ops.both, [self.visit(a) for a in expr.args])
 
-    def Or(self, expr):
+    def _print_Or(self, expr):
         return _fold(self.ops.either, [self.visit(a) for a in expr.args])
 
-    def Not(self, expr):
+    def _print_Not(self, expr):
         return _lift(self.ops.negate, self.visit(expr.args[0]))
 
-    def Piecewise(self, expr):
+    def _print_Piecewise(self, expr):
         (then, cond), (otherwise, _) = expr.args
         return _lift(self.ops.choose, self.visit(cond), self.visit(then), self.visit(otherwise))
 
-    def Nominal(self, expr):
+    def _print_Nominal(self, expr):
         return self.nominal_values[expr.args[0].name]
 
-    def PerToken(self, expr):
-        return self.visit(expr.args[0])       # token and GPU are base units: the number stays
-
-    PerGpu = PerToken
-
-    def TableSum(self, expr):
-        return self.ops.total(self.visit(expr.args[0]))
-
-    def TableMax(self, expr):
-        return functools.reduce(self.ops.maximum, self.visit(expr.args[0]))
-
-    def TableMin(self, expr):
-        return functools.reduce(self.ops.minimum, self.visit(expr.args[0]))
-
-    def MaxBeforeFailure(self, expr):
+    def _print_MaxBeforeFailure(self, expr):
         """λ*: the rate before the first failing row; undefined when the first row fails."""
         xs, oks = self._sorted(expr)
         ops = self.ops
         pieces = [(ops.undefined, ops.negate(oks[0]))] + [(x, ops.negate(ok)) for x, ok in zip(xs, oks[1:])]
         return ops.first(pieces + [(xs[-1], ops.true)], "no sweep row meets every SLO")
 
-    def MinFailure(self, expr):
+    def _print_MinFailure(self, expr):
         xs, oks = self._sorted(expr)
         ops = self.ops
         return ops.first([(x, ops.negate(ok)) for x, ok in zip(xs[:-1], oks[:-1])] + [(xs[-1], ops.true)], "")
 
-    def ErlangC(self, expr):
+    def _print_ErlangC(self, expr):
         """Not a rational function: a float (computed as the evaluator does) where every argument is
         a number; no closed form where the symbol flows in. No decision of the model reads one."""
         f = queueing.erlang_c if isinstance(expr, ErlangC) else queueing.poisson_exceeds
@@ -289,7 +278,7 @@ class Exact(Walker):
             return f(*(float(a) for a in args))
         return _lift(value, *(self.visit(a) for a in expr.args))
 
-    PoissonExceeds = ErlangC
+    _print_PoissonExceeds = _print_ErlangC
 
     def _sorted(self, expr):
         xs, oks = self.visit(expr.args[0]), self.visit(expr.args[1])
@@ -297,6 +286,12 @@ class Exact(Walker):
             raise NotClosedForm("a sweep whose rates depend on the symbol")
         order = sorted(range(len(xs)), key=lambda i: xs[i])
         return [xs[i] for i in order], [oks[i] for i in order]
+
+
+class Symbolic(Exact):
+    """Exact numbers where no value holds the symbol, sympy expressions of it where one does."""
+
+    ops = _Symbols
 
 
 def _piecewise(pieces):
@@ -315,29 +310,53 @@ def _piecewise(pieces):
 # -- exact functions of one symbol ---------------------------------------------------------
 
 def compile_exact(expr, symbol: sympy.Symbol):
-    """``expr`` as a Python function of the symbol over :class:`Fraction`:
-    exact, and a thousand times faster than ``expr.subs``. Raises
-    :class:`Undefined` where the plan does not evaluate."""
-    return _compile(expr, symbol)
-
-
-def _compile(expr, x):
+    """``expr`` (a sympy expression of ``symbol``, as :class:`Symbolic` builds it) as a
+    Python function of the symbol over :class:`Fraction`: exact, and a thousand times
+    faster than ``expr.subs``. Raises :class:`Undefined` where the plan does not evaluate."""
     if not isinstance(expr, sympy.Basic):          # a plain number or truth value: no symbol in it
         return lambda v: expr
-    if expr == x:
+    return _Compiler().visit(expr)
+
+
+class _Compiler(Walker):
+    """The exact backend over closures: each node becomes a function of the symbol's value."""
+
+    known_functions = {"ceiling": math.ceil, "floor": math.floor, "Abs": abs, "Not": operator.not_,
+                       "Max": lambda *a: max(a), "Min": lambda *a: min(a), "And": lambda *a: all(a),
+                       "Or": lambda *a: any(a)}
+
+    def apply(self, function, expr):
+        parts = [self.visit(a) for a in expr.args]
+        if len(parts) == 1:
+            (inner,) = parts
+            return lambda v: function(inner(v))
+        return lambda v: function(*(p(v) for p in parts))
+
+    def number(self, value):
+        if not isinstance(value, sympy.Rational):
+            raise NotClosedForm(f"the float {value}")
+        constant = Fraction(int(value.p), int(value.q))
+        return lambda v: constant
+
+    def _print_Symbol(self, expr):                 # the only symbol a closed form holds
         return lambda v: v
-    if expr is sympy.true or expr is sympy.false:
-        constant = bool(expr)
-        return lambda v: constant
-    if expr is sympy.nan or expr in (sympy.zoo, sympy.oo, -sympy.oo):
-        def undefined(v):
-            raise Undefined("no sweep row meets every SLO" if expr is sympy.nan else "division by zero")
-        return undefined
-    if isinstance(expr, sympy.Rational):
-        constant = Fraction(int(expr.p), int(expr.q))
-        return lambda v: constant
-    if isinstance(expr, sympy.Piecewise):
-        pairs = [(_compile(value, x), _compile(cond, x)) for value, cond in expr.args]
+
+    def _print_BooleanTrue(self, expr):
+        return lambda v: True
+
+    def _print_BooleanFalse(self, expr):
+        return lambda v: False
+
+    def _print_NaN(self, expr):
+        return _undefined("no sweep row meets every SLO")
+
+    def _print_Infinity(self, expr):
+        return _undefined("division by zero")
+
+    _print_NegativeInfinity = _print_ComplexInfinity = _print_Infinity
+
+    def _print_Piecewise(self, expr):
+        pairs = [(self.visit(value), self.visit(cond)) for value, cond in expr.args]
 
         def choose(v):
             for value, cond in pairs:
@@ -345,29 +364,32 @@ def _compile(expr, x):
                     return value(v)
             raise Undefined("no case of if() holds")
         return choose
-    parts = [_compile(a, x) for a in expr.args]
-    if isinstance(expr, sympy.Add):
+
+    def _print_Add(self, expr):
+        parts = [self.visit(a) for a in expr.args]
         return lambda v: sum(p(v) for p in parts)
-    if isinstance(expr, sympy.Mul):
+
+    def _print_Mul(self, expr):
+        parts = [self.visit(a) for a in expr.args]
         return lambda v: math.prod(p(v) for p in parts)
-    if isinstance(expr, sympy.Pow):
-        base, exponent = parts
+
+    def _print_Pow(self, expr):
+        base, exponent = (self.visit(a) for a in expr.args)
         return lambda v: _power(base(v), exponent(v))
-    simple = {sympy.ceiling: math.ceil, sympy.floor: math.floor, sympy.Abs: abs, sympy.Not: operator.not_}
-    for kind, f in simple.items():
-        if isinstance(expr, kind):
-            (inner,) = parts
-            return lambda v: f(inner(v))
-    many = {sympy.Max: max, sympy.Min: min, sympy.And: all, sympy.Or: any}
-    for kind, f in many.items():
-        if isinstance(expr, kind):
-            return lambda v: f(p(v) for p in parts)
-    for kind, text in RELATIONS.items():
-        if isinstance(expr, kind):
-            compare = _COMPARE[text]
-            a, b = parts
-            return lambda v: compare(a(v), b(v))
-    raise NotClosedForm(f"{type(expr).__name__} in {expr}")
+
+    def _print_Relational(self, expr):
+        compare = _COMPARE[expr.rel_op]
+        a, b = (self.visit(x) for x in expr.args)
+        return lambda v: compare(a(v), b(v))
+
+    def _unsupported(self, expr):
+        raise NotClosedForm(f"{type(expr).__name__} in {expr}")
+
+
+def _undefined(reason: str):
+    def undefined(v):
+        raise Undefined(reason)
+    return undefined
 
 
 _COMPARE = {"<=": operator.le, "<": operator.lt, ">=": operator.ge, ">": operator.gt, "==": operator.eq,

@@ -14,10 +14,8 @@ from functools import lru_cache
 
 import sympy
 
-from capplan.language import units
 from capplan.language.formula import Formula, Nominal
 from capplan.language.model import Model, Quantity
-from capplan.engine.unitcheck import check_formula
 from capplan.errors import CapplanError
 from capplan.names import nearest
 
@@ -92,9 +90,7 @@ def _build(model: Model, switch_items, pinned: frozenset[str], nominal: bool) ->
             _require(model, present, switches, f"check '{check.require.text}'", dep)
         check_deps.append(tuple(sorted(check.require.names)))
     order = _toposort(nodes, active)
-    graph = Graph(switch_items, nominal, nodes, tuple(order), tuple(check_deps))
-    _check_units(model, graph)
-    return graph
+    return Graph(switch_items, nominal, nodes, tuple(order), tuple(check_deps))
 
 
 def _require(model, present, switches, user, dep) -> None:
@@ -132,20 +128,3 @@ def _toposort(nodes: dict[str, Node], names) -> list[str]:
                 state[name] = 2
                 order.append(name)
     return order
-
-
-def _check_units(model: Model, graph: Graph) -> None:
-    def dims_of(name):
-        q = graph.nodes[name].quantity
-        return units.DIMENSIONLESS if q.kind in ("bool", "text") else units.dimensions(q.unit)
-
-    for name in graph.order:
-        node = graph.nodes[name]
-        if node.formula is not None:
-            try:
-                check_formula(name, node.quantity.unit if node.quantity.kind != "bool" else "",
-                              node.formula, dims_of)
-            except CapplanError as err:
-                raise err.located(file=model.source) from None
-    for check, deps in zip(model.checks, graph.check_deps):
-        check_formula(f"check '{check.require.text}'", "", check.require, dims_of)

@@ -2,8 +2,10 @@
 
 The plan says which values are uncertain (:mod:`capplan.loading.uncertain`);
 this module draws them (:mod:`capplan.engine.sampling`), lays them out as the
-inputs of the scenario's graph and runs the compiled graph
-(:mod:`capplan.engine.vectorised`). A decision is made on the point plan and
+inputs of the scenario's graph and runs the graph over them as one batch of the
+float backend (:func:`capplan.engine.evaluate.run_batch`): a scalar is a column
+of shape ``(draws, 1)``, a table column a matrix ``(draws, rows)``, and each
+draw's results equal the scalar evaluation's to the last bit. A decision is made on the point plan and
 then meets an uncertain world: ``nominal(...)`` reads the deterministic
 nominal evaluation (the fleet the plan rents), so each draw asks whether
 that fleet carries the draw's peak. A value drawn for a label is the same
@@ -30,9 +32,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from capplan import formatting
-from capplan.engine import sampling, vectorised
+from capplan.engine import sampling, unitcheck
 from capplan.language import units
-from capplan.engine.evaluate import _where
+from capplan.engine.evaluate import _where, run_batch
 from capplan.engine.graph import Graph, build
 from capplan.language.model import Model
 from capplan.errors import CapplanError
@@ -111,6 +113,7 @@ def simulate(plan: Plan, model: Model, decided: dict, scenario: Scenario | None 
              if model.quantities[name].kind != "text"}
     pinned = frozenset(n for n, i in scenario.inputs.items() if i.pinned)
     graph = build(model, plan.switches, pinned, nominal=False)
+    unitcheck.check(model, graph)
     rows = {t: len(d.rows) for t, d in scenario.tables.items()}
     keep = frozenset(n for n in graph.order if model.quantities[n].kind != "text") if keep is None else keep
     _fits(plan, scenario, model, graph, rows, keep, samples)
@@ -225,7 +228,7 @@ def _run(graph: Graph, model: Model, base: dict, drawn: dict, rows: dict, keep, 
             for row, values in cells:
                 column[:, row or 0] = values[start:stop]
             inputs[name] = column
-        values, holds, failed = vectorised.run(graph, model, inputs, rows, decided)
+        values, holds, failed, _ = run_batch(graph, model, inputs, rows, decided)
         for name in keep:
             value = values[name]
             if name not in kept:

@@ -8,21 +8,25 @@ formula, the operator and both sides, the way numbat reports it::
     cannot subtract weight_memory ([token]) from usable_vram ([information])
 
 Finally the formula's dimensions must match the quantity's declared unit.
+
+:func:`check` is a stage of its own: the engine's entry points call it on a
+scenario's graph before they compute anything (once per model and graph).
 """
 
 from __future__ import annotations
 
-import sympy
-
 from capplan.language import units
-from capplan.language.units import DIMENSIONLESS, Dimensions, describe
+from capplan.language.units import DIMENSIONLESS, describe
 from capplan.language.walker import Walker, is_negation
+from capplan.language.model import Model
 from capplan.errors import CapplanError
 
 ANY = object()   # the literal 0, which fits any dimension (x > 0, max(x, 0))
 
 
 class UnitChecker(Walker):
+    """Dimensions for a formula tree: each node's ``_print_<Node>`` gives its dimensions."""
+
     def __init__(self, name: str, formula_text: str, dims_of):
         self.name = name
         self.text = formula_text
@@ -34,10 +38,10 @@ class UnitChecker(Walker):
     def number(self, value):
         return ANY if value == 0 else DIMENSIONLESS
 
-    def Symbol(self, expr):
+    def _print_Symbol(self, expr):
         return self.dims_of(expr.name)
 
-    def Add(self, expr):
+    def _print_Add(self, expr):
         first, *rest = expr.args
         dims = self.visit(first)
         for term in rest:
@@ -53,7 +57,7 @@ class UnitChecker(Walker):
                                 f"and {_show(term)} ({describe(other)})")
         return dims
 
-    def Mul(self, expr):
+    def _print_Mul(self, expr):
         dims = DIMENSIONLESS
         for factor in expr.args:
             value = self.visit(factor)
@@ -62,7 +66,7 @@ class UnitChecker(Walker):
             dims = dims * value
         return dims
 
-    def Pow(self, expr):
+    def _print_Pow(self, expr):
         base, exponent = expr.args
         base_dims = self.visit(base)
         if base_dims is ANY:
@@ -82,46 +86,46 @@ class UnitChecker(Walker):
                                 f"({describe(known[0][1])}) vs {_show(a)} ({describe(d)})")
         return known[0][1] if known else ANY
 
-    def ceiling(self, expr):
+    def _same_as_argument(self, expr):
         return self.visit(expr.args[0])
 
-    floor = Abs = TableSum = TableMax = TableMin = Nominal = ceiling
+    _print_ceiling = _print_floor = _print_Abs = _print_TableSum = _print_TableMax = _print_TableMin = \
+        _print_Nominal = _same_as_argument
 
-    def PerUnit(self, expr):
+    def _print_PerUnit(self, expr):
         dims = self.visit(expr.args[0])
         return ANY if dims is ANY else dims / units.dimensions(expr.unit)
 
-    PerToken = PerGpu = PerUnit
 
-    def Max(self, expr):
+    def _print_Max(self, expr):
         return self._same(expr.args, "max")
 
-    def Min(self, expr):
+    def _print_Min(self, expr):
         return self._same(expr.args, "min")
 
-    def relation(self, expr, op):
-        self._same(expr.args, f"comparison '{op}'")
+    def _print_Relational(self, expr):
+        self._same(expr.args, f"comparison '{expr.rel_op}'")
         return DIMENSIONLESS
 
-    def And(self, expr):
+    def _print_And(self, expr):
         for a in expr.args:
             self.visit(a)
         return DIMENSIONLESS
 
-    Or = Not = And
+    _print_Or = _print_Not = _print_And
 
-    def Piecewise(self, expr):
+    def _print_Piecewise(self, expr):
         for _, cond in expr.args:
             self.visit(cond)
         return self._same([value for value, _ in expr.args], "if()")
 
-    def MaxBeforeFailure(self, expr):
+    def _print_MaxBeforeFailure(self, expr):
         self.visit(expr.args[1])
         return self.visit(expr.args[0])
 
-    MinFailure = MaxBeforeFailure
+    _print_MinFailure = _print_MaxBeforeFailure
 
-    def ErlangC(self, expr):
+    def _print_ErlangC(self, expr):
         """Servers and a load in Erlangs (both dimensionless) give a probability."""
         for arg in expr.args:
             dims = self.visit(arg)
@@ -130,7 +134,7 @@ class UnitChecker(Walker):
                                 f"got {_show(arg)} ({describe(dims)})")
         return DIMENSIONLESS
 
-    def PoissonExceeds(self, expr):
+    def _print_PoissonExceeds(self, expr):
         """A count and the mean of that count (requests and requests) give a probability."""
         self._same(expr.args, "poisson_exceeds()")
         return DIMENSIONLESS
@@ -150,4 +154,32 @@ def check_formula(name: str, unit_text: str, formula, dims_of) -> None:
                            f"but {name} is declared in '{unit_text or 'no unit'}' ({describe(want)})")
 
 
-__all__ = ["check_formula", "UnitChecker", "Dimensions", "sympy"]
+def check(model: Model, graph) -> None:
+    """The units stage: every formula of a scenario's graph and every model check
+    (raises, located in the model file, at the first that is inconsistent)."""
+    key = (id(model), id(graph))
+    seen = _CHECKED.get(key)
+    if seen is not None and seen[0] is model and seen[1] is graph:
+        return
+    _check(model, graph)
+    _CHECKED[key] = (model, graph)      # graphs are few (graph.build caches them), so this stays small
+
+
+_CHECKED: dict[tuple[int, int], tuple] = {}
+
+
+def _check(model: Model, graph) -> None:
+    def dims_of(name):
+        q = graph.nodes[name].quantity
+        return DIMENSIONLESS if q.kind in ("bool", "text") else units.dimensions(q.unit)
+
+    for name in graph.order:
+        node = graph.nodes[name]
+        if node.formula is not None:
+            try:
+                check_formula(name, node.quantity.unit if node.quantity.kind != "bool" else "",
+                              node.formula, dims_of)
+            except CapplanError as err:
+                raise err.located(file=model.source) from None
+    for check_ in model.checks:
+        check_formula(f"check '{check_.require.text}'", "", check_.require, dims_of)

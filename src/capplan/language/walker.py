@@ -1,12 +1,22 @@
-"""One way to walk a formula's sympy tree, shared by every interpreter.
+"""One way to walk a formula's sympy tree, shared by every backend.
 
-The unit checker (dimensions), the evaluator (numbers) and the record's
-substitution printer each give the same node types their own meaning; this
-base class only dispatches on the node type and says clearly when a formula
-uses a node nobody gave a meaning to.
+The convention is sympy's printer's: a backend gives a node class its meaning
+with a method ``_print_<NodeClass>``, looked up along the class's MRO, so
+``_print_Relational`` covers every comparison, ``_print_PerUnit`` both
+``per_token`` and ``per_gpu``, ``_print_Number`` integers, rationals and
+floats. The plain element-wise functions (``ceiling``, ``floor``, ``Abs``,
+``Max``, ``Min`` …) need no method: a backend lists them in its
+``known_functions`` table (node class name → function of the walked
+arguments). So adding a function to the formula language is one entry per
+backend, and a backend without it says so clearly instead of guessing.
+
+The lookup is cached per backend class and node class: dispatch costs one
+dictionary read per node.
 """
 
 from __future__ import annotations
+
+from typing import ClassVar
 
 import sympy
 
@@ -19,19 +29,61 @@ RELATIONS = {
 
 
 class Walker:
-    """Dispatch ``expr`` to ``self.<TypeName>(expr)``; numbers go to ``number``."""
+    """Dispatch ``expr`` to ``self._print_<Class>(expr)`` for the first class of its MRO
+    that has a method or a ``known_functions`` entry; numbers go to :meth:`number`."""
 
-    def visit(self, expr):
-        if isinstance(expr, sympy.Number):
-            return self.number(float(expr))
-        if isinstance(expr, sympy.logic.boolalg.BooleanTrue):
-            return self.number(1.0)
-        if type(expr) in RELATIONS:
-            return self.relation(expr, RELATIONS[type(expr)])
-        method = getattr(self, type(expr).__name__, None)
+    known_functions: ClassVar[dict] = {}
+    _dispatch: ClassVar[dict]
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._dispatch = {}
+
+    def walk(self, expr):
+        kind = type(expr)
+        method = self._dispatch.get(kind)
         if method is None:
-            raise CapplanError(f"formula element '{expr}' ({type(expr).__name__}) is not supported")
-        return method(expr)
+            method = self._dispatch[kind] = self.handler(kind)
+        return method(self, expr)
+
+    visit = walk
+
+    @classmethod
+    def handler(cls, kind: type):
+        """The function that gives nodes of class ``kind`` their meaning in this backend."""
+        for klass in kind.__mro__:
+            method = getattr(cls, "_print_" + klass.__name__, None)
+            if method is not None:
+                return method
+            function = cls.known_functions.get(klass.__name__)
+            if function is not None:
+                return lambda self, expr, f=function: self.apply(f, expr)
+        return cls._unsupported
+
+    @classmethod
+    def supports(cls, kind: type) -> bool:
+        return cls.handler(kind) is not cls._unsupported
+
+    def _unsupported(self, expr):
+        raise CapplanError(f"formula element '{expr}' ({type(expr).__name__}) is not supported "
+                           f"by the {type(self).__name__} backend")
+
+    def apply(self, function, expr):
+        """A ``known_functions`` entry on the walked arguments (a backend may walk them its own way)."""
+        return function(*(self.walk(a) for a in expr.args))
+
+    def number(self, value):
+        """A constant of the formula, given as the sympy number (Integer, Rational, Float)."""
+        raise NotImplementedError
+
+    def _print_Number(self, expr):
+        return self.number(expr)
+
+    def _print_BooleanTrue(self, expr):
+        return self.number(sympy.S.One)
+
+    def _print_BooleanFalse(self, expr):
+        return self.number(sympy.S.Zero)
 
 
 def is_negation(term) -> bool:
