@@ -26,7 +26,7 @@ from pathlib import Path
 from capplan import cache, manifest
 from capplan.ahead import Ahead
 from capplan import build as builder
-from capplan.build import display
+from capplan.analysis.pipeline import display
 from capplan.errors import CapplanError
 
 # Files out/ may hold besides the outputs: the build's record, and git's own settings.
