@@ -121,8 +121,8 @@ def _compile_all(paths: list[Path]) -> dict[Path, dict | str]:
     (the longest) first, this process takes them from the back."""
     if not paths:
         return {}
-    from capplan.language.model import standard_model
-    from capplan.engine.montecarlo import uncertain_in
+    from capplan.engine.montecarlo import uncertain_in       # deferred: pint, numpy and sympy, which a
+    from capplan.language.model import standard_model        # check of current plans never loads
 
     standard_model()
     read = builder.read_all(paths)
