@@ -33,7 +33,8 @@ def one(plan_path: Path, part: str) -> dict:
     from capplan.build import evaluate_plan
     from capplan.analysis import flips
     from capplan.rendering import view
-    from capplan.rendering.holds import PlanHolds, variables
+    from capplan.analysis.declared import variables
+    from capplan.analysis.holds import PlanHolds
 
     plan, evaluations = evaluate_plan(plan_path)
     start = time.perf_counter()

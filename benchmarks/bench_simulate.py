@@ -29,7 +29,7 @@ MAIN = ROOT / "plans" / "llama3-8b-a100-chat-mix.yaml"
 def one(plan_path: Path, samples: int) -> dict:
     from capplan.build import evaluate_plan
     from capplan.engine import montecarlo
-    from capplan.rendering import simulation
+    from capplan.analysis import simulation
 
     plan, evaluations = evaluate_plan(plan_path)
     e = evaluations[0]
@@ -37,7 +37,7 @@ def one(plan_path: Path, samples: int) -> dict:
     start = time.perf_counter()
     sim = montecarlo.simulate(plan, e.model, e.values, samples=samples)
     drawn = time.perf_counter()
-    simulation.text(simulation.summarise(sim, e))
+    simulation.summarise(sim, e)
     done = time.perf_counter()
     return {"simulate": drawn - start, "summarise": done - drawn, "total": done - start,
             "rss_floor_mib": floor, "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}

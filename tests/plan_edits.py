@@ -11,7 +11,9 @@ from capplan.engine import montecarlo
 
 from capplan.language import units
 from capplan.language.model import standard_model
-from capplan.rendering import simulation, view
+from capplan.analysis import simulation
+from capplan.analysis.pipeline import Artifacts
+from capplan.rendering import view
 
 
 def with_input(plan, name: str, raw: str):
@@ -74,4 +76,4 @@ def few_draws(plan, evaluations):
 
 def quick_view(plan, evaluations):
     """The plan's view with :func:`few_draws` as its simulation."""
-    return view.build(plan, evaluations, lambda: few_draws(plan, evaluations))
+    return view.build(plan, evaluations, Artifacts(evaluations, lambda: few_draws(plan, evaluations)))

@@ -103,13 +103,13 @@ def in_place(in_place_project):
 def test_a_build_with_its_simulation_ahead_writes_the_same_bytes(in_place, tmp_path, monkeypatch):
     """The simulation ran in a child (the build never ran it itself), and the outputs are
     the bytes of a build that ran it in place."""
-    from capplan.rendering import simulation
+    from capplan.analysis import simulation
 
     ran = tmp_path / "ran"
     original = simulation.of_plan
 
-    def noted(plan_view):
-        shown = original(plan_view)
+    def noted(evaluations):
+        shown = original(evaluations)
         if shown is not None:                   # a plan with a simulation
             with ran.open("a") as f:
                 f.write(f"{os.getpid()}\n")
@@ -133,7 +133,7 @@ def test_check_of_a_changed_plan_simulates_ahead_too(in_place_project, tmp_path,
     """`capplan check` compiles the plans in parallel: the simulated one in a child, the
     verdict the same (an added comment changes no output)."""
     from capplan import verify
-    from capplan.rendering import simulation
+    from capplan.analysis import simulation
 
     project = tmp_path / "project"
     shutil.copytree(in_place_project, project)
@@ -142,8 +142,8 @@ def test_check_of_a_changed_plan_simulates_ahead_too(in_place_project, tmp_path,
     ran = tmp_path / "ran"
     original = simulation.of_plan
 
-    def noted(plan_view):
-        shown = original(plan_view)
+    def noted(evaluations):
+        shown = original(evaluations)
         if shown is not None:
             with ran.open("a") as f:
                 f.write(f"{os.getpid()}\n")

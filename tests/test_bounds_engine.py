@@ -197,7 +197,7 @@ def test_chunks_give_the_same_numbers_as_one_pass(monkeypatch):
     every draw's verdict and the summary exactly as chunks of thousands do."""
     from capplan.build import evaluate_plan
     from capplan.engine import montecarlo
-    from capplan.rendering import simulation
+    from capplan.analysis import simulation
 
     plan, evaluations = evaluate_plan(MAIN_PLAN)
     e = evaluations[0]
@@ -222,7 +222,7 @@ def test_the_draws_asked_for_must_fit_in_memory(run_main):
     number that fits; that number is accepted (checked without running it)."""
     from capplan.build import evaluate_plan
     from capplan.engine import montecarlo
-    from capplan.rendering import simulation
+    from capplan.analysis import simulation
 
     start = cpu_seconds()
     code, _, err = run_main("simulate", MAIN_PLAN, "--samples", "10000000")
@@ -233,8 +233,7 @@ def test_the_draws_asked_for_must_fit_in_memory(run_main):
     assert f"at most {most:,} draws" in err and most * 480 <= montecarlo.MEMORY_BYTES < (most + 1) * 480
     plan, evaluations = evaluate_plan(MAIN_PLAN)
     e = evaluations[0]
-    keep = frozenset(k.quantity for k in simulation.key_results(e) if k.kind != "text") | frozenset(
-        d.target.name for d in simulation.decisions(e)[0])
+    keep = simulation.kept(e)
     rows = {t: len(d.rows) for t, d in plan.nominal.tables.items()}
     graph = build(e.model, plan.switches, frozenset(), nominal=False)
     montecarlo._fits(plan, plan.nominal, e.model, graph, rows, keep, most)             # no error
@@ -317,12 +316,11 @@ def test_500_ranged_classes_stay_within_the_memory_budget(write_plan):
     its budget (the graph's values for 500 rows are never held over all draws at once)."""
     from capplan.build import evaluate_plan
     from capplan.engine import montecarlo
-    from capplan.rendering import simulation
+    from capplan.analysis import simulation
 
     plan, evaluations = evaluate_plan(write_plan(_ranged_classes(500)))
     e = evaluations[0]
-    keep = frozenset(k.quantity for k in simulation.key_results(e) if k.kind != "text") | frozenset(
-        d.target.name for d in simulation.decisions(e)[0])
+    keep = simulation.kept(e)
     rows = {t: len(d.rows) for t, d in plan.nominal.tables.items()}
     graph = build(e.model, plan.switches, frozenset(), nominal=False)
     montecarlo._fits(plan, plan.nominal, e.model, graph, rows, keep, montecarlo.DEFAULT_SAMPLES)    # no error

@@ -27,7 +27,9 @@ from capplan.engine.exact import Undefined, factor
 from capplan.analysis.flips import Search, Target, evaluate_at
 from capplan.errors import CapplanError
 from capplan.rendering import view
-from capplan.rendering.holds import PlanHolds, decisions
+from capplan.analysis.declared import decisions
+from capplan.analysis.holds import PlanHolds
+from capplan.rendering.holds import HoldsView
 from capplan.rendering.workbook import build_workbook
 
 P4DE, FRACTIONAL = 0, 1          # row order of the main plan's deployments
@@ -169,7 +171,7 @@ def test_the_record_states_the_intervals(main):
 
 def test_breakeven_between_the_two_deployments(main):
     _, evaluations, holds = main
-    pairs = {(b["row"], b["other"]): b for b in holds.breakeven}
+    pairs = {(b["row"], b["other"]): b for b in HoldsView(holds).breakeven}
     aws = pairs[("aws-p4de.24xlarge", "fractional-a100-80gb")]
     # by hand: 10 fractional GPUs at $2.49/h cost what 2 p4de nodes cost at $12.45/h each
     assert aws["breakeven"] == pytest.approx(10 * 2.49 / 2, abs=1e-9)
@@ -199,7 +201,7 @@ def test_breakeven_of_many_offers_probes_each_row_once(monkeypatch):
     probes = []
     original = Search.probe
     monkeypatch.setattr(Search, "probe", lambda self, *a: probes.append(a) or original(self, *a))
-    found = holds.breakeven
+    found = HoldsView(holds).breakeven
     assert len(probes) == 40 and len(found) == 40
     cost = many.display("deployments.cost_per_million_tokens")
     cheapest = min(range(1, 40), key=lambda i: (cost[i], i))        # the lowest other than offer-0

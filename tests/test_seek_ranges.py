@@ -19,7 +19,7 @@ from conftest import MAIN_PLAN
 from capplan.build import evaluate_plan
 from capplan.analysis import flips
 from capplan.analysis.flips import Target
-from capplan.rendering.holds import PlanHolds
+from capplan.analysis.holds import PlanHolds
 
 
 @pytest.fixture(scope="module")

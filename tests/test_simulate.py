@@ -22,8 +22,14 @@ from capplan.engine import montecarlo, sampling
 from capplan.engine.evaluate import Numeric, evaluate
 from capplan.language.formula import FUNCTIONS, parse
 from capplan.loading.plan import Scenario
+from capplan.analysis import simulation as simulating
 from capplan.rendering import simulation
 from capplan.rendering.view import key_results
+
+
+def summarised(sim, e) -> simulation.SimulationView:
+    """A simulation's findings beside the scenario's key results, as the outputs show them."""
+    return simulation.shown_simulation(simulating.summarise(sim, e), key_results(e))
 
 
 def _with_draw(scenario: Scenario, sim: montecarlo.Simulation, i: int) -> Scenario:
@@ -69,7 +75,7 @@ def test_a_plan_without_uncertain_inputs_is_a_degenerate_distribution():
     assert not montecarlo.uncertain_in(plan)
     e = evaluations[0]
     sim = montecarlo.simulate(plan, e.model, e.values, samples=500)
-    shown = simulation.summarise(sim, e)
+    shown = summarised(sim, e)
     points = {k.id: k.value for k in key_results(e)}
     assert shown.results
     for r in shown.results:
@@ -85,7 +91,7 @@ def test_hand_checked_odds_on_the_main_plan():
     plan, evaluations = evaluate_plan(MAIN_PLAN)
     e = evaluations[0]
     sim = montecarlo.simulate(plan, e.model, e.values, samples=100_000)
-    shown = simulation.summarise(sim, e)
+    shown = summarised(sim, e)
     mu, sigma = (math.log(45) + math.log(80)) / 2, (math.log(80) - math.log(45)) / (2 * 1.6448536269514722)
     expected = 0.5 * (1 + math.erf((math.log(63) - mu) / sigma / math.sqrt(2)))       # 0.6105
     odds = {d.id: d.probability for d in shown.decisions}
@@ -117,7 +123,7 @@ def test_domains_truncate_every_draw():
     mu, sigma = (math.log(0.6) + math.log(0.85)) / 2, (math.log(0.85) - math.log(0.6)) / (2 * 1.6448536269514722)
     above = 0.5 * math.erfc((0 - mu) / sigma / math.sqrt(2)) * 100_000       # expected draws above 1
     assert abs(hbm.drawn.truncated - above) < 5 * math.sqrt(above)
-    assert "hbm_efficiency" in simulation.summarise(sim, e).truncations[0]
+    assert "hbm_efficiency" in summarised(sim, e).truncations[0]
 
 
 def test_a_count_is_drawn_whole():

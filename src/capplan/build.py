@@ -14,7 +14,9 @@ makes, or, with no such entry, what the manifest recorded. Every compile is
 stored in the cache, which ``check`` (:mod:`capplan.verify`) trusts where it
 trusts no manifest.
 
-The heavy stages (sympy, pint, openpyxl, jinja2) are imported inside the
+Each plan goes through :mod:`capplan.analysis.pipeline` (load, evaluate,
+analyse); this module turns what it returns into files and the manifest. The
+heavy stages (sympy, pint, openpyxl, jinja2) are imported inside the
 functions that need them, so an unchanged build or check never loads them.
 """
 
@@ -30,12 +32,17 @@ from typing import TYPE_CHECKING
 
 from capplan import cache, manifest
 from capplan.ahead import Ahead, free_cpus
+from capplan.analysis.pipeline import display, evaluate_plan, load_plan, run, simulate
 from capplan.errors import CapplanError
+from capplan.review import check
 
 if TYPE_CHECKING:
     from capplan.engine.evaluate import Evaluation
     from capplan.language.model import Model
     from capplan.loading.plan import Plan
+
+__all__ = ["Built", "Compiled", "build", "compile_plan", "display", "evaluate_plan", "load_plan", "plan_paths",
+           "write", "write_file"]
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)
@@ -81,45 +88,21 @@ def plan_paths(given: list[str], plans_dir: Path = Path("plans")) -> list[Path]:
     return list({os.path.realpath(p): p for p in paths}.values())
 
 
-def load_plan(path: Path, model: Model | None = None) -> Plan:
-    """A plan file read against the model, named as the user would name it (relative to here)."""
-    from capplan.language.model import standard_model
-    from capplan.loading.plan import load
-
-    path = Path(path)
-    _must_be_utf8(path)
-    plan = load(path, model or standard_model(), display=display(path))
-    for table in plan.nominal.tables.values():
-        for imported in table.imported:
-            _must_be_utf8(Path(plan.file).parent / imported.path)
-    return plan
-
-
-def evaluate_plan(path: Path, model: Model | None = None, loaded: Plan | None = None) -> tuple[Plan, list[Evaluation]]:
-    """``(plan, evaluations)``: every scenario of the plan, nominal first (``loaded``: the
-    plan already read from ``path`` with the standard model)."""
-    from capplan.engine.evaluate import evaluate_all
-    from capplan.language.model import standard_model
-
-    model = model or standard_model()
-    plan = loaded or load_plan(path, model)
-    return plan, evaluate_all(plan, model)
-
-
 def compile_plan(path: Path, model: Model | None = None, ahead: Ahead | None = None,
                  loaded: Plan | None = None) -> Compiled:
     """A plan's outputs in memory. ``ahead`` may hold its simulation, computed by
     :func:`simulation_of` in a child process while this one renders; it is
     collected when an output first needs it, so the charts and the parts of the
     workbook before its Simulation sheet are made meanwhile."""
-    from capplan.rendering import jsonout, record, simulation, view
+    from capplan.rendering import jsonout, record, view     # deferred: jinja2 and the renderers (docstring)
     from capplan.rendering.workbook import render_workbook
 
-    plan, evaluations = evaluate_plan(path, model, loaded)
+    analysed = run(path, model, loaded, (lambda: ahead.take(Path(path))) if ahead else None)
+    plan, evaluations = analysed.plan, analysed.evaluations
     if f"{plan.name}.json" == manifest.NAME:
         raise CapplanError(f"a plan cannot be named '{plan.name}': out/{manifest.NAME} is the build's "
                            "record of its inputs; rename the plan file", file=plan.file)
-    shown = view.build(plan, evaluations, (lambda: ahead.take(Path(path))) if ahead else None)
+    shown = view.build(plan, evaluations, analysed.artifacts)
     charts = {name: chart.encode("utf-8") for name, chart in shown.charts().items()}   # no simulation in these:
     workbook = render_workbook(plan, evaluations, evaluations[0].model, shown)          # made first
     files = {
@@ -127,18 +110,12 @@ def compile_plan(path: Path, model: Model | None = None, ahead: Ahead | None = N
         f"{plan.name}.json": jsonout.dumps(jsonout.document(shown)).encode("utf-8"),
         f"{plan.name}.xlsx": workbook,
         **charts,
-        **simulation.files(shown),
+        **{name: chart.encode("utf-8") for name, chart in shown.simulation_charts().items()},
     }
     return Compiled(plan, evaluations, files)
 
 
-def simulation_of(plan: Plan):
-    """The plan's simulation as its outputs show it (what ``compile_plan`` would compute)."""
-    from capplan.engine.evaluate import evaluate_all
-    from capplan.language.model import standard_model
-    from capplan.rendering import simulation, view
-
-    return simulation.of_plan(view.build(plan, evaluate_all(plan, standard_model())))
+simulation_of = simulate      # what a child computes ahead for compile_each (a test slows it down)
 
 
 @dataclass
@@ -169,7 +146,7 @@ def compile_each(paths: list[Path]) -> Iterator[tuple[Path, Read, Compiled | Cap
     read = read_all(paths)
     simulated = []
     if read and free_cpus():
-        from capplan.engine.montecarlo import uncertain_in
+        from capplan.engine.montecarlo import uncertain_in    # deferred: numpy, only when a plan is compiled
         simulated = [p for p, r in read.items() if r.plan and uncertain_in(r.plan)]
     last = set(simulated)
     with Ahead(simulated, lambda p: simulation_of(read[p].plan)) as ahead:
@@ -242,8 +219,6 @@ def current(path: Path, file: str, out_dir: Path, recorded: dict | None) -> dict
 def record_of(read: Read, compiled: Compiled) -> dict:
     """A compiled plan's manifest entry, from the bytes it was read from: every file
     it read (imports, a model's config.json) with the hash of the bytes read."""
-    from capplan.review import check
-
     plan = compiled.plan
     folder = Path(plan.file).parent
     patterns, imported = [], {}
@@ -355,21 +330,3 @@ def write_file(path: Path, content: bytes) -> bool:
     if path.is_dir():
         raise CapplanError(f"{path} is a folder; give a file name")
     return bool(write(path.parent, {path.name: content}))
-
-
-def display(path: Path) -> str:
-    """A path as messages name it: relative to the working folder when inside it."""
-    try:
-        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(path)
-
-
-def _must_be_utf8(path: Path) -> None:
-    """Outputs name a plan and its benchmark files by their file names, so they must be text."""
-    try:
-        str(path).encode("utf-8")
-    except UnicodeEncodeError:
-        shown = str(path).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-        raise CapplanError("the file name is not valid UTF-8; rename the file (the outputs name "
-                           "a plan and its benchmark files by their file names)", file=shown) from None

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from capplan import build as builder
 from capplan.ahead import kill_all
+from capplan.analysis import pipeline
 from capplan.errors import CapplanError, InternalError, UsageError
 
 EXIT_OK, EXIT_PLAN, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
@@ -372,10 +373,12 @@ def _scenario(plan, evaluations, name: str):
 def cmd_eval(args) -> int:
     from capplan.rendering import jsonout, view
 
-    plan, evaluations = builder.evaluate_plan(Path(args.plan))
+    analysed = pipeline.run(Path(args.plan))
+    plan, evaluations, artifacts = analysed.plan, analysed.evaluations, analysed.artifacts
     if args.scenario:
         evaluations = [_scenario(plan, evaluations, args.scenario)]
-    shown = view.build(plan, evaluations)
+        artifacts = pipeline.Artifacts(evaluations)          # the analyses of that scenario alone
+    shown = view.build(plan, evaluations, artifacts)
     if args.json:
         sys.stdout.write(jsonout.dumps(jsonout.document(shown)))
         return EXIT_OK
@@ -393,7 +396,7 @@ def cmd_eval(args) -> int:
 def cmd_explain(args) -> int:
     from capplan.review import explain
 
-    plan, evaluations = builder.evaluate_plan(Path(args.plan))
+    plan, evaluations = pipeline.evaluate_plan(Path(args.plan))
     e = _scenario(plan, evaluations, args.scenario)
     sys.stdout.write(explain.render(e, args.quantity, args.format, nominal=evaluations[0], depth=args.depth))
     return EXIT_OK
@@ -402,7 +405,7 @@ def cmd_explain(args) -> int:
 def cmd_seek(args) -> int:
     from capplan.review import seek
 
-    plan, evaluations = builder.evaluate_plan(Path(args.plan))
+    plan, evaluations = pipeline.evaluate_plan(Path(args.plan))
     e = _scenario(plan, evaluations, args.scenario)
     if args.target:
         text = seek.goal(evaluations, e.scenario.name, args.input, args.range, args.target, args.format)
@@ -444,17 +447,19 @@ def _positive(text: str) -> int:
 
 
 def cmd_simulate(args) -> int:
+    from capplan.analysis import simulation as simulating
     from capplan.engine import montecarlo
-    from capplan.rendering import jsonout, simulation
+    from capplan.rendering import jsonout, record, simulation, view
 
-    plan, evaluations = builder.evaluate_plan(Path(args.plan))
+    plan, evaluations = pipeline.evaluate_plan(Path(args.plan))
     e = _scenario(plan, evaluations, args.scenario)
-    shown = simulation.run(e, evaluations[0].values, samples=args.samples or montecarlo.DEFAULT_SAMPLES,
+    found = simulating.run(e, evaluations[0].values, samples=args.samples or montecarlo.DEFAULT_SAMPLES,
                            seed=montecarlo.DEFAULT_SEED if args.seed is None else args.seed)
+    shown = simulation.shown_simulation(found, view.key_results(e))
     if args.format == "json":
         sys.stdout.write(jsonout.dumps(shown.as_json()))
     elif args.format == "markdown":
-        sys.stdout.write(simulation.markdown(shown))
+        sys.stdout.write(record.simulation_markdown(shown))
     else:
         sys.stdout.write(simulation.text(shown))
     return EXIT_OK

@@ -78,9 +78,7 @@ def _root(file: str) -> Path:
 @cache
 def toolchain() -> tuple[tuple[str, str], ...]:
     """capplan's version and code, and the versions of the libraries that shape the bytes."""
-    import capplan
-
-    package = Path(capplan.__file__).resolve().parent
+    package = Path(__file__).resolve().parent
     code = hashlib.sha256()
     for path in sorted(package.rglob("*.py")):
         code.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")

@@ -26,7 +26,7 @@ from pathlib import Path
 from capplan import cache, manifest
 from capplan.ahead import Ahead
 from capplan import build as builder
-from capplan.build import display
+from capplan.analysis.pipeline import display
 from capplan.errors import CapplanError
 
 # Files out/ may hold besides the outputs: the build's record, and git's own settings.
@@ -121,8 +121,8 @@ def _compile_all(paths: list[Path]) -> dict[Path, dict | str]:
     (the longest) first, this process takes them from the back."""
     if not paths:
         return {}
-    from capplan.language.model import standard_model
-    from capplan.engine.montecarlo import uncertain_in
+    from capplan.engine.montecarlo import uncertain_in       # deferred: pint, numpy and sympy, which a
+    from capplan.language.model import standard_model        # check of current plans never loads
 
     standard_model()
     read = builder.read_all(paths)

@@ -22,7 +22,6 @@ import numpy as np
 import sympy
 
 from capplan.engine.evaluate import Evaluation
-from capplan.analysis.flips import Target
 from capplan.language.walker import RELATIONS
 
 _STEPS = {sympy.ceiling: 0, sympy.floor: 1}
@@ -37,9 +36,10 @@ class Boundary:
     row: int | None
 
 
-def closed_form(e: Evaluation, variable: Target, value: float, direction: str) -> Boundary | None:
-    """The first flip ``direction`` ('below' | 'above') of today's value, at ``value``
-    (base units), as a formula of named quantities; None when no direct formula gives it."""
+def closed_form(e: Evaluation, variable, value: float, direction: str) -> Boundary | None:
+    """The first flip ``direction`` ('below' | 'above') of today's value of ``variable`` (a
+    ``Target`` of the flip search, above the engine), at ``value`` (base units), as a formula
+    of named quantities; None when no direct formula gives it."""
     if variable.index is not None:
         return None
     x = sympy.Symbol(variable.name)

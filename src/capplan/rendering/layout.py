@@ -7,13 +7,4 @@ outputs present without touching Python.
 
 from __future__ import annotations
 
-from functools import lru_cache
-
-import yaml
-
-from capplan.resources import templates_dir
-
-
-@lru_cache(maxsize=None)
-def layout() -> dict:
-    return yaml.safe_load((templates_dir() / "layout.yaml").read_text(encoding="utf-8"))
+from capplan.analysis.declared import layout  # noqa: F401 - read by the analyses too, so kept below them

@@ -14,7 +14,8 @@ from functools import lru_cache
 import jinja2
 
 from capplan.engine.evaluate import Evaluation
-from capplan.rendering import markdown, simulation
+from capplan.rendering import markdown
+from capplan.rendering.simulation import SimulationView, percent
 from capplan.rendering.layout import layout
 from capplan.rendering.palette import palette
 from capplan.rendering.view import PlanView
@@ -46,12 +47,25 @@ def render(view: PlanView) -> str:
         "provenance": view.provenance,
         "overrides": view.overrides,
         "graphs": dependency_graphs(nominal),
-        "simulation": simulation.section(view, len(view.sections) + 1),
+        "simulation": _simulation_section(view, len(view.sections) + 1),
     }
     text = _environment().get_template("record.md.j2").render(**context)
     while "\n\n\n" in text:
         text = text.replace("\n\n\n", "\n\n")
     return text
+
+
+def simulation_markdown(shown: SimulationView, chart: str = "", number: int | None = None) -> str:
+    """A simulation as Markdown (``templates/simulation.md.j2``); the record's
+    section carries its ``number`` in the record, ``capplan simulate`` none."""
+    return _environment().get_template("simulation.md.j2").render(sim=shown, chart=chart, percent=percent,
+                                                                  number=number)
+
+
+def _simulation_section(view: PlanView, number: int) -> str:
+    """The record's simulation section numbered ``number``, or '' for a plan without uncertain values."""
+    shown = view.simulation
+    return simulation_markdown(shown, view.chart_file("simulation"), number) if shown else ""
 
 
 def tag_styles() -> dict[str, str]:

@@ -1,37 +1,24 @@
-"""What a simulation shows: percentiles of the key results, the probability each
-decision holds, and which uncertain inputs drive the spread.
-
-Built from a :class:`capplan.engine.montecarlo.Simulation` and the scenario's
-deterministic evaluation (which says what the key results and the decisions
-are, :mod:`capplan.rendering.view` and :mod:`capplan.rendering.holds`, and
-what the plan decided). Everything is formatted once here, so ``capplan
-simulate``, the record, the JSON document and the workbook print the same
-numbers. A decision is the point plan's: a count or size *suffices* in a
-draw when the draw needs no more than the plan decided (``P(active GPUs ≤
-9 GPUs)``); a pass/fail holds when it passes. A draw the plan does not
-evaluate at (no sweep row passes) counts as not holding.
-
-Percentiles are of the draws themselves (numpy's ``inverted_cdf``: a GPU
-count's P95 is a whole number of GPUs); drivers are Spearman rank
-correlations (average ranks for ties, as a GPU count has many).
+"""What a simulation shows: the findings of :mod:`capplan.analysis.simulation`
+(percentiles of the key results, the probability each decision holds, the
+drivers of the spread) next to the key results they are of, formatted once
+here, so ``capplan simulate``, the record, the JSON document and the
+workbook print the same numbers. :func:`capplan.rendering.view.simulation_view`
+pairs a simulation with the scenario's key results.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-import numpy as np
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING
 
 from capplan import formatting
-from capplan.language import units
-from capplan.engine.evaluate import Evaluation
-from capplan.engine.montecarlo import DEFAULT_SAMPLES, DEFAULT_SEED, Simulation, simulate
-from capplan.rendering.charts import simulation as simchart
-from capplan.rendering.holds import decisions
-from capplan.rendering.view import KeyResult, key_results
+from capplan.analysis.simulation import PERCENTILES, DecisionOdds, InputSpread, Simulated, Spread
 
-PERCENTILES = (5, 50, 95)
-DRIVER_FLOOR = 0.05         # |ρ| below this is not worth a reader's attention; below 3/√n it is noise
+if TYPE_CHECKING:
+    from capplan.rendering.view import KeyResult
+
+__all__ = ["PERCENTILES", "DecisionOdds", "InputSpread", "ResultSpread", "SimulationView"]
+
 DRIVERS_SHOWN = 3
 
 
@@ -63,34 +50,10 @@ class ResultSpread:
 
 
 @dataclass(frozen=True)
-class DecisionOdds:
-    """How often the point plan's decision holds over the draws."""
+class SimulationView(Simulated):
+    """A simulation's findings (:class:`capplan.analysis.simulation.Simulated`) with its key results' spreads shown."""
 
-    id: str
-    text: str               # 'active GPUs ≤ 9 GPUs', 'aws-p4de.24xlarge: nominal fleet holds'
-    probability: float
-
-    def as_json(self) -> dict:
-        return {"id": self.id, "decision": self.text, "probability": self.probability}
-
-
-@dataclass(frozen=True)
-class InputSpread:
-    label: str
-    text: str               # 'lognormal, 90 % in 45 to 80 req/s'
-    truncated: int          # draws redrawn into the domain
-
-
-@dataclass(frozen=True)
-class SimulationView:
-    scenario: str
-    samples: int
-    seed: int
-    evaluated: int          # draws the plan evaluates at
-    inputs: tuple[InputSpread, ...]
-    results: tuple[ResultSpread, ...]
-    decisions: tuple[DecisionOdds, ...]
-    causes: tuple[tuple[str, int], ...] = ()     # why draws do not evaluate: (cause, draws)
+    results: tuple[ResultSpread, ...] = ()
 
     @property
     def truncations(self) -> list[str]:
@@ -109,6 +72,24 @@ class SimulationView:
                 **({"not_evaluated": [{"cause": c, "draws": n} for c, n in self.causes]} if self.causes else {})}
 
 
+def shown_simulation(found: Simulated, keys: tuple[KeyResult, ...]) -> SimulationView:
+    """A simulation (:func:`capplan.analysis.simulation.run`) beside the scenario's key results
+    (:func:`capplan.rendering.view.key_results`), formatted."""
+    spreads = {(s.slot.quantity, s.slot.index): s for s in found.spreads}
+    results = tuple(_result(k, spreads[k.quantity, k.index]) for k in keys if k.kind not in ("bool", "text"))
+    return SimulationView(**{f.name: getattr(found, f.name) for f in fields(found)}, results=results)
+
+
+def _result(k: KeyResult, found: Spread) -> ResultSpread:
+    if not found.values:
+        none = (None,) * len(PERCENTILES)
+        return ResultSpread(k, k.value, none, None, ("–",) * (len(PERCENTILES) + 1), ())
+    values = list(found.values)
+    texts = tuple(formatting.quantity(v, k.unit, k.kind) for v in values + [found.mean])
+    return ResultSpread(k, k.value, tuple(formatting.plain(v) for v in values), formatting.plain(found.mean), texts,
+                        found.drivers, found.cdf)
+
+
 def percent(p: float) -> str:
     """A probability as a reader sees it: one decimal, never rounding to a certainty that is not one."""
     text = f"{100 * p:.1f} %"
@@ -123,92 +104,6 @@ def odds(p: float) -> str:
     """'= 61.1 %', '> 99.9 %': a probability after P(...)."""
     shown = percent(p)
     return shown if shown[0] in "<>" else f"= {shown}"
-
-
-def run(e: Evaluation, decided: dict, samples: int = DEFAULT_SAMPLES, seed: int = DEFAULT_SEED) -> SimulationView:
-    """Simulate scenario ``e`` of its plan, keeping over the draws only what the view shows."""
-    keep = frozenset(k.quantity for k in key_results(e) if k.kind != "text") | frozenset(
-        d.target.name for d in decisions(e)[0])
-    return summarise(simulate(e.plan, e.model, decided, e.scenario, samples, seed, keep), e)
-
-
-def summarise(sim: Simulation, e: Evaluation) -> SimulationView:
-    """The view of a simulation of scenario ``e`` (its deterministic evaluation)."""
-    ok = sim.evaluates
-    shown = [k for k in key_results(e) if k.kind not in ("bool", "text")]
-    draws = [units.to_display(sim.column(k.quantity, k.index), k.unit)[ok] for k in shown]
-    ranks = np.array([_standard_ranks(d) for d in draws]).reshape(len(draws), -1)
-    drivers: list[list] = [[] for _ in shown]
-    floor = max(DRIVER_FLOOR, 3 / np.sqrt(max(1, int(np.count_nonzero(ok)))))
-    for u in sim.uncertain:             # one input's ranks at a time: 500 ranged rows need not all be held
-        rhos = ranks @ _standard_ranks(u.drawn.values[ok])     # Pearson's r of the ranks: Spearman's ρ
-        for found, rho in zip(drivers, rhos.tolist()):
-            if abs(rho) >= floor:
-                found.append((u.label, formatting.plain(round(rho, 3))))
-    results = [_spread(k, d, found) for k, d, found in zip(shown, draws, drivers)]
-    odds = []
-    for d in decisions(e)[0]:
-        name, row = d.target.name, d.target.index
-        q = e.model.quantities[name]
-        draws = sim.column(name, row)
-        prefix = f"{d.row}: " if d.row else ""
-        if q.kind == "bool":
-            held, text = draws != 0, f"{prefix}{d.label}" + (" passes" if d.role == "gate" else "")
-        else:
-            point = e.values[name] if row is None else e.values[name][row]
-            held = draws <= point
-            shown_point = formatting.quantity(units.to_display(float(point), q.unit), q.unit, q.kind)
-            text = f"{prefix}{d.label} ≤ {shown_point}"
-        odds.append(DecisionOdds(d.id, text, formatting.plain(float(np.mean(held & ok)))))
-    spreads = tuple(InputSpread(u.label, u.dist.text, u.drawn.truncated) for u in sim.uncertain)
-    return SimulationView(e.scenario.name, sim.samples, sim.seed, int(np.count_nonzero(ok)), spreads,
-                          tuple(results), tuple(odds), tuple(sim.causes.items()))
-
-
-def _spread(k: KeyResult, draws: np.ndarray, drivers: list) -> ResultSpread:
-    if not draws.size:
-        none = (None,) * len(PERCENTILES)
-        return ResultSpread(k, k.value, none, None, ("–",) * (len(PERCENTILES) + 1), ())
-    # Order statistics of a sorted copy: the same values, found six times faster than by
-    # partitioning 100,000 draws at 101 places (the mean keeps the draws' own order).
-    raw = np.percentile(np.sort(draws), np.arange(101), method="inverted_cdf")
-    if raw[0] == raw[-1]:                       # no draw moves it: exactly the point, as the engine has it
-        cdf, mean = [float(raw[0])] * len(raw), float(raw[0])
-    else:
-        cdf, mean = [_stable(v) for v in raw], _stable(np.mean(draws))
-    values = [cdf[p] for p in PERCENTILES]
-    texts = tuple(formatting.quantity(v, k.unit, k.kind) for v in values + [mean])
-    drivers.sort(key=lambda pair: (-abs(pair[1]), pair[0]))
-    return ResultSpread(k, k.value, tuple(formatting.plain(v) for v in values), formatting.plain(mean), texts,
-                        tuple(drivers), tuple(cdf))
-
-
-def _stable(value) -> float:
-    """A drawn value to 10 significant digits: numpy's exp and log may differ in the last bit
-    between versions and CPUs, and the outputs must not."""
-    return float(f"{float(value):.10g}")
-
-
-def _standard_ranks(values: np.ndarray) -> np.ndarray:
-    """Average ranks (ties share the mean of their positions), centred and scaled to unit
-    length, so the dot product of two of them is Spearman's ρ (0 for a constant). One
-    argsort: the tie groups are runs of equal values in sorted order (drawn inputs have
-    none, and skip the grouping)."""
-    values = values.reshape(-1)
-    order = np.argsort(values)             # ties share one rank, so their order does not matter
-    ordered = values[order]
-    ranks = np.empty(values.size)
-    new = np.concatenate(([True], ordered[1:] != ordered[:-1])) if values.size else np.ones(0, bool)
-    if new.all():
-        ranks[order] = np.arange(1.0, values.size + 1)
-    else:
-        starts = np.flatnonzero(new)
-        ends = np.append(starts[1:], values.size)
-        counts = ends - starts
-        ranks[order] = np.repeat(ends - (counts - 1) / 2.0, counts)
-    ranks -= ranks.mean()
-    length = float(np.sqrt(np.dot(ranks, ranks)))
-    return ranks / length if length > 0 else ranks
 
 
 def text(view: SimulationView) -> str:
@@ -232,43 +127,3 @@ def text(view: SimulationView) -> str:
         if r.drivers:
             lines.append(f"  {r.name:<{width}}  " + ", ".join(f"{n} {rho:+.2f}" for n, rho in r.drivers[:DRIVERS_SHOWN]))
     return "\n".join(lines) + "\n"
-
-
-def markdown(view: SimulationView, chart: str = "", number: int | None = None) -> str:
-    """The simulation as Markdown (``templates/simulation.md.j2``); the record's
-    section carries its ``number`` in the record, ``capplan simulate`` none."""
-    from capplan.rendering.record import _environment
-
-    return _environment().get_template("simulation.md.j2").render(sim=view, chart=chart, percent=percent,
-                                                                  number=number)
-
-
-def of_plan(plan_view) -> SimulationView | None:
-    """The nominal scenario's simulation with the default draws and seed, as the record,
-    the JSON and the workbook show it; ``None`` for a plan without uncertain values."""
-    from capplan.engine.montecarlo import uncertain_in
-
-    if not uncertain_in(plan_view.plan):
-        return None
-    return run(plan_view.nominal, plan_view.nominal.values)
-
-
-def chart_name(plan_name: str) -> str:
-    """The file next to the record that holds the simulation's picture."""
-    return f"{plan_name}.simulation.svg"
-
-
-def chart(view: SimulationView, plan_title: str) -> str:
-    return simchart.svg(view, f"What the uncertain inputs do: {plan_title}")
-
-
-def section(plan_view, number: int) -> str:
-    """The record's simulation section (Markdown) numbered ``number``, or '' for a plan without uncertain values."""
-    shown = plan_view.simulation
-    return markdown(shown, chart_name(plan_view.plan.name), number) if shown else ""
-
-
-def files(plan_view) -> dict[str, bytes]:
-    """The files a build writes for the simulation: its picture, when there is one."""
-    shown = plan_view.simulation
-    return {chart_name(plan_view.plan.name): chart(shown, plan_view.plan.title).encode("utf-8")} if shown else {}

@@ -12,8 +12,10 @@ The record (Jinja), the workbook's Summary sheet, ``capplan diff``,
 ``capplan eval`` and the JSON document read it; none of them names a
 quantity of its own. A number shown here is a quantity of the model (so the
 workbook can show it as a live formula too); the view only picks, orders and
-words them. A new kind of result (a flip point, a probability) becomes one
-more field here and one more block in each renderer that shows it.
+words them. The analyses (flip points, breakevens, the simulation) are the
+artifacts of :mod:`capplan.analysis.pipeline`, which the view is given and
+only reads. A new kind of result becomes one more artifact there, one more
+field here and one more block in each renderer that shows it.
 """
 
 from __future__ import annotations
@@ -22,24 +24,24 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from capplan import formatting
+from capplan.analysis.declared import Slot, declared, decisions, key_slots, layout, row_keys
+from capplan.analysis.pipeline import Artifacts
 from capplan.engine.evaluate import Evaluation
 from capplan.loading.plan import Plan
-from capplan.rendering.charts import scenarios as scenariochart, sweep as sweepchart, tornado
 from capplan.rendering import sweepview
-from capplan.rendering.layout import layout
+from capplan.rendering.charts import scenarios as scenariochart
+from capplan.rendering.charts import simulation as simchart
+from capplan.rendering.charts import sweep as sweepchart
+from capplan.rendering.charts import tornado
+from capplan.rendering.holds import HoldsView
 from capplan.rendering.present import UNMEASURED, Shown, is_unmeasured, row, shown
+from capplan.rendering.simulation import SimulationView, shown_simulation
 
 
 @dataclass(frozen=True)
-class KeyResult:
-    """One declared key result in one scenario (absent quantities are skipped)."""
+class KeyResult(Slot):
+    """One declared key result in one scenario (:class:`capplan.analysis.declared.Slot`), shown."""
 
-    id: str                 # 'active_gpus' or 'deployments[aws-p4de.24xlarge].nodes'
-    quantity: str           # the model's name: 'active_gpus', 'deployments.nodes'
-    row: str | None         # the table row's key, for a table column
-    index: int | None       # the row's position in this scenario's table
-    label: str              # 'active GPUs', 'nodes'
-    role: str | None        # cost | size | count | rate | verdict (see layout.yaml)
     unit: str
     kind: str
     value: object           # display unit, JSON-ready
@@ -72,46 +74,15 @@ class ScenarioView:
         return out
 
 
-def declared() -> list[dict]:
-    """The key results of ``layout.yaml``, flattened: one entry per quantity,
-    ``{quantity, label, role}`` with ``table`` set for a table column."""
-    out = []
-    for item in layout()["key_results"]:
-        if "table" in item:
-            out += [{"quantity": f"{item['table']}.{c['column']}", "table": item["table"],
-                     "label": c["label"], "role": c.get("role")} for c in item["columns"]]
-        else:
-            out.append({"quantity": item["quantity"], "table": None, "label": item["label"],
-                        "role": item.get("role")})
-    return out
-
-
 def key_results(e: Evaluation) -> tuple[KeyResult, ...]:
-    """The declared key results of one scenario: scalars first, then per row."""
-    model = e.model
-    scalars, per_row = [], []
-    for item in declared():
-        name = item["quantity"]
-        if name not in e.values:
-            continue
-        q = model.quantities[name]
-        if item["table"] is None:
-            s = shown(e, name)
-            scalars.append(KeyResult(name, name, None, None, item["label"], item["role"], q.unit, q.kind,
-                                     s.value, s.text))
-            continue
-        for index, key in enumerate(row_keys(e, item["table"])):
-            s = shown(e, name, index)
-            per_row.append((index, KeyResult(f"{item['table']}[{key}].{q.column}", name, key, index, item["label"],
-                                             item["role"], q.unit, q.kind, s.value, s.text)))
-    per_row.sort(key=lambda pair: pair[0])             # stable: row by row, columns as declared
-    return tuple(scalars + [k for _, k in per_row])
-
-
-def row_keys(e: Evaluation, table: str) -> list[str]:
-    """Each row's key as text ('aws-p4de.24xlarge', '10' for a rate)."""
-    key = f"{table}.{e.model.tables[table].key}"
-    return [formatting.key_text(v) for v in e.display(key)]
+    """The declared key results of one scenario (:func:`capplan.analysis.declared.key_slots`), shown."""
+    out = []
+    for slot in key_slots(e):
+        q = e.model.quantities[slot.quantity]
+        s = shown(e, slot.quantity, slot.index)
+        out.append(KeyResult(slot.id, slot.quantity, slot.row, slot.index, slot.label, slot.role, q.unit, q.kind,
+                             s.value, s.text))
+    return tuple(out)
 
 
 def scenario_view(e: Evaluation) -> ScenarioView:
@@ -121,9 +92,9 @@ def scenario_view(e: Evaluation) -> ScenarioView:
 class PlanView:
     """Everything the outputs of one plan show; see the module docstring."""
 
-    def __init__(self, plan: Plan, evaluations: list[Evaluation], simulated=None):
+    def __init__(self, plan: Plan, evaluations: list[Evaluation], artifacts: Artifacts):
         self.plan = plan
-        self._simulated = simulated
+        self.artifacts = artifacts
         self.evaluations = evaluations
         self.nominal = evaluations[0]
         self.model = self.nominal.model
@@ -146,11 +117,10 @@ class PlanView:
         return [self._section(spec) for spec in layout()["sections"]]
 
     @cached_property
-    def holds(self):
+    def holds(self) -> HoldsView:
         """How far the decision holds: the flip points of every input that
-        matters, per scenario, and the breakevens (:mod:`capplan.rendering.holds`)."""
-        from capplan.rendering.holds import PlanHolds
-        return PlanHolds(self.evaluations)
+        matters, per scenario, and the breakevens, in words (:mod:`capplan.rendering.holds`)."""
+        return HoldsView(self.artifacts.holds)
 
     def chart_file(self, kind: str) -> str:
         """The file next to the record that holds one of its charts ('holds', 'sweep', 'scenarios')."""
@@ -177,7 +147,6 @@ class PlanView:
         (its ``verdict`` key result false), and the pending measurements the
         decisions rest on, each with the decisions it moves (``sentences.decision``
         words them). ``cheapest`` marks the row with the lowest nominal cost."""
-        from capplan.rendering.holds import decisions
         breaks: dict[str, dict] = {}
         for s in self.scenarios:
             for key, results in s.rows().items():
@@ -203,12 +172,19 @@ class PlanView:
                 "pending": {p["name"]: p["decisions"] for p in pending}}
 
     @cached_property
-    def simulation(self):
+    def simulation(self) -> SimulationView | None:
         """The Monte Carlo over the plan's uncertain values (:mod:`capplan.rendering.simulation`),
         or None when it has none."""
-        from capplan.rendering.simulation import of_plan
-        done = self._simulated() if self._simulated else None
-        return done if done is not None else of_plan(self)
+        found = self.artifacts.simulation
+        return shown_simulation(found, self.scenarios[0].key_results) if found else None
+
+    def simulation_charts(self) -> dict[str, str]:
+        """The simulation's picture next to the record, when the plan has a simulation
+        (apart from :meth:`charts`: a build collects the simulation last)."""
+        shown_sim = self.simulation
+        if shown_sim is None:
+            return {}
+        return {self.chart_file("simulation"): simchart.svg(shown_sim, f"What the uncertain inputs do: {self.plan.title}")}
 
     @cached_property
     def pending(self) -> list[dict]:
@@ -286,8 +262,8 @@ class PlanView:
             cells = [k.text for k in s.scalars()]
             cells += [self.row_summary(e, keys[0].index) for keys in s.rows().values()]
             rows.append({"name": s.name, "title": s.title, "changes": list(s.changes) or ["—"], "cells": cells})
-        from capplan.rendering.charts.scenarios import bars
-        return {"columns": columns, "rows": rows, "chart": self.chart_file("scenarios") if bars(self) else None}
+        return {"columns": columns, "rows": rows,
+                "chart": self.chart_file("scenarios") if scenariochart.bars(self) else None}
 
 
 def _context(e: Evaluation) -> dict:
@@ -305,7 +281,7 @@ def _row_context(e: Evaluation, table: str, index: int) -> dict[str, Shown]:
 
 def sentence(name: str, **context) -> str:
     """Render ``sentences.<name>`` of layout.yaml (Jinja, imported only here)."""
-    from capplan.rendering.sentences import render
+    from capplan.rendering.sentences import render    # deferred: jinja2, which `capplan eval` never needs
     return render(layout()["sentences"][name], context)
 
 
@@ -356,9 +332,8 @@ def _table(e: Evaluation, name: str, shown_columns: dict) -> dict:
             "formulas": formulas, "source": data.source or "", "as_of": data.as_of or ""}
 
 
-def build(plan: Plan, evaluations: list[Evaluation], simulated=None) -> PlanView:
-    """The view of a plan. ``simulated``: a function that returns its simulation's view
-    computed elsewhere (:mod:`capplan.ahead`), or None when it was not; it is called
-    when an output first asks for the simulation."""
-    return PlanView(plan, evaluations, simulated)
+def build(plan: Plan, evaluations: list[Evaluation], artifacts: Artifacts | None = None) -> PlanView:
+    """The view of a plan, reading ``artifacts`` (:mod:`capplan.analysis.pipeline`; by default
+    the analyses of these evaluations, each computed when an output first reads it)."""
+    return PlanView(plan, evaluations, artifacts or Artifacts(evaluations))
 

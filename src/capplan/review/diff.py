@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from capplan import build as builder
 from capplan import formatting
+from capplan.analysis import pipeline
 from capplan.language import units
 from capplan.engine.evaluate import Evaluation
 from capplan.errors import CapplanError, UsageError
@@ -71,14 +71,14 @@ class Side:
 # -- reading the two sides ------------------------------------------------------------------
 
 def load_file(path: Path) -> Side:
-    plan, evaluations = builder.evaluate_plan(Path(path))
+    plan, evaluations = pipeline.evaluate_plan(Path(path))
     return Side(plan.file, plan, evaluations)
 
 
 def _load_as(path: Path, label: str, tmp: Path, prefix: str) -> Side:
     """Evaluate a plan copied under ``tmp``; name it and its errors as ``label``."""
     try:
-        plan, evaluations = builder.evaluate_plan(path)
+        plan, evaluations = pipeline.evaluate_plan(path)
     except CapplanError as err:
         if err.file and err.file == str(path):
             err.file = label

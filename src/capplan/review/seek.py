@@ -21,13 +21,8 @@ from capplan.engine.evaluate import Evaluation
 from capplan.engine.exact import rational
 from capplan.analysis.flips import MAX_FLIPS, Holds, Solution, Target, Walk, base_range
 from capplan.errors import CapplanError
-from capplan.rendering.holds import (
-    InputHolds,
-    PlanHolds,
-    display,
-    text,
-    unit_label,
-)
+from capplan.analysis.holds import PlanHolds
+from capplan.rendering.holds import InputHolds, display, text, unit_label
 from capplan.rendering.markdown import cell, code
 from capplan.review.explain import resolve
 

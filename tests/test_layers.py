@@ -1,0 +1,192 @@
+"""The packages stack in layers, and no module imports one above it or loops back.
+
+language → loading → engine → analysis → rendering → review → the commands:
+read from each module's own source with ``ast`` (imports inside functions
+included, since they run too), every import of a capplan module must go to
+the same layer or one below, and the modules must import one another without
+a cycle. Imports under ``if TYPE_CHECKING:`` never run; they may name a
+module of the same layer that imports this one (an annotation), but not one
+above.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+SOURCE = ROOT / "src"
+
+# Lowest first. A top-level module is placed by name; a package by its first part.
+LAYERS = (
+    ("errors", "bounded", "names", "formatting", "resources"),
+    ("language",),
+    ("loading",),
+    ("engine",),
+    ("analysis",),
+    ("rendering",),
+    ("review",),
+    ("manifest", "cache", "build", "verify", "ahead", "scaffold", "cli", ""),     # "": capplan/__init__, the API
+)
+
+
+def modules(source: Path, package: str = "capplan") -> dict[str, Path]:
+    """Every module of the package: dotted name → file."""
+    out = {}
+    for path in sorted((source / package).rglob("*.py")):
+        parts = path.relative_to(source).with_suffix("").parts
+        out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return out
+
+
+def imports(name: str, path: Path, known: dict[str, Path]) -> list[tuple[str, int, bool]]:
+    """``(imported module, line, only for type checking)`` for each capplan module ``name`` imports."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    checking = {id(n) for block in ast.walk(tree) if isinstance(block, ast.If) and _is_type_checking(block.test)
+                for stmt in block.body for n in ast.walk(stmt)}
+    here = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = here.split(".")[:len(here.split(".")) - node.level + 1]
+                base = ".".join(parts + ([node.module] if node.module else []))
+            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names]
+        else:
+            continue
+        for target in targets:
+            while target not in known and "." in target:
+                target = target.rpartition(".")[0]
+            if target in known and target != name:
+                out.append((target, node.lineno, id(node) in checking))
+    return out
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def layer(name: str) -> int:
+    """The layer of a capplan module (``capplan.engine.graph`` → engine's)."""
+    first = name.split(".")[1] if "." in name else ""
+    for level, members in enumerate(LAYERS):
+        if first in members:
+            return level
+    raise AssertionError(f"{name} is in no layer: place it in LAYERS of tests/test_layers.py")
+
+
+def problems(source: Path) -> list[str]:
+    """Every upward import and every import cycle of the package under ``source``."""
+    known = modules(source)
+    found, graph = [], {name: set() for name in known}
+    for name, path in known.items():
+        for target, line, checking in imports(name, path, known):
+            if layer(target) > layer(name):
+                found.append(f"{path.relative_to(source)}:{line}: {name} imports {target}, a layer above it")
+            if not checking:
+                graph[name].add(target)
+    found += [f"import cycle: {' → '.join(cycle)}" for cycle in cycles(graph)]
+    return found
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """One cycle through each group of modules that import one another (Tarjan's components)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    out = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                out.append(_path_through(graph, set(group)))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def _path_through(graph: dict[str, set[str]], group: set[str]) -> list[str]:
+    """A cycle inside one strongly connected group, as the modules in import order."""
+    start = min(group)
+    path, seen = [start], {start}
+    while True:
+        step = min(w for w in graph[path[-1]] if w in group)
+        if step in seen:
+            return path[path.index(step):] + [step]
+        path.append(step)
+        seen.add(step)
+
+
+def test_capplan_imports_only_downward_and_without_a_cycle():
+    assert problems(SOURCE) == []
+
+
+def test_every_module_and_package_has_a_layer():
+    for name in modules(SOURCE):
+        layer(name)
+
+
+def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = tmp_path / "capplan" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return tmp_path
+
+
+CLEAN = {"__init__.py": "", "errors.py": "", "engine/__init__.py": "", "engine/graph.py": "from capplan import errors\n",
+         "rendering/__init__.py": "", "rendering/view.py": "from capplan.errors import x\n"}
+
+
+def test_a_clean_tree_passes(tmp_path):
+    assert problems(_tree(tmp_path, CLEAN)) == []
+
+
+@pytest.mark.parametrize("planted", [
+    "from capplan.rendering import view\n",                        # at the top of the module
+    "def f():\n    from capplan.rendering.view import x\n",         # inside a function: it runs too
+    "from ..rendering import view\n",                              # relative
+    "import capplan.rendering.view\n",
+    "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from capplan.rendering.view import V\n",
+])
+def test_a_planted_upward_import_is_found(tmp_path, planted):
+    found = problems(_tree(tmp_path, {**CLEAN, "engine/graph.py": planted}))
+    assert found == ["capplan/engine/graph.py:" + str(planted.count("\n")) +
+                     ": capplan.engine.graph imports capplan.rendering.view, a layer above it"], found
+
+
+def test_a_cycle_within_a_layer_is_found_and_a_type_checking_one_is_not(tmp_path):
+    loop = {**CLEAN, "rendering/a.py": "def f():\n    from capplan.rendering import b\n",
+            "rendering/b.py": "from capplan.rendering.a import f\n"}
+    assert problems(_tree(tmp_path / "loop", loop)) == [
+        "import cycle: capplan.rendering.a → capplan.rendering.b → capplan.rendering.a"]
+    annotated = {**loop, "rendering/a.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                           "    from capplan.rendering import b\n"}
+    assert problems(_tree(tmp_path / "annotated", annotated)) == []
+
+
+def test_a_module_outside_every_layer_is_named(tmp_path):
+    with pytest.raises(AssertionError, match="capplan.stray is in no layer"):
+        problems(_tree(tmp_path, {**CLEAN, "stray.py": "from capplan import errors\n"}))
