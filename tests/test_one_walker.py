@@ -26,8 +26,7 @@ from capplan.errors import CapplanError
 from capplan.language import formula
 from capplan.language.formula import FUNCTIONS, parse
 from capplan.language.walker import Walker
-from capplan.rendering import workbook  # noqa: F401  (first: rendering's import loop, #27 item 5)
-from capplan.rendering.excel import ExcelPrinter  # noqa: I001
+from capplan.rendering.workbook.formulaprinter import ExcelPrinter
 
 
 class Twice(sympy.Function):
