@@ -57,9 +57,9 @@ BASE_PLAN = {
             {"name": "code", "weight": 0.3, "prompt_tokens": 128, "output_tokens": 256},
         ]},
         "load_sweep": {"rows": [
-            {"arrival_rate": 2, "ttft_p95": 85, "tpot_p95": 12.1, "e2e_p99": 1.82},
-            {"arrival_rate": 4, "ttft_p95": 110, "tpot_p95": 13.4, "e2e_p99": 2.15},
-            {"arrival_rate": 6, "ttft_p95": 1500, "tpot_p95": 15.2, "e2e_p99": 2.68},
+            {"arrival_rate": "2 req/s", "ttft_p95": "85 ms", "tpot_p95": "12.1 ms", "e2e_p99": "1.82 s"},
+            {"arrival_rate": "4 req/s", "ttft_p95": "110 ms", "tpot_p95": "13.4 ms", "e2e_p99": "2.15 s"},
+            {"arrival_rate": "6 req/s", "ttft_p95": "1500 ms", "tpot_p95": "15.2 ms", "e2e_p99": "2.68 s"},
         ]},
         "deployments": {"rows": [
             {"name": "node8", "gpus_per_node": 8, "node_hourly_cost": "40 USD/h"},

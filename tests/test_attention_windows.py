@@ -63,7 +63,7 @@ def test_gpt_oss_style_alternating_128_token_windows(write_plan, tmp_path):
     mix = [{"name": "chat", "weight": 0.5, "prompt_tokens": 64, "output_tokens": 64},
            {"name": "rag", "weight": 0.5, "prompt_tokens": 7936, "output_tokens": 256}]
     e = run(write_plan, mix, model={"config": "oss/config.json"}, parameter_count=100_000_000_000,
-            weight_bytes_per_param=0.5, kv_pool="64 GiB")
+            weight_bytes_per_param="0.5 B", kv_pool="64 GiB")
     assert e.display("kv_bytes_per_token") == 72                       # 2 x 36 x 8 x 64 x 2 B
     assert e.display("windowed_layers") == 18 and e.display("attention_window") == 128
     assert e.display("kv_token_capacity") == 932_067                   # floor(64 GiB / 72 KiB)

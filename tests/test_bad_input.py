@@ -282,6 +282,31 @@ CASES = {
         ["model: expected a catalog id, {id: catalog id, weights: format} or {config: path/to/config.json}"]),
     "model: a config.json that is missing": (
         lambda p: p.update({"model": {"config": "nope/config.json"}}), ["model.config: "]),
+    # -- a value with a scale writes its unit (issue 23, item 5)
+    "bare number for a quantity with a unit (0.8 meant as seconds)": (
+        _input("ttft_p95_slo", 0.8),
+        ["test-plan.yaml:7: inputs.ttft_p95_slo: write the unit, e.g. '0.8 s' or '800 ms'"]),
+    "bare number as text, in an input's mapping": (
+        _input("e2e_p99_slo", {"value": "30", "source": "contract"}),
+        [":9: inputs.e2e_p99_slo: write the unit, e.g. '30 ms' or '0.03 s'"]),
+    "bare number for a rate with no nearby unit": (
+        _input("peak_arrival_rate", 60), [":5: inputs.peak_arrival_rate: write the unit, e.g. '60 req/s'"]),
+    "bare table cell of a column without units:": (
+        lambda p: p["tables"]["load_sweep"]["rows"][0].update({"ttft_p95": 85}),
+        ["tables.load_sweep.rows[0].ttft_p95: write the unit, e.g. '85 s' or '85000 ms'"]),
+    "bare number set by a scenario, on a table cell": (
+        lambda p: p.update({"scenarios": {"s": {"set": {"deployments[node8].node_hourly_cost": 30}}}}),
+        ["scenarios.s.set.deployments[node8].node_hourly_cost: write the unit, e.g. '30 USD/h'"]),
+    "bare range for a quantity with a unit": (
+        _input("peak_arrival_rate", {"value": "30 req/s", "range": "22 to 40"}),
+        ["inputs.peak_arrival_rate.range: write the unit, e.g. '22 to 40 req/s'"]),
+    "value outside its own 90 % range": (
+        _input("peak_arrival_rate", {"value": "45 req/s", "range": "22 to 40 req/s"}),
+        [":7: inputs.peak_arrival_rate.range: the value 45 req/s lies outside its own range 22 to 40 req/s "
+         "(the 90 % interval of a lognormal); correct the value or the range"]),
+    "value outside its own uniform range": (
+        _input("rho_target", {"value": 0.9, "range": "0.5 to 0.8", "dist": "uniform"}),
+        ["inputs.rho_target.range: the value 0.9 lies outside its own range 0.5 to 0.8 (the support of a uniform)"]),
 }
 
 

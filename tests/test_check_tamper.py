@@ -59,7 +59,7 @@ def test_the_untouched_project_passes(project, run_main):
 
 def test_a_changed_plan_with_its_manifest_hash_rewritten_fails(project, run_main):
     plan = project / MAIN
-    plan.write_text(plan.read_text().replace("value: 60 req/s", "value: 90 req/s", 1))
+    plan.write_text(plan.read_text().replace("value: 60 req/s, range: 45 to 80 req/s", "value: 90 req/s, range: 45 to 120 req/s", 1))
     doc = _manifest(project)
     doc["plans"][STEM]["inputs"][MAIN] = _sha(plan)
     _write_manifest(project, doc)

@@ -98,7 +98,7 @@ def _write_plan(repo, plan):
 
 def _set_peak(repo, peak):
     plan = yaml.safe_load((repo / "plans" / MAIN_PLAN.name).read_text())
-    plan["inputs"]["peak_arrival_rate"]["value"] = peak
+    plan["inputs"]["peak_arrival_rate"].update(value=peak, range="45 to 120 req/s")    # the value inside its range
     _write_plan(repo, plan)
 
 

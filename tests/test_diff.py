@@ -18,7 +18,7 @@ def _edited(tmp_path, name="new.yaml", peak=None, aws_price=None, memory=None, s
     text layout does not matter to capplan)."""
     plan = yaml.safe_load(MAIN_PLAN.read_text())
     if peak is not None:
-        plan["inputs"]["peak_arrival_rate"]["value"] = peak
+        plan["inputs"]["peak_arrival_rate"].update(value=peak, range="45 to 120 req/s")    # the value inside its range
     if aws_price is not None:
         row = next(r for r in plan["tables"]["deployments"]["rows"] if r["name"] == "aws-p4de.24xlarge")
         row["node_hourly_cost"] = aws_price
@@ -195,7 +195,8 @@ def test_base_revision_against_the_working_tree(tmp_path, run_main, monkeypatch)
     main_plan = repo / "plans" / MAIN_PLAN.name
     text = main_plan.read_text()
     assert "peak_arrival_rate: {value: 60 req/s" in text
-    main_plan.write_text(text.replace("peak_arrival_rate: {value: 60 req/s", "peak_arrival_rate: {value: 90 req/s"))
+    main_plan.write_text(text.replace("peak_arrival_rate: {value: 60 req/s, range: 45 to 80 req/s",
+                                      "peak_arrival_rate: {value: 90 req/s, range: 45 to 120 req/s"))
     (repo / "plans" / RETAIL_PLAN.name).rename(repo / "plans" / "retail-copy.yaml")
     monkeypatch.chdir(repo)
 

@@ -128,3 +128,56 @@ def test_derivation_line_for_messages():
         "active_gpus = active_replicas * gpus_per_replica = 9 × 1 GPU = 9 GPUs  [derived]"
     assert explain.derivation(nominal, "peak_arrival_rate") == \
         "peak_arrival_rate = 60 req/s  [assumption]  product forecast for peak hour"
+
+
+# -- a plan that loads but does not evaluate (issue 23, item 6) ---------------------------------
+
+def _slo_typo(base_plan, write_plan):
+    """The trap of issue 23: a TTFT SLO meant as 0.8 s, written as 0.8 ms; no sweep row passes."""
+    base_plan["inputs"]["ttft_p95_slo"] = {"value": "0.8 ms", "source": "product SLO"}
+    return write_plan(base_plan)
+
+
+def test_explain_of_an_input_of_a_plan_that_does_not_evaluate(base_plan, write_plan, run_main):
+    code, out, err = run_main("explain", _slo_typo(base_plan, write_plan), "ttft_p95_slo")
+    assert code == 1 and err == ""
+    assert out.splitlines()[:4] == ["ttft_p95_slo — Time to first token, 95th percentile, client-measured",
+                                    "plans/test-plan.yaml, scenario nominal", "",
+                                    "ttft_p95_slo = 0.8 ms  [policy]  product SLO  (plans/test-plan.yaml:7)"]
+    assert out.splitlines()[-1] == (
+        "The plan does not evaluate: plans/test-plan.yaml: instance_max_rate: instance_max_rate = "
+        "max_before_failure(load_sweep.arrival_rate, load_sweep.meets_slo): no load_sweep row meets every SLO "
+        "(the lowest arrival_rate, 2 req/s, already fails), so it is undefined; sweep lower rates or revisit the SLOs")
+
+
+def test_explain_of_a_result_lists_the_inputs_it_rests_on(base_plan, write_plan, run_main):
+    code, out, _ = run_main("explain", _slo_typo(base_plan, write_plan), "instance_max_rate")
+    assert code == 1
+    assert ("instance_max_rate = max_before_failure(load_sweep.arrival_rate, load_sweep.meets_slo)  (not computed), "
+            "from these inputs:") in out
+    assert "\n  ttft_p95_slo = 0.8 ms  [policy]  product SLO  (plans/test-plan.yaml:7)\n" in out
+    assert "\n  load_sweep.ttft_p95: 85, 110, 1,500 ms (3 rows)  [measurement column]  (plans/test-plan.yaml:" in out
+    assert "\n  min_delivered_share = 0.95  [policy]  capplan's default;" in out
+    assert "no load_sweep row meets every SLO" in out.splitlines()[-1]
+
+
+def test_explain_of_a_cell_and_as_markdown(base_plan, write_plan, run_main):
+    path = _slo_typo(base_plan, write_plan)
+    code, out, _ = run_main("explain", path, "load_sweep[4].ttft_p95")
+    assert code == 1 and "\nload_sweep[4].ttft_p95 = 110 ms  [measurement]  (plans/test-plan.yaml:" in out
+    code, out, _ = run_main("explain", path, "active_gpus", "--format", "markdown")
+    assert code == 1 and out.startswith("#### `active_gpus` is not computed: the plan does not evaluate\n")
+    assert "- ttft_p95_slo = 0.8 ms [policy] product SLO (plans/test-plan.yaml:7)" in out
+    assert out.rstrip().splitlines()[-1].startswith("> plans/test-plan.yaml: instance_max_rate:")
+
+
+@pytest.mark.parametrize("args, expected", [
+    (("nope",), "unknown quantity 'nope'"),
+    (("decode_throughput",), "'decode_throughput' exists only in plans with sizing: littles_law"),
+    (("load_sweep[5].ttft_p95",), "load_sweep has no row '5' (rows: 2, 4, 6)"),
+    (("ttft_p95_slo", "--scenario", "nope"), "no load_sweep row meets every SLO"),   # the plan's own error
+])
+def test_explain_of_a_plan_that_does_not_evaluate_names_what_it_cannot_find(base_plan, write_plan, run_main,
+                                                                           args, expected):
+    code, out, err = run_main("explain", _slo_typo(base_plan, write_plan), *args)
+    assert code == 1 and out == "" and expected in err

@@ -154,7 +154,7 @@ def test_lesson_exercise_3_fractional_cost(write_plan, base_plan, run_main):
         {"name": "a", "weight": 0.7, "prompt_tokens": 32, "output_tokens": 64},
         {"name": "b", "weight": 0.2, "prompt_tokens": 128, "output_tokens": 256},
         {"name": "c", "weight": 0.1, "prompt_tokens": 512, "output_tokens": 256}]
-    base_plan["tables"]["deployments"]["rows"] = [{"name": "frac", "gpus_per_node": 1, "node_hourly_cost": 2.10}]
+    base_plan["tables"]["deployments"]["rows"] = [{"name": "frac", "gpus_per_node": 1, "node_hourly_cost": "2.10 USD/h"}]
     code, out, err = run_main("eval", write_plan(base_plan), "--json")
     assert code == 0, err
     doc = json.loads(out)["scenarios"]["nominal"]

@@ -16,6 +16,7 @@ from capplan.loading.sweeps import combine_replicates, read_sweep
 REAL_PLAN = ROOT / "plans" / "llama3.3-70b-a100-40gb-tp8-sharegpt.yaml"
 TYPED = ("arrival_rate", "ttft_p95", "tpot_p95", "e2e_p99", "output_throughput", "completed", "failed", "sent",
          "goodput_share")
+SWEEP_UNITS = {"arrival_rate": "req/s", "ttft_p95": "ms", "tpot_p95": "ms", "e2e_p99": "s"}   # row() writes bare numbers
 LIMITS = {"ttft": 1000.0, "tpot": 35.0, "e2e": 30.0}      # the plan's SLOs (ms, ms, s): goodput
 
 
@@ -88,7 +89,7 @@ def test_record_states_the_knee_and_the_evidence(run_main, tmp_path):
 
 
 def _sweep_plan(base_plan, rows):
-    base_plan["tables"]["load_sweep"] = {"rows": rows}
+    base_plan["tables"]["load_sweep"] = {"units": SWEEP_UNITS, "rows": rows}
     return base_plan
 
 

@@ -394,9 +394,18 @@ def cmd_eval(args) -> int:
 
 
 def cmd_explain(args) -> int:
-    from capplan.review import explain
+    """A plan that loads but does not evaluate is still explained: what the quantity rests
+    on as the plan gives it, then the error (exit 1)."""
+    from capplan.language.model import standard_model
+    from capplan.review import explain, unevaluated
 
-    plan, evaluations = pipeline.evaluate_plan(Path(args.plan))
+    model = standard_model()
+    plan = pipeline.load_plan(Path(args.plan), model)
+    try:
+        plan, evaluations = pipeline.evaluate_plan(Path(args.plan), model, loaded=plan)
+    except CapplanError as err:
+        sys.stdout.write(unevaluated.render(plan, model, args.quantity, args.scenario, err, args.format))
+        return EXIT_PLAN
     e = _scenario(plan, evaluations, args.scenario)
     sys.stdout.write(explain.render(e, args.quantity, args.format, nominal=evaluations[0], depth=args.depth))
     return EXIT_OK

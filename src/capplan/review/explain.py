@@ -67,27 +67,32 @@ def resolve(e: Evaluation, target: str) -> tuple[str, int | None]:
         table, key, column = cell
         name = f"{table}.{column}"
         if name not in e.graph.nodes:
-            raise _unknown(e, target, name)
+            raise unknown(e.model, e.plan, e.graph.nodes, target, name)
         key_column = e.model.tables[table].key
         index = e.scenario.tables[table].key_index(key_column, key)
         if index is None:
-            keys = [formatting.key_text(v) for v in e.display(f"{table}.{key_column}")]
-            hint = names.nearest(key, keys, cutoff=0.5) or f" (rows: {', '.join(keys)})"
-            raise CapplanError(f"{table} has no row '{key}'{hint}", file=e.plan.file)
+            raise no_row(e.plan, table, key, e.display(f"{table}.{key_column}"))
         return name, index
     if target in e.graph.nodes:
         return target, None
-    raise _unknown(e, target, target)
+    raise unknown(e.model, e.plan, e.graph.nodes, target, target)
 
 
-def _unknown(e: Evaluation, target: str, name: str) -> CapplanError:
-    model = e.model
+def unknown(model, plan, nodes, target: str, name: str) -> CapplanError:
+    """``target`` (quantity ``name``) is not in the plan's graph ``nodes``: which switches it needs, or the nearest names."""
     if name in model.quantities:
         needs = model.requirement(name)
-        have = ", ".join(f"{sw}: {case}" for sw, case in sorted(e.plan.switches.items()))
+        have = ", ".join(f"{sw}: {case}" for sw, case in sorted(plan.switches.items()))
         return CapplanError(f"'{target}' exists only in plans with {needs} (this plan has {have})",
-                            file=e.plan.file)
-    return CapplanError(f"unknown quantity '{target}'{names.nearest(name, e.graph.nodes, count=5)}", file=e.plan.file)
+                            file=plan.file)
+    return CapplanError(f"unknown quantity '{target}'{names.nearest(name, nodes, count=5)}", file=plan.file)
+
+
+def no_row(plan, table: str, key: str, keys) -> CapplanError:
+    """``table`` has no row ``key``; ``keys`` are its key column's values in display units."""
+    shown = [formatting.key_text(v) for v in keys]
+    hint = names.nearest(key, shown, cutoff=0.5) or f" (rows: {', '.join(shown)})"
+    return CapplanError(f"{table} has no row '{key}'{hint}", file=plan.file)
 
 
 # -- the tree ----------------------------------------------------------------------
@@ -198,8 +203,11 @@ def cell_text(e: Evaluation, name: str, index: int) -> str:
 
 def column_summary(e: Evaluation, name: str) -> str:
     """'2, 4, 6, …, 14 req/s (7 rows)'; 'PASS ×5, then FAIL ×2'; short columns in full."""
-    q = e.model.quantities[name]
-    values = e.display(name)
+    return summarise_column(e.model.quantities[name], e.display(name))
+
+
+def summarise_column(q, values) -> str:
+    """:func:`column_summary` of column ``q``'s values (display units), evaluated or as the plan gives them."""
     count = len(values)
     rows = f"{count} row{'s' if count != 1 else ''}"
     if q.kind == "bool":

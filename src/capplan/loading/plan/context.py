@@ -35,6 +35,10 @@ class Context:
             raise self.err(f"expected text, got {kind(value)}", *path)
         return value.isoformat() if isinstance(value, dt.date) else str(value)
 
+    def known_units(self) -> set[str]:
+        """The units the model's quantities are shown in (a message's example picks among them)."""
+        return {q.unit for q in self.model.quantities.values() if q.unit and q.kind not in ("text", "bool")}
+
     def switch_text(self, q) -> str:
         """The switches that make quantity ``q`` part of a plan ('sizing: littles_law')."""
         return ", ".join(f"{sw}: {self.switches[sw]}" for sw, _ in self.model.when(q.name)) or "these settings"

@@ -9,7 +9,7 @@ from capplan import names
 from capplan.errors import CapplanError
 from capplan.language import domains, units
 from capplan.language.model import TAGS
-from capplan.loading import uncertain
+from capplan.loading import uncertain, unitrule
 from capplan.loading.plan import values
 from capplan.loading.plan.context import Context
 from capplan.loading.plan.data import Input
@@ -53,6 +53,7 @@ def read(ctx: Context, name: str, spec, path: tuple, origin: str) -> Input:
     try:
         value = units.parse_value(fields["value"], q.unit)
         domains.require(q, value, fields["value"])
+        unitrule.require(fields["value"], q.unit, ctx.known_units())
     except CapplanError as err:
         raise ctx.err(f"{err.message}", *path) from None
     date = fields.get("date")

@@ -1,7 +1,9 @@
 """``tables:``: each table of the model the plan's switches use, its rows
 (written, or read from benchmark files by ``import:``, see
 :mod:`capplan.loading.plan.imports`), the units its columns are written in
-(``units:``) and its keys, unique and, when numeric, increasing."""
+(``units:``; a bare number needs one, :mod:`capplan.loading.unitrule`, except
+in imported rows, which the importer gives in display units) and its keys,
+unique and, when numeric, increasing."""
 
 from __future__ import annotations
 
@@ -81,7 +83,8 @@ def read(ctx: Context, name: str, spec, path: tuple) -> TableData:
             if q.kind == "text":
                 row_values[col] = str(ctx.text(raw, *rpath, col))
                 continue
-            row_values[col], dist = values.cell(ctx, raw, q, str(given_units.get(col, q.unit)), rpath + (col,))
+            row_values[col], dist = values.cell(ctx, raw, q, str(given_units.get(col, q.unit)), rpath + (col,),
+                                                  declared="import" in spec or col in given_units)
             if dist is not None:
                 drawn[(i, col)] = dist
         for col, q in inputs.items():
