@@ -127,7 +127,7 @@ def test_a_hybrid_config_gives_its_linear_layers_and_their_state(tmp_path):
     assert (v["linear_attention_layers"], v["recurrent_state_size"]) == (36, 1072)
     assert listed["recurrent_state_size"] == "1072 KiB/request"
     for name in ("layers", "linear_attention_layers", "kv_heads", "head_dim", "hidden_size",
-                 "active_intermediate_size", "vocab_size"):
+                 "active_intermediate_size", "experts_per_token", "expert_intermediate_size", "vocab_size"):
         assert v[name] == listed[name], name
     # Qwen3.5 lists each layer's type instead
     listed_types = {**QWEN3_NEXT, "num_hidden_layers": 8, "full_attention_interval": None,

@@ -203,6 +203,8 @@ def _experts(cfg: _Config, put) -> None:
         shared, shared_text = width, f" + {width_key} (Llama 4's shared expert)"
     put("active_intermediate_size", per_token * width + shared, f"{per_token_key} x {width_key}{shared_text}",
         note=f"mixture of experts: {experts} experts ({count_key}), {per_token} per token")
+    put("experts_per_token", per_token, per_token_key)
+    put("expert_intermediate_size", width, width_key)
 
 
 def _windows(cfg: _Config, put, layers: int) -> None:
