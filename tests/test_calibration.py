@@ -73,11 +73,31 @@ def test_row_4_reports_what_vllm_reports_for_a_hybrid_model(write_plan):
     assert 2 * 44.59 * GiB / 1024 / per_request == pytest.approx(14.77, abs=0.01)
 
 
-def test_row_5_gemma_3_is_left_out():
-    """Row 5 (gemma-3-4b-it on a B200-class GPU) logs the KV memory only as a suggestion, and no
-    config.json of the checkpoint is in a public repository the catalog can cite: no entry, no test."""
-    from capplan.loading import catalog
-    assert catalog.resolve("model", "google/gemma-3-4b-it") is None
+# gemma-3-4b-it's text widths as third-party code quotes its config.json (no copy of the file itself is in a
+# public repository the catalog can cite, so it has no catalog entry): the plan gives them as its own config.json
+GEMMA_3_4B = {"architectures": ["Gemma3ForConditionalGeneration"], "model_type": "gemma3", "torch_dtype": "bfloat16",
+              "text_config": {"model_type": "gemma3_text", "hidden_size": 2560, "intermediate_size": 10240,
+                              "num_hidden_layers": 34, "num_attention_heads": 8, "num_key_value_heads": 4,
+                              "head_dim": 256, "vocab_size": 262208, "sliding_window": 1024,
+                              "sliding_window_pattern": 6}}
+
+
+def test_row_5_gemma_3_from_its_widths_and_the_logged_weights(write_plan, tmp_path):
+    """vllm-project/vllm PR #21489: `vllm bench latency --model google/gemma-3-4b-it` (the LLM class: 16,384
+    batched tokens and 1,024 sequences at 70 GiB or more) on a GPU of 178.36 GiB, u = 0.9; 8.58 GiB of weights,
+    9.96 GiB peak activation, 0.07 GiB non-torch, 0.65 GiB of graphs, and --kv-cache-memory 141.11 GiB suggested
+    to fit (0.9 x 178.36 - 8.58 - 9.96 - 0.07 - 0.65 = 141.27). The weights come from the log: the checkpoint's
+    vision tower and projector are not in the text widths."""
+    import json
+    (tmp_path / "plans").mkdir(exist_ok=True)
+    (tmp_path / "plans" / "gemma-3-4b.json").write_text(json.dumps(GEMMA_3_4B))
+    e = evaluated(engine_plan(write_plan, gpu="b200-hgx", model={"config": "gemma-3-4b.json"}, name="row5",
+                              parameter_count=4_606_000_000, gpu_memory_runtime="178.36 GiB/GPU",
+                              max_num_batched_tokens=16384, max_num_seqs=1024, non_torch_memory="0.07 GiB/GPU",
+                              cuda_graph_memory="0.65 GiB/GPU"))
+    assert e.display("weight_memory") == pytest.approx(8.58, abs=0.005)
+    assert abs(e.display("activation_memory") - 9.96) / 9.96 < TOLERANCE        # the sampler: 1,024 x 262,208 logits
+    assert abs(e.display("kv_pool") - 141.11) / 141.11 < TOLERANCE
 
 
 def test_row_6_is_qwen3_30b_a3b_in_fp8_by_its_geometry(write_plan):

@@ -45,6 +45,10 @@ def test_no_replication_while_the_gpus_do_not_exceed_the_kv_heads(write_plan):
 
 def test_mla_keeps_its_latent_on_every_gpu(write_plan):
     """DeepSeek-V3 at TP8: vLLM caches the 576-wide latent as one KV head on each rank."""
-    e = evaluated(engine_plan(write_plan, gpu="h200-sxm-141gb", model="deepseek-v3", name="mla-tp8", gpus_per_replica="8 GPU",
-                              weight_bytes_per_param="1 B"))
+    e = evaluated(engine_plan(write_plan, gpu="h200-sxm-141gb", model="deepseek-v3", name="mla-tp8",
+                              gpus_per_replica="8 GPU", weight_bytes_per_param="1 B"))
     assert e.display("kv_bytes_per_token") == pytest.approx(8 * 61 * (512 + 64) * 2 / KiB)
+    # an FP8 cache halves it: 61 x 576 x 1 B = 35,136 B on each GPU
+    fp8 = evaluated(engine_plan(write_plan, gpu="h200-sxm-141gb", model="deepseek-v3", name="mla-fp8",
+                                gpus_per_replica="8 GPU", weight_bytes_per_param="1 B", kv_bytes_per_element="1 B"))
+    assert fp8.display("kv_bytes_per_token") == pytest.approx(8 * 35_136 / KiB)
