@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import pytest
+import recalc
 from test_memory_engine import engine_plan, evaluated
 
+from capplan.engine.evaluate import evaluate_all
 from capplan.errors import CapplanError
+from capplan.language.model import standard_model
+from capplan.loading.plan import load
+from capplan.rendering.workbook import build_workbook, render_workbook
 
 
 def test_a_request_keeps_the_attention_layers_context_and_the_linear_layers_state(write_plan):
@@ -25,3 +30,24 @@ def test_more_linear_and_windowed_layers_than_layers_is_refused(write_plan):
     with pytest.raises(CapplanError, match=r"linear_attention_layers \(40\) and windowed_layers \(0\) are more "
                                            r"than the model's 32 layers"):
         evaluated(engine_plan(write_plan, name="too-many", linear_attention_layers=40))
+
+
+@pytest.mark.skipif(recalc.soffice() is None, reason=recalc.SKIP_REASON)
+def test_the_workbook_recalculates_hybrid_replicated_and_versioned_accounting(write_plan, tmp_path):
+    """Qwen3-Next at TP 4 (2 KV heads: replicated), vLLM 0.21 (graphs subtracted), in LibreOffice."""
+    path = engine_plan(write_plan, gpu="h200-sxm-141gb", model="qwen3-next-80b-a3b", name="hybrid-wb",
+                       gpus_per_replica="4 GPU", vllm_release=21)
+    model = standard_model()
+    plan = load(path, model)
+    evs = evaluate_all(plan, model)
+    assert evs[0].display("kv_heads_per_gpu") == 1 and evs[0].display("cuda_graph_memory") > 0
+    built = build_workbook(plan, evs, model)
+    source = tmp_path / "src" / "hybrid-wb.xlsx"
+    source.parent.mkdir()
+    source.write_bytes(render_workbook(plan, evs, model))
+    wb = recalc.values(recalc.recalc([source], tmp_path)[source])
+    assert not recalc.error_cells(wb)
+    assert {"kv_heads_per_gpu", "cuda_graph_memory", "max_num_batched_tokens", "avg_cached_tokens"} <= \
+        {c.quantity for c in built.cells}
+    bad = recalc.mismatches(built.cells, wb, limit=0)
+    assert not bad, "\n".join(bad[:20])
