@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import pytest
 import recalc
-from test_memory_engine import engine_plan, evaluated
+from test_memory_engine import assert_workbook_recalculates, engine_plan, evaluated
 
-from capplan.engine.evaluate import evaluate_all
 from capplan.errors import CapplanError
-from capplan.language.model import standard_model
-from capplan.loading.plan import load
-from capplan.rendering.workbook import build_workbook, render_workbook
 
 
 def test_a_request_keeps_the_attention_layers_context_and_the_linear_layers_state(write_plan):
@@ -37,17 +33,6 @@ def test_the_workbook_recalculates_hybrid_replicated_and_versioned_accounting(wr
     """Qwen3-Next at TP 4 (2 KV heads: replicated), vLLM 0.21 (graphs subtracted), in LibreOffice."""
     path = engine_plan(write_plan, gpu="h200-sxm-141gb", model="qwen3-next-80b-a3b", name="hybrid-wb",
                        gpus_per_replica="4 GPU", vllm_release=21)
-    model = standard_model()
-    plan = load(path, model)
-    evs = evaluate_all(plan, model)
-    assert evs[0].display("kv_heads_per_gpu") == 1 and evs[0].display("cuda_graph_memory") > 0
-    built = build_workbook(plan, evs, model)
-    source = tmp_path / "src" / "hybrid-wb.xlsx"
-    source.parent.mkdir()
-    source.write_bytes(render_workbook(plan, evs, model))
-    wb = recalc.values(recalc.recalc([source], tmp_path)[source])
-    assert not recalc.error_cells(wb)
-    assert {"kv_heads_per_gpu", "cuda_graph_memory", "max_num_batched_tokens", "avg_cached_tokens"} <= \
-        {c.quantity for c in built.cells}
-    bad = recalc.mismatches(built.cells, wb, limit=0)
-    assert not bad, "\n".join(bad[:20])
+    nominal = assert_workbook_recalculates(path, tmp_path, {"kv_heads_per_gpu", "cuda_graph_memory",
+                                                            "max_num_batched_tokens", "avg_cached_tokens"})
+    assert nominal.display("kv_heads_per_gpu") == 1 and nominal.display("cuda_graph_memory") > 0
