@@ -105,3 +105,39 @@ def test_mixed_quantization_leaves_the_bytes_per_parameter_to_the_plan(tmp_path)
     e = entry(tmp_path, {**DENSE, "quantization_config": {"quant_method": "mxfp4"}})
     assert "weight_bytes_per_param" not in e.values
     assert e.required == ("parameter_count", "weight_bytes_per_param")
+
+
+# ai-dynamo/aiconfigurator@1b7cfb10a6fa06880ad7911db5ddb949882ff76a:
+# src/aiconfigurator/model_configs/Qwen--Qwen3-Next-80B-A3B-Thinking_config.json, the keys capplan reads
+QWEN3_NEXT = {"architectures": ["Qwen3NextForCausalLM"], "model_type": "qwen3_next", "num_hidden_layers": 48,
+              "num_attention_heads": 16, "num_key_value_heads": 2, "head_dim": 256, "hidden_size": 2048,
+              "intermediate_size": 5120, "vocab_size": 151936, "full_attention_interval": 4,
+              "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_num_key_heads": 16,
+              "linear_num_value_heads": 32, "linear_value_head_dim": 128, "num_experts": 512,
+              "num_experts_per_tok": 10, "moe_intermediate_size": 512, "shared_expert_intermediate_size": 512,
+              "use_sliding_window": False, "torch_dtype": "bfloat16"}
+
+
+def test_a_hybrid_config_gives_its_linear_layers_and_their_state(tmp_path):
+    """Qwen3-Next: every 4th layer attends, the other 36 keep a Gated DeltaNet state of
+    (2 x 16 x 128 + 32 x 128) x 3 + 32 x 128 x 128 = 548,864 elements, 1,072 KiB in BF16; as the catalog."""
+    v = values(entry(tmp_path, QWEN3_NEXT))
+    from capplan.loading import catalog
+    listed = {k: spec["value"] for k, spec in catalog.lookup("model", "qwen3-next-80b-a3b").values.items()}
+    assert (v["linear_attention_layers"], v["recurrent_state_size"]) == (36, 1072)
+    assert listed["recurrent_state_size"] == "1072 KiB/request"
+    for name in ("layers", "linear_attention_layers", "kv_heads", "head_dim", "hidden_size",
+                 "active_intermediate_size", "experts_per_token", "expert_intermediate_size", "vocab_size"):
+        assert v[name] == listed[name], name
+    # Qwen3.5 lists each layer's type instead
+    listed_types = {**QWEN3_NEXT, "num_hidden_layers": 8, "full_attention_interval": None,
+                    "layer_types": ["linear_attention"] * 3 + ["full_attention"] + ["linear_attention"] * 3
+                    + ["full_attention"]}
+    assert values(entry(tmp_path, listed_types, "q35.json"))["linear_attention_layers"] == 6
+    assert "linear_attention_layers" not in values(entry(tmp_path, DENSE, "dense.json"))
+
+
+def test_a_hybrid_config_without_its_state_widths_is_refused(tmp_path):
+    broken = {k: v for k, v in QWEN3_NEXT.items() if k != "linear_value_head_dim"}
+    with pytest.raises(CapplanError, match="'linear_value_head_dim' must be a whole number \\(it is missing\\)"):
+        entry(tmp_path, broken)

@@ -41,6 +41,7 @@ UNIFORM_QUANT_BYTES = {"fp8": 1}
 EXPERT_COUNT_KEYS = ("num_local_experts", "num_experts", "n_routed_experts")
 EXPERTS_PER_TOKEN_KEYS = ("num_experts_per_tok", "experts_per_token", "moe_topk")
 WINDOWED_LAYER_TYPES = ("sliding_attention", "chunked_attention")
+LINEAR_LAYER_TYPE = "linear_attention"
 
 
 MAX_BYTES = 4 * 2 ** 20           # a config.json is a few KB; the largest, with quantization lists, ~100 KB
@@ -159,6 +160,7 @@ def _interpret(cfg: _Config) -> Entry:
             put("head_dim", hidden // heads, "hidden_size / num_attention_heads (no head_dim)")
     _experts(cfg, put)
     _windows(cfg, put, layers)
+    _linear(cfg, put, layers)
     required = _weights(cfg, put)
     return Entry(kind="model", id=cfg.file, name=f"{_name(cfg)} ({cfg.file})", status="config", attention=attention,
                  values=values, file=cfg.file, required=("parameter_count",) + required)
@@ -201,6 +203,8 @@ def _experts(cfg: _Config, put) -> None:
         shared, shared_text = width, f" + {width_key} (Llama 4's shared expert)"
     put("active_intermediate_size", per_token * width + shared, f"{per_token_key} x {width_key}{shared_text}",
         note=f"mixture of experts: {experts} experts ({count_key}), {per_token} per token")
+    put("experts_per_token", per_token, per_token_key)
+    put("expert_intermediate_size", width, width_key)
 
 
 def _windows(cfg: _Config, put, layers: int) -> None:
@@ -244,6 +248,29 @@ def _windows(cfg: _Config, put, layers: int) -> None:
     if windowed:
         put("windowed_layers", windowed, how)
         put("attention_window", window, "sliding_window")
+
+
+def _linear(cfg: _Config, put, layers: int) -> None:
+    """Which layers keep a fixed recurrent state instead of keys and values (Qwen3-Next, Qwen3.5: Gated
+    DeltaNet), and how large one layer's state is per request: the causal convolution's last kernel - 1
+    inputs of the query, key and value channels, and one key x value matrix per value head, 2 B each."""
+    types = cfg.text.get("layer_types")
+    if isinstance(types, list) and LINEAR_LAYER_TYPE in types:
+        linear, how = sum(1 for t in types if t == LINEAR_LAYER_TYPE), f"layer_types ({LINEAR_LAYER_TYPE} layers)"
+    elif cfg.count("full_attention_interval", least=1) and cfg.count("linear_num_value_heads"):
+        interval = cfg.count("full_attention_interval", least=1)
+        linear, how = layers - layers // interval, f"full_attention_interval {interval}: every {interval}th layer attends"
+    else:
+        return
+    key_heads, value_heads = cfg.need("linear_num_key_heads"), cfg.need("linear_num_value_heads")
+    key_dim, value_dim = cfg.need("linear_key_head_dim"), cfg.need("linear_value_head_dim")
+    kernel = cfg.need("linear_conv_kernel_dim")
+    elements = (2 * key_heads * key_dim + value_heads * value_dim) * (kernel - 1) + value_heads * key_dim * value_dim
+    put("linear_attention_layers", linear, how)
+    put("recurrent_state_size", elements * 2 / 1024,
+        "(2 x linear_num_key_heads x linear_key_head_dim + linear_num_value_heads x linear_value_head_dim) x "
+        "(linear_conv_kernel_dim - 1) + linear_num_value_heads x linear_key_head_dim x linear_value_head_dim, 2 B each",
+        note=f"{elements:,} elements per layer and request")
 
 
 def _at_most_layers(cfg: _Config, key: str, listed: int, layers: int) -> None:
