@@ -113,7 +113,10 @@ def test_guidellm_csv_export_is_refused_with_a_pointer_to_benchmarks_json(tmp_pa
     with pytest.raises(CapplanError) as info:
         read_sweep(tmp_path, ["benchmarks.csv"])
     assert "this is GuideLLM's CSV export (benchmarks.csv): its 11 columns" in info.value.message
-    assert "import benchmarks.json instead" in info.value.message
+    assert info.value.message.endswith(
+        "import its JSON report instead, which capplan reads with every percentile and request count: "
+        "guidellm run ... --output kind=json,path=benchmarks.json (GuideLLM 0.8 and later; before 0.8: "
+        "guidellm benchmark ... --output-path benchmarks.json, or --outputs json)")
 
 
 def test_a_burst_without_the_plans_percentile_is_shown_not_fatal(base_plan, write_plan, tmp_path, run_main):

@@ -57,14 +57,16 @@ class SweepFile:
     sha256: str
     format: str
     points: tuple[SweepPoint, ...]
+    release: str = ""          # the tool's version as the file records it (GuideLLM's guidellm_version)
 
     @property
     def tool(self) -> tuple[str, str]:
-        """(the tool that wrote the file, its version as the file's layout shows it):
-        no result file records the tool's release, so the layout names it."""
+        """(the tool that wrote the file, its version): the release the file records
+        (GuideLLM 0.5 on), else what its layout shows (vLLM's files record none)."""
         if self.format.startswith("vllm-bench-sweep-serve"):
             return "vllm bench sweep serve", self.format.removeprefix("vllm-bench-sweep-serve ")
-        return _TOOLS.get(self.format, (self.format, ""))
+        name, layout = _TOOLS.get(self.format, (self.format, ""))
+        return name, self.release or layout
 
 
 _TOOLS = {
