@@ -338,3 +338,41 @@ def test_a_malformed_benchmark_file_names_the_field_and_what_was_expected(tmp_pa
         read_sweep(tmp_path, ["bad.json"])
     assert (caught.value.file, caught.value.key) == ("bad.json", key)
     assert message in caught.value.message and "cannot interpret" not in caught.value.message
+
+
+YAML_BOMB = ("a: &a [1, 2, 3, 4, 5, 6, 7, 8, 9]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+             "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nbenchmarks: [*c, *c, *c, *c, *c, *c, *c, *c, *c]\n")
+
+
+@pytest.mark.parametrize("text, message, line", [
+    ("benchmarks: [1,\n  2\n", "malformed YAML: did not find expected ',' or ']'", 3),
+    ("benchmarks: !!python/object:os.system 1\n", "unsupported YAML: the tag 'tag:yaml.org,2002:python/object:"
+     "os.system' is not a plain type (null, bool, int, float, text)", 1),
+    ("benchmarks: !custom {a: 1}\n", "unsupported YAML: the tag '!custom' is not a plain mapping or list", 1),
+    ("benchmarks: " + "1" * 5000 + "\n", "a number of 5,000 characters; numbers of at most 100 are read", 1),
+    ("benchmarks: &x [1, *x]\n", "the YAML alias *x refers to a collection that contains it", 1),
+    ("benchmarks: [*x]\n", "the YAML alias *x has no anchor &x before it", 1),
+    (YAML_BOMB, "the YAML holds more than 169 values once its aliases (*name) are expanded, more than it has "
+     "characters", 3),
+    ("benchmarks: " + "[" * 65 + "]" * 65 + "\n", "the YAML nests deeper than 64 levels", 1),
+    ("deep: &d " + "[" * 40 + "]" * 40 + "\nbenchmarks: " + "[" * 30 + "*d" + "]" * 30 + "\n",
+     "the YAML nests deeper than 64 levels once alias *d is expanded", 2),
+    ("benchmarks: []\n---\nbenchmarks: []\n", "the file holds a second YAML document (---); a report is one", 2),
+    ("? [1]\n: 2\n", "a key of the YAML is a mapping or list, not text", 1),
+], ids=["malformed", "python tag", "custom tag", "huge number", "recursive alias", "unknown alias", "alias bomb",
+        "deep", "deep through an alias", "two documents", "list as key"])
+def test_a_hostile_yaml_report_is_refused_naming_the_file(tmp_path, text, message, line):
+    (tmp_path / "benchmarks.yaml").write_text(text, encoding="utf-8")
+    with pytest.raises(CapplanError) as info:
+        read_sweep(tmp_path, ["benchmarks.yaml"])
+    assert info.value.message.startswith(message)
+    assert (info.value.file, info.value.line) == ("benchmarks.yaml", line)
+
+
+def test_a_yaml_report_reads_as_its_json_twin_with_shared_values_counted_once(tmp_path):
+    doc = json.loads(GUIDELLM.read_text(encoding="utf-8"))
+    (tmp_path / "benchmarks.json").write_text(json.dumps(doc), encoding="utf-8")
+    (tmp_path / "benchmarks.yaml").write_text("totals: &t {successful: 1}\nalso: *t\n" + "".join(
+        f"{key}: {json.dumps(value)}\n" for key, value in doc.items()), encoding="utf-8")
+    as_json, as_yaml = read_sweep(tmp_path, ["benchmarks.json", "benchmarks.yaml"])
+    assert as_yaml.points == tuple(p.__class__(**{**p.__dict__, "file": "benchmarks.yaml"}) for p in as_json.points)

@@ -28,7 +28,7 @@ from typing import Any
 
 from capplan.language.model import Slo, standard_model
 from capplan.errors import CapplanError
-from capplan.loading.sweeps import reading, vllm
+from capplan.loading.sweeps import reading, vllm, yamldata
 from capplan.loading.sweeps.csv_table import parse_csv
 from capplan.loading.sweeps.fields import err
 from capplan.loading.sweeps.guidellm import parse_guidellm, release
@@ -116,7 +116,7 @@ def _parse_file(data: bytes, rel: str, slos) -> tuple[str, list[SweepPoint], str
         return "csv", parse_csv(text, rel, slos), ""
 
     if suffix in (".yaml", ".yml"):
-        doc = reading.load_yaml(text)                  # aliases cannot expand past the text
+        doc = yamldata.load_yaml(text)                 # aliases cannot expand past the text
         if isinstance(doc, dict) and "benchmarks" in doc:
             return (*parse_guidellm(doc, rel, slos), release(doc))
         raise _unknown(doc)

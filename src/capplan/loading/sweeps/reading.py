@@ -16,14 +16,7 @@ integer longer than :data:`~capplan.language.yamlfile.MAX_NUMBER_CHARS`
 digits is refused as the scanner meets it. Each refusal names the line in its
 text (a plan's message about an import names the file, not the file's line).
 
-A YAML report (GuideLLM writes ``benchmarks.yaml``) is parsed by libyaml's
-composer and constructed by PyYAML's plain-type constructors (:func:`load_yaml`):
-3x faster and a third of the memory of the plan reader's event-by-event
-builder, which keeps every event for its line numbers. libyaml refuses nesting
-beyond 1,000 levels itself; the result is then walked once, each shared object
-(an alias) counted once per place it appears but visited once, and refused when
-it nests deeper than :data:`MAX_DEPTH`, holds itself (a recursive alias) or
-would expand to more values than the text has characters (an alias bomb).
+A YAML report is read by :mod:`~capplan.loading.sweeps.yamldata`.
 """
 
 from __future__ import annotations
@@ -34,7 +27,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
 from capplan import bounded
 from capplan.errors import CapplanError
@@ -131,63 +123,3 @@ def decoder(text: str) -> json.JSONDecoder:
     """A decoder for several values one after another (JSON Lines), with the integer hook."""
     return json.JSONDecoder(parse_int=_integer(text))
 
-
-_PLAIN = ("null", "bool", "int", "float", "str", "seq", "map")
-
-
-class _DataLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
-    """libyaml's parser (where PyYAML has it) with constructors for YAML's plain types only."""
-
-    yaml_constructors = {**{tag: yaml.SafeLoader.yaml_constructors[tag]
-                            for tag in (f"tag:yaml.org,2002:{name}" for name in _PLAIN)},
-                         "tag:yaml.org,2002:timestamp": yaml.SafeLoader.construct_yaml_str,   # a date stays text
-                         None: yaml.SafeLoader.construct_undefined}                          # any other tag refused
-
-
-def load_yaml(text: str) -> Any:
-    """The value of a YAML data file, within the limits the module docstring states."""
-    try:
-        value = yaml.load(text, Loader=_DataLoader)     # noqa: S506 -- plain types only (_DataLoader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        line = mark.line + 1 if mark else None
-        what = "unsupported YAML" if isinstance(exc, yaml.constructor.ConstructorError) else "malformed YAML"
-        raise CapplanError(f"{what}: {problem}", line=line) from None
-    except ValueError:                                   # an integer beyond Python's 4,300 digits
-        raise CapplanError(f"the YAML holds an integer of thousands of digits; numbers of at most {MAX_NUMBER_CHARS} "
-                           "digits are read (see docs/limits.md)") from None
-    _check_expansion(value, max(len(text), 1))
-    return value
-
-
-def _check_expansion(value: Any, limit: int) -> None:
-    """Refuse a value nested deeper than MAX_DEPTH, holding itself, or of more than ``limit`` values
-    once shared objects are counted at each place (memoised: each object is visited once)."""
-    if not isinstance(value, (dict, list)):
-        return
-    seen: dict[int, tuple[int, int]] = {}      # id -> (values once expanded, levels of nesting)
-    open_ids: set[int] = set()
-    stack: list[tuple[Any, int, bool]] = [(value, 1, False)]
-    while stack:
-        node, depth, done = stack.pop()
-        key = id(node)
-        children = [c for c in (node.values() if isinstance(node, dict) else node) if isinstance(c, (dict, list))]
-        if done:
-            open_ids.discard(key)
-            inner = [seen[id(c)] for c in children]
-            seen[key] = (len(node) + sum(size for size, _ in inner), 1 + max((h for _, h in inner), default=0))
-        elif key in open_ids:
-            raise CapplanError("the YAML holds an alias (*name) to a collection that contains it")
-        elif key not in seen:
-            open_ids.add(key)
-            stack.append((node, depth, True))
-            stack.extend((c, depth + 1, False) for c in children)
-            continue
-        size, height = seen[key]
-        if size > limit:
-            raise CapplanError(f"the YAML holds more than {limit:,} values once its aliases (*name) are "
-                               "expanded, more than it has characters (see docs/limits.md)")
-        if depth + height - 1 > MAX_DEPTH:
-            raise CapplanError(f"the YAML nests deeper than {MAX_DEPTH} levels; a benchmark report needs a "
-                               "handful (see docs/limits.md)")
