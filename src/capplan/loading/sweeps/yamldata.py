@@ -21,15 +21,6 @@ from __future__ import annotations
 from typing import Any
 
 import yaml
-from yaml.events import (
-    AliasEvent,
-    DocumentStartEvent,
-    MappingEndEvent,
-    MappingStartEvent,
-    ScalarEvent,
-    SequenceEndEvent,
-    SequenceStartEvent,
-)
 
 from capplan.errors import CapplanError
 from capplan.language.yamlfile import MAX_DEPTH, MAX_NUMBER_CHARS
@@ -61,7 +52,7 @@ class _Builder:
             while loader.check_event():
                 event = loader.get_event()
                 # the common case inline: a plain scalar without anchor in an open collection
-                if (type(event) is ScalarEvent and event.tag is None and event.implicit[0] and not event.anchor
+                if (type(event) is yaml.ScalarEvent and event.tag is None and event.implicit[0] and not event.anchor
                         and stack and self.count < self.limit):
                     value = cache.get(event.value, _NO_KEY)
                     if value is _NO_KEY:
@@ -84,27 +75,27 @@ class _Builder:
 
     def _event(self, event) -> None:
         kind = type(event)
-        if kind is ScalarEvent:
+        if kind is yaml.ScalarEvent:
             self._add(self._scalar(event), 1, 0, event)
-        elif kind is MappingStartEvent or kind is SequenceStartEvent:
+        elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
             if event.tag not in _COLLECTION_TAGS:
                 raise _error(f"unsupported YAML: the tag {event.tag!r} is not a plain mapping or list", event)
             if len(self.stack) >= MAX_DEPTH:
                 raise _error(f"the YAML nests deeper than {MAX_DEPTH} levels; a benchmark report needs a handful "
                              "(see docs/limits.md)", event)
             self._count(1, event)
-            self.stack.append([{} if kind is MappingStartEvent else [], _NO_KEY, event.anchor, self.count, 1])
-        elif kind is MappingEndEvent or kind is SequenceEndEvent:
+            self.stack.append([{} if kind is yaml.MappingStartEvent else [], _NO_KEY, event.anchor, self.count, 1])
+        elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
             value, _, anchor, first, levels = self.stack.pop()
             size = self.count - first + 1
             if anchor:
                 self.anchors[anchor] = (value, size, levels)
             self._attach(value, levels, event)
-        elif kind is DocumentStartEvent:
+        elif kind is yaml.DocumentStartEvent:
             self.documents += 1
             if self.documents > 1:
                 raise _error("the file holds a second YAML document (---); a report is one", event)
-        elif kind is AliasEvent:
+        elif kind is yaml.AliasEvent:
             if event.anchor not in self.anchors:
                 why = ("refers to a collection that contains it" if any(f[2] == event.anchor for f in self.stack)
                        else "has no anchor &" + event.anchor + " before it")
@@ -124,7 +115,7 @@ class _Builder:
     def _add(self, value: Any, size: int, levels: int, event) -> None:
         """A scalar (size 1) or an alias's value (its expanded size) in the open collection."""
         self._count(size, event)
-        if isinstance(event, ScalarEvent) and event.anchor:
+        if isinstance(event, yaml.ScalarEvent) and event.anchor:
             self.anchors[event.anchor] = (value, 1, 0)
         self._attach(value, levels, event)
 
