@@ -466,11 +466,14 @@ class _PlanReader:
         except CapplanError as err:
             where = f"{err.file}: " if err.file else ""
             raise self.err(f"{where}{err.message}", *path) from None
-        points = self._series([p for f in files for p in f.points], select, path[:-1])
+        points = [p for f in files for p in f.points]
+        if select is not None or any(math.isfinite(p.arrival_rate) for p in points):    # closed loops: no series
+            points = self._series(points, select, path[:-1])
         rows = [r.table_row(self.model.slos)
                 for r in sweep_import.combine_replicates(points, self._goodput_limits(self.inputs))]
         if not rows:
-            raise self.err("the imported files hold no open-loop run (only closed bursts)", *path)
+            raise self.err(sweep_import.closed_loop_refusal(points, self.model.slos, self._goodput_limits(self.inputs)),
+                           *path)
         return tuple(files), tuple(points), rows
 
     def _goodput_limits(self, inputs: dict) -> dict[str, float]:

@@ -131,7 +131,8 @@ def _parse_file(data: bytes, rel: str, slos) -> tuple[str, list[SweepPoint], str
                 if doc["run_number"] == -1:
                     return "vllm-bench-sweep-serve warm-up run (not counted)", [], ""
                 return "vllm-bench-sweep-serve run", [vllm.parse(doc, rel, None, slos)], ""
-            fmt = "vllm-benchmark-serving" if vllm.is_legacy(doc) else "vllm-bench-serve"
+            fmt = ("inferencex" if vllm.in_seconds(doc) else
+                   "vllm-benchmark-serving" if vllm.is_legacy(doc) else "vllm-bench-serve")
             return fmt, [vllm.parse(doc, rel, None, slos)], ""
         if isinstance(doc, list) and doc and all(vllm.looks_like(d) for d in doc):
             return SUMMARY, [], ""                        # the runs it lists are their own run=N.json files

@@ -67,6 +67,14 @@ _STRATEGY = {"constant": "constant", "poisson": "open-loop Poisson", "synchronou
              "concurrent": "concurrent", "throughput": "burst", "trace": "trace replay", "replay": "trace replay"}
 
 
+def _strategy(stype: str, strategy: dict) -> str:
+    """'constant', 'concurrent (8 streams)', ...: how the stage offered its load."""
+    streams = strategy.get("streams")
+    if stype == "concurrent" and isinstance(streams, int) and not isinstance(streams, bool):
+        return f"concurrent ({streams} streams)"
+    return _STRATEGY.get(stype, str(stype))
+
+
 def _guidellm_format(doc: dict) -> str:
     metadata = doc.get("metadata")
     if metadata is not None:
@@ -216,7 +224,7 @@ def _parse_guidellm_benchmark(bench: Any, i: int, rel: str, fmt: str,
     return SweepPoint(arrival_rate=rate, latency=latency, output_throughput=throughput,
                       completed=completed, failed=failed, sent=sent,
                       achieved_rate=achieved, goodput=None, file=rel, methods=tuple(methods),
-                      missing=missing, strategy=_STRATEGY.get(stype, str(stype)), sources=sources,
+                      missing=missing, strategy=_strategy(stype, strategy), sources=sources,
                       per_request=_requests(bench, where, completed))
 
 

@@ -73,6 +73,7 @@ _TOOLS = {
     "vllm-benchmark-serving": ("vLLM benchmarks/benchmark_serving.py", "legacy layout"),
     "vllm-bench-serve": ("vllm bench serve", "--save-result"),
     "vllm-bench-serve-jsonl": ("vllm bench serve", "JSON Lines (--append-result)"),
+    "inferencex": ("InferenceX benchmark_serving (vLLM's result layout)", "summary in seconds"),
     "guidellm-v0.3": ("GuideLLM", "v0.3"),
     "guidellm-v0.4": ("GuideLLM", "v0.4"),
     "guidellm-v0.5-v0.6": ("GuideLLM", "v0.5-v0.6 (metadata.version 1)"),
