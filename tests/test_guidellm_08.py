@@ -47,7 +47,8 @@ def test_lambda_star_is_not_lowered_by_the_window_close(base_plan, write_plan, t
     target.mkdir(parents=True)
     (target / "benchmarks.json").write_bytes((REAL / "benchmarks.json").read_bytes())
     base_plan["inputs"].update(tpot_p95_slo="50 ms")
-    base_plan["tables"]["load_sweep"] = {"source": "GuideLLM 0.8.1 against a mock server", "import": "sweep/*.json"}
+    base_plan["tables"]["load_sweep"] = {"source": "GuideLLM 0.8.1 against a mock server", "import": "sweep/*.json",
+                                         "transferred": {"ratio": 1, "reason": "a mock server, timings only"}}
     path = write_plan(base_plan)
     code, out, err = run_main("eval", path, "--json")
     assert code == 0, err

@@ -22,6 +22,13 @@ from capplan.errors import CapplanError
 from capplan.loading import hf_config
 from capplan.loading.sweeps import files, read_sweep, reading
 
+
+@pytest.fixture
+def base_plan(base_plan):
+    """The test plan on the model the Llama-3.1-8B-Instruct benchmark files measured."""
+    return {**base_plan, "model": "llama-3.1-8b"}
+
+
 DATA = ROOT / "tests" / "data"
 SWEEP_SERVE = DATA / "vllm-sweep-serve" / "20250601_120000"
 GUIDELLM = DATA / "guidellm-overloaded" / "benchmarks.json"
@@ -39,7 +46,7 @@ def _run(**changes) -> dict:
 
 
 def _plan(tmp_path, write_plan, table=None, model=None, **inputs):
-    plan = copy.deepcopy(BASE_PLAN)
+    plan = {**copy.deepcopy(BASE_PLAN), "model": "llama-3.1-8b"}     # the model the files measured
     plan["inputs"].update({"tpot_p95_slo": "30 ms", "e2e_p99_slo": "30 s", **inputs})
     if table is not None:
         plan["tables"]["load_sweep"] = {"source": "benchmark files", **table}

@@ -18,13 +18,14 @@ FIX = ("Measure open-loop rates up to it and import those: vllm bench serve --re
        "--max-concurrency, or guidellm run --profile kind=poisson (or kind=constant) --override profile.rate R1,R2,...")
 
 
-def _plan(base_plan, write_plan, tmp_path, files, pattern, **inputs):
+def _plan(base_plan, write_plan, tmp_path, files, pattern, transferred=None, **inputs):
     folder = tmp_path / "plans" / "runs"
     folder.mkdir(parents=True)
     for f in files:
         shutil.copy(f, folder / f.name)
     base_plan["inputs"].update(inputs)
-    base_plan["tables"]["load_sweep"] = {"source": "closed-loop runs", "import": f"runs/{pattern}"}
+    base_plan["tables"]["load_sweep"] = {"source": "closed-loop runs", "import": f"runs/{pattern}",
+                                         **({"transferred": transferred} if transferred else {})}
     return write_plan(base_plan)
 
 
@@ -86,7 +87,7 @@ def test_vllm_max_concurrency_run_is_a_closed_loop_with_its_throughput(tmp_path)
 
 def test_closed_loops_beside_an_open_sweep_are_shown_with_their_throughput(base_plan, write_plan, tmp_path, run_main):
     path = _plan(base_plan, write_plan, tmp_path, [GUIDELLM / "benchmarks.json", GUIDELLM / "concurrent.json"],
-                 "*.json", tpot_p95_slo="50 ms")
+                 "*.json", transferred={"ratio": 1, "reason": "a mock server"}, tpot_p95_slo="50 ms")
     code, _, err = run_main("build", path, "--out", tmp_path / "out")
     assert code == 0, err
     record = (tmp_path / "out" / "test-plan.md").read_text(encoding="utf-8")

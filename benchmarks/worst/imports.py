@@ -26,6 +26,7 @@ def _plan(folder: Path, table: dict | None = None, model=None) -> list[str]:
     plan = yaml.safe_load((ROOT / "plans" / "llama3-8b-a100-chat-mix.yaml").read_text(encoding="utf-8"))
     if table is not None:
         plan["tables"]["load_sweep"] = {"source": "benchmark files", **table}
+    plan["model"] = "llama-3.1-8b"          # the model the vLLM results (RUN) measured
     if model is not None:
         plan["model"] = model
         plan["inputs"]["parameter_count"] = 8.03e9
@@ -122,7 +123,8 @@ def _guidellm_report(suffix: str):
         doc = json.loads(REAL_GUIDELLM.read_text(encoding="utf-8"))
         text = json.dumps(doc) if suffix == "json" else yaml.safe_dump(doc, sort_keys=False)
         (folder / f"benchmarks.{suffix}").write_text(text, encoding="utf-8")
-        return _plan(folder, {"import": f"benchmarks.{suffix}"})
+        return _plan(folder, {"import": f"benchmarks.{suffix}",
+                              "transferred": {"ratio": 1, "reason": "GuideLLM's mock server, timings only"}})
     return setup
 
 

@@ -32,7 +32,7 @@ PLAN_KEYS = ("title", "owner", "description", "gpu", "model", "sizing", "memory_
 PLAN_SWITCHES = ("sizing", "memory_accounting")   # the model's switches a plan chooses by key
 INPUT_KEYS = ("value", "source", "status", "tag", "date", "note", *uncertain.FIELDS)
 CELL_KEYS = ("value", *uncertain.FIELDS)      # a table cell written as a mapping: an uncertain cell
-TABLE_KEYS = ("rows", "import", "select", "source", "as_of", "units", "note")
+TABLE_KEYS = ("rows", "import", "select", "transferred", "source", "as_of", "units", "note")
 IMPORTABLE = ("load_sweep",)     # tables that can be read from benchmark result files
 ROW_META = ("source", "as_of", "note")
 SCENARIO_KEYS = ("title", "description", "set", "expect")
@@ -161,7 +161,7 @@ class _PlanReader:
             if key not in self.data:
                 raise self.err(f"missing '{key}:' (a catalog id such as {catalog.ids(key)[0]})")
         gpu = self._entry("gpu")
-        model_entry = self._entry("model")
+        model_entry = self.entry = self._entry("model")
         switches = self.model.default_switches()
         for key in PLAN_SWITCHES:
             chosen = self.data.get(key, switches[key])
@@ -363,6 +363,7 @@ class _PlanReader:
                 t = self.model.tables[name]
                 raise self.err(f"missing table '{name}' ({t.description})", "tables")
             out[name] = self._table(name, raw[name], ("tables", name))
+        sweep_import.match_plan(out, raw, self.entry, self.inputs, self.err)
         return out
 
     def _table(self, name: str, spec, path: tuple) -> TableData:

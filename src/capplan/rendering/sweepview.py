@@ -144,7 +144,7 @@ def _files(data) -> list[dict]:
              "strategy": ", ".join(dict.fromkeys(p.strategy for p in f.points)) or "—",
              "summary": columns(f, "summary"), "computed": columns(f, "computed"),
              "runs": ", ".join(_rate(p.arrival_rate) for p in f.points) or "none counted",
-             "methods": sorted({m for p in f.points for m in p.methods})} for f in data.imported]
+             "methods": [*f.evidence, *sorted({m for p in f.points for m in p.methods})]} for f in data.imported]
 
 
 def _bursts(data, slos) -> list[str]:

@@ -32,6 +32,7 @@ Values
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
@@ -225,7 +226,24 @@ def _parse_guidellm_benchmark(bench: Any, i: int, rel: str, fmt: str,
                       completed=completed, failed=failed, sent=sent,
                       achieved_rate=achieved, goodput=None, file=rel, methods=tuple(methods),
                       missing=missing, strategy=_strategy(stype, strategy), sources=sources,
-                      per_request=_requests(bench, where, completed))
+                      per_request=_requests(bench, where, completed), config=_config(bench),
+                      tokens=_tokens(metrics, where) if completed else None)
+
+
+def _config(bench: dict) -> tuple[tuple[str, str], ...]:
+    """The model the benchmark's backend named (GuideLLM 0.8: ``config.backend.model``)."""
+    model = dig(bench, "config", "backend", "model")
+    return (("model_id", json.dumps(model)),) if isinstance(model, str) and model else ()
+
+
+def _tokens(metrics: dict, where: str) -> tuple[float, float] | None:
+    """Mean prompt and output tokens of the successful requests (``prompt_token_count``, ``output_token_count``)."""
+    means = [dig(metrics, name, "successful", "mean") for name in ("prompt_token_count", "output_token_count")]
+    if any(m is None for m in means):
+        return None
+    prompt, output = (finite(m, f"{where}.metrics.{n}.successful.mean")
+                      for m, n in zip(means, ("prompt_token_count", "output_token_count")))
+    return prompt, output
 
 
 _NODE = {"ttft": "time_to_first_token_ms", "tpot": "inter_token_latency_ms",

@@ -41,6 +41,7 @@ class SweepPoint:
     # settings): runs of different configurations are separate series, never replicates
     config: tuple[tuple[str, str], ...] = ()
     strategy: str = ""         # how the load was offered: 'open-loop Poisson', 'constant', 'burst', ...
+    tokens: tuple[float, float] | None = None   # mean prompt and output tokens of its completed requests
     sources: dict[str, str] = field(default_factory=dict)   # SLO column -> 'summary' | 'computed' | ...
 
     @property
@@ -58,6 +59,7 @@ class SweepFile:
     format: str
     points: tuple[SweepPoint, ...]
     release: str = ""          # the tool's version as the file records it (GuideLLM's guidellm_version)
+    evidence: tuple[str, ...] = ()   # what it measured against the plan (model, parallelism, tokens): see evidence
 
     @property
     def tool(self) -> tuple[str, str]:

@@ -328,7 +328,16 @@ def parse(obj: dict, rel: str, line: int | None, slos) -> SweepPoint:
                       completed=completed, failed=failed, sent=sent, achieved_rate=achieved,
                       goodput=goodput, file=rel, methods=tuple(methods), missing=missing,
                       per_request=_per_request(reqs, line), config=configuration(obj),
-                      strategy=strategy, sources=sources)
+                      strategy=strategy, sources=sources, tokens=_tokens(obj, completed, line))
+
+
+def _tokens(obj: dict, completed: int, line: int | None) -> tuple[float, float] | None:
+    """Mean prompt and output tokens per completed request (total_input_tokens, total_output_tokens)."""
+    given = [obj.get(k) for k in ("total_input_tokens", "total_output_tokens")]
+    if not completed or any(v is None for v in given):
+        return None
+    prompt, output = (finite(v, k, line) for v, k in zip(given, ("total_input_tokens", "total_output_tokens")))
+    return prompt / completed, output / completed
 
 
 # what a run measured beside the load: the model, its parallelism, the client's
