@@ -22,6 +22,13 @@ from capplan.errors import CapplanError
 from capplan.loading import hf_config
 from capplan.loading.sweeps import files, read_sweep, reading
 
+
+@pytest.fixture
+def base_plan(base_plan):
+    """The test plan on the model the Llama-3.1-8B-Instruct benchmark files measured."""
+    return {**base_plan, "model": "llama-3.1-8b"}
+
+
 DATA = ROOT / "tests" / "data"
 SWEEP_SERVE = DATA / "vllm-sweep-serve" / "20250601_120000"
 GUIDELLM = DATA / "guidellm-overloaded" / "benchmarks.json"
@@ -39,7 +46,7 @@ def _run(**changes) -> dict:
 
 
 def _plan(tmp_path, write_plan, table=None, model=None, **inputs):
-    plan = copy.deepcopy(BASE_PLAN)
+    plan = {**copy.deepcopy(BASE_PLAN), "model": "llama-3.1-8b"}     # the model the files measured
     plan["inputs"].update({"tpot_p95_slo": "30 ms", "e2e_p99_slo": "30 s", **inputs})
     if table is not None:
         plan["tables"]["load_sweep"] = {"source": "benchmark files", **table}
@@ -338,3 +345,41 @@ def test_a_malformed_benchmark_file_names_the_field_and_what_was_expected(tmp_pa
         read_sweep(tmp_path, ["bad.json"])
     assert (caught.value.file, caught.value.key) == ("bad.json", key)
     assert message in caught.value.message and "cannot interpret" not in caught.value.message
+
+
+YAML_BOMB = ("a: &a [1, 2, 3, 4, 5, 6, 7, 8, 9]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+             "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nbenchmarks: [*c, *c, *c, *c, *c, *c, *c, *c, *c]\n")
+
+
+@pytest.mark.parametrize("text, message, line", [
+    ("benchmarks: [1,\n  2\n", "malformed YAML: did not find expected ',' or ']'", 3),
+    ("benchmarks: !!python/object:os.system 1\n", "unsupported YAML: the tag 'tag:yaml.org,2002:python/object:"
+     "os.system' is not a plain type (null, bool, int, float, text)", 1),
+    ("benchmarks: !custom {a: 1}\n", "unsupported YAML: the tag '!custom' is not a plain mapping or list", 1),
+    ("benchmarks: " + "1" * 5000 + "\n", "a number of 5,000 characters; numbers of at most 100 are read", 1),
+    ("benchmarks: &x [1, *x]\n", "the YAML alias *x refers to a collection that contains it", 1),
+    ("benchmarks: [*x]\n", "the YAML alias *x has no anchor &x before it", 1),
+    (YAML_BOMB, "the YAML holds more than 169 values once its aliases (*name) are expanded, more than it has "
+     "characters", 3),
+    ("benchmarks: " + "[" * 65 + "]" * 65 + "\n", "the YAML nests deeper than 64 levels", 1),
+    ("deep: &d " + "[" * 40 + "]" * 40 + "\nbenchmarks: " + "[" * 30 + "*d" + "]" * 30 + "\n",
+     "the YAML nests deeper than 64 levels once alias *d is expanded", 2),
+    ("benchmarks: []\n---\nbenchmarks: []\n", "the file holds a second YAML document (---); a report is one", 2),
+    ("? [1]\n: 2\n", "a key of the YAML is a mapping or list, not text", 1),
+], ids=["malformed", "python tag", "custom tag", "huge number", "recursive alias", "unknown alias", "alias bomb",
+        "deep", "deep through an alias", "two documents", "list as key"])
+def test_a_hostile_yaml_report_is_refused_naming_the_file(tmp_path, text, message, line):
+    (tmp_path / "benchmarks.yaml").write_text(text, encoding="utf-8")
+    with pytest.raises(CapplanError) as info:
+        read_sweep(tmp_path, ["benchmarks.yaml"])
+    assert info.value.message.startswith(message)
+    assert (info.value.file, info.value.line) == ("benchmarks.yaml", line)
+
+
+def test_a_yaml_report_reads_as_its_json_twin_with_shared_values_counted_once(tmp_path):
+    doc = json.loads(GUIDELLM.read_text(encoding="utf-8"))
+    (tmp_path / "benchmarks.json").write_text(json.dumps(doc), encoding="utf-8")
+    (tmp_path / "benchmarks.yaml").write_text("totals: &t {successful: 1}\nalso: *t\n" + "".join(
+        f"{key}: {json.dumps(value)}\n" for key, value in doc.items()), encoding="utf-8")
+    as_json, as_yaml = read_sweep(tmp_path, ["benchmarks.json", "benchmarks.yaml"])
+    assert as_yaml.points == tuple(p.__class__(**{**p.__dict__, "file": "benchmarks.yaml"}) for p in as_json.points)

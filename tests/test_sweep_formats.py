@@ -16,6 +16,13 @@ import pytest
 from capplan.errors import CapplanError
 from capplan.loading.sweeps import read_sweep
 
+
+@pytest.fixture
+def base_plan(base_plan):
+    """The test plan on the model the Llama-3.1-8B-Instruct benchmark files measured."""
+    return {**base_plan, "model": "llama-3.1-8b"}
+
+
 DATA = Path(__file__).resolve().parent / "data"
 SWEEP_SERVE = DATA / "vllm-sweep-serve"
 EXPERIMENT = "20250601_120000"
@@ -85,7 +92,8 @@ def test_json_lines_with_two_models_are_two_series_and_select_picks_one(base_pla
     assert code == 1
     assert ('the files hold 2 series of different configurations, which are never combined as replicates: '
             '{model_id="llama-70b", max_concurrency=null}; {model_id="llama-8b", max_concurrency=null}') in err
-    path = _plan(base_plan, write_plan, tmp_path, src, "sweep/runs.jsonl", select={"model_id": "llama-70b"})
+    path = _plan(base_plan, write_plan, tmp_path, src, "sweep/runs.jsonl", select={"model_id": "llama-70b"},
+                 transferred={"ratio": 1, "reason": "a test of select"})
     rows = _eval(run_main, path)["tables"]["load_sweep"]["rows"]
     assert [(r["arrival_rate"], r["ttft_p95"], r["runs"]) for r in rows] == [(2, 300, 1), (4, 500, 1)]
     path = _plan(base_plan, write_plan, tmp_path, src, "sweep/runs.jsonl", select={"model_id": "qwen"})
@@ -113,7 +121,10 @@ def test_guidellm_csv_export_is_refused_with_a_pointer_to_benchmarks_json(tmp_pa
     with pytest.raises(CapplanError) as info:
         read_sweep(tmp_path, ["benchmarks.csv"])
     assert "this is GuideLLM's CSV export (benchmarks.csv): its 11 columns" in info.value.message
-    assert "import benchmarks.json instead" in info.value.message
+    assert info.value.message.endswith(
+        "import its JSON report instead, which capplan reads with every percentile and request count: "
+        "guidellm run ... --output kind=json,path=benchmarks.json (GuideLLM 0.8 and later; before 0.8: "
+        "guidellm benchmark ... --output-path benchmarks.json, or --outputs json)")
 
 
 def test_a_burst_without_the_plans_percentile_is_shown_not_fatal(base_plan, write_plan, tmp_path, run_main):

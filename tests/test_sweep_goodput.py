@@ -17,6 +17,13 @@ from shared_examples import VLLM_70B, example
 from capplan.loading.sweeps import read_sweep
 from capplan.loading.sweeps.goodput import compliant_share
 
+
+@pytest.fixture
+def base_plan(base_plan):
+    """The test plan on the model the Llama-3.1-8B-Instruct benchmark files measured."""
+    return {**base_plan, "model": "llama-3.1-8b"}
+
+
 LIMITS = {"ttft": 1000.0, "tpot": 35.0, "e2e": 30.0}      # the 70B plan: ms, ms, s
 PINNED = {1.0: 1.0, 4.0: 1.0, 16.0: 0.9, float("inf"): 0.355}
 
@@ -87,13 +94,14 @@ def test_goodput_from_a_guidellm_report_with_every_request(tmp_path):
     from test_sweep_import import guidellm_report, write_json
     write_json(tmp_path / "benchmarks.json", guidellm_report("v0.3"))
     [f] = read_sweep(tmp_path, ["benchmarks.json"])
-    const = f.points[2]                                 # 10 successful of 13 sent, rows i = 0..9
+    const = f.points[2]       # 10 successful, 1 errored, 2 cut off by the window's close (not sent): 11 sent
     rows = guidellm_report("v0.3")["benchmarks"][2]["requests"]["successful"]
     limits = {"ttft": 55.0, "tpot": 27.0, "e2e": 30.0}
     good = sum(r["time_to_first_token_ms"] <= 55 and (r["output_tokens"] == 1 or r["inter_token_latency_ms"] <= 27)
                for r in rows)
     assert good == 6                                    # i = 0..5
-    assert compliant_share(const, limits) == pytest.approx(good / 13)
+    assert const.sent == 11
+    assert compliant_share(const, limits) == pytest.approx(good / 11)
     assert compliant_share(f.points[3], limits) is None   # no per-request list
 
 

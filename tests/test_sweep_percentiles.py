@@ -18,6 +18,13 @@ import pytest
 from capplan.language.model import standard_model
 from capplan.loading.sweeps import read_sweep
 
+
+@pytest.fixture
+def base_plan(base_plan):
+    """The test plan on the model the Llama-3.1-8B-Instruct benchmark files measured."""
+    return {**base_plan, "model": "llama-3.1-8b"}
+
+
 LEGACY_P99 = Path(__file__).resolve().parent / "data" / "vllm-legacy-p99"
 P99_SLOS = {"ttft_p99_slo": "1 s", "tpot_p99_slo": "40 ms", "e2e_p99_slo": "30 s"}
 P99_PLAN_SLOS = standard_model().with_slos([("ttft", "p99"), ("tpot", "p99")]).slos

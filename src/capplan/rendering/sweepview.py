@@ -144,7 +144,7 @@ def _files(data) -> list[dict]:
              "strategy": ", ".join(dict.fromkeys(p.strategy for p in f.points)) or "—",
              "summary": columns(f, "summary"), "computed": columns(f, "computed"),
              "runs": ", ".join(_rate(p.arrival_rate) for p in f.points) or "none counted",
-             "methods": sorted({m for p in f.points for m in p.methods})} for f in data.imported]
+             "methods": [*f.evidence, *sorted({m for p in f.points for m in p.methods})]} for f in data.imported]
 
 
 def _bursts(data, slos) -> list[str]:
@@ -159,7 +159,9 @@ def _bursts(data, slos) -> list[str]:
                     for s in slos if s.column in p.latency]
             lacks = [s.text for s in slos if s.column in p.missing]
             parts = have + ([f"no {', '.join(lacks)} in the file"] if lacks else [])
-            out.append(f"{p.file}: closed burst (all requests at once), {', '.join(parts)}, "
+            loop = (f"closed loop, {p.strategy}, {formatting.number(p.achieved_rate)} req/s completed (an outcome, "
+                    "not an offered rate)" if p.achieved_rate else "closed burst (all requests at once)")
+            out.append(f"{p.file}: {loop}, {', '.join(parts)}, "
                        f"{formatting.number(p.output_throughput)} tok/s — not an open-loop point, not counted")
     return out
 

@@ -344,6 +344,10 @@ class _Generator:
                        "description": "With import: the one configuration to read when the files hold several "
                                       "(runs of different model_id, tensor_parallel_size, max_concurrency, "
                                       "max_num_seqs, ... are separate series), e.g. {max_concurrency: 16}."},
+            "transferred": {"type": "object", "required": ["ratio", "reason"], "additionalProperties": False,
+                            "properties": {"ratio": {"type": "number", "exclusiveMinimum": 0}, "reason": {"type": "string"}},
+                            "description": "With import: the files measured another deployment (model or "
+                                           "parallelism); the plan's serves ratio x the benchmarked rate, for reason."},
         }
         props = {k: known.get(k, {}) for k in plan_module.TABLE_KEYS}
         if "as_of" in props and props["as_of"]:

@@ -41,7 +41,7 @@ def load(path: Path, model: Model, display: str | None = None) -> Plan:
     ctx = Context(yamlfile.read(path, display), model, path)
     document.check_keys(ctx)
     gpu = entries.entry(ctx, "gpu")
-    model_entry = entries.entry(ctx, "model")
+    model_entry = ctx.model_entry = entries.entry(ctx, "model")
     ctx.switches = document.switches(ctx, model_entry)
     ctx.slos = document.slos(ctx)
     ctx.model = ctx.model.with_slos(ctx.slos)

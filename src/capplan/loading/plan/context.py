@@ -23,6 +23,7 @@ class Context:
         self.slos: tuple[tuple[str, str], ...] = ()
         self.active: set[str] = set()
         self.inputs: dict = {}       # the plan's own inputs, once read (imports count goodput at their SLOs)
+        self.model_entry = None      # the catalog model the plan serves (imported evidence must match it)
 
     def err(self, message, *path) -> CapplanError:
         return self.doc.error(message, tuple(path))

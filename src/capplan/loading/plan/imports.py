@@ -5,6 +5,7 @@ runs combined; and the goodput each scenario counts at its own SLO limits."""
 from __future__ import annotations
 
 import json
+import math
 
 from capplan.errors import CapplanError
 from capplan.language import units
@@ -42,11 +43,13 @@ def read(ctx: Context, patterns, path, select=None) -> tuple[tuple, tuple, list[
     except CapplanError as err:
         where = f"{err.file}: " if err.file else ""
         raise ctx.err(f"{where}{err.message}", *path) from None
-    points = _series(ctx, [p for f in files for p in f.points], select, path[:-1])
+    points = [p for f in files for p in f.points]
+    if select is not None or any(math.isfinite(p.arrival_rate) for p in points):    # closed loops: no series
+        points = _series(ctx, points, select, path[:-1])
     rows = [r.table_row(ctx.model.slos)
             for r in sweep_import.combine_replicates(points, goodput_limits(ctx, ctx.inputs))]
     if not rows:
-        raise ctx.err("the imported files hold no open-loop run (only closed bursts)", *path)
+        raise ctx.err(sweep_import.closed_loop_refusal(points, ctx.model.slos, goodput_limits(ctx, ctx.inputs)), *path)
     return tuple(files), tuple(points), rows
 
 

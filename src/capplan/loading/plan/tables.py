@@ -11,12 +11,13 @@ import math
 
 from capplan.errors import CapplanError
 from capplan.language import units
+from capplan.loading import sweeps as sweep_import
 from capplan.loading.plan import imports, values
 from capplan.loading.plan.context import Context, show
 from capplan.loading.plan.data import TableData
 from capplan.names import nearest
 
-TABLE_KEYS = ("rows", "import", "select", "source", "as_of", "units", "note")
+TABLE_KEYS = ("rows", "import", "select", "transferred", "source", "as_of", "units", "note")
 ROW_META = ("source", "as_of", "note")
 
 
@@ -36,6 +37,7 @@ def read_all(ctx: Context) -> dict[str, TableData]:
             t = ctx.model.tables[name]
             raise ctx.err(f"missing table '{name}' ({t.description})", "tables")
         out[name] = read(ctx, name, raw[name], ("tables", name))
+    sweep_import.match_plan(out, raw, ctx.model_entry, ctx.inputs, ctx.err)
     return out
 
 

@@ -85,9 +85,9 @@ def parse_csv(text: str, rel: str, slos) -> list[SweepPoint]:
                 if missing and _is_guidellm(header):
                     raise err("this is GuideLLM's CSV export (benchmarks.csv): its "
                               f"{len(header)} columns hold summary statistics in GuideLLM's "
-                              "own layout, not one sweep point per row; import benchmarks.json "
-                              "instead (guidellm benchmark --output-path benchmarks.json), which "
-                              "capplan reads with every percentile and request count", None, line)
+                              "own layout, not one sweep point per row; import its JSON report "
+                              "instead, which capplan reads with every percentile and request count: "
+                              f"{GUIDELLM_JSON}", None, line)
                 if missing:
                     raise err(f"the header lacks column(s) {', '.join(missing)} "
                               f"(found: {', '.join(header)})", missing[0], line)
@@ -122,6 +122,8 @@ def _lines(text: str):
         start = stop
 
 
+GUIDELLM_JSON = ("guidellm run ... --output kind=json,path=benchmarks.json (GuideLLM 0.8 and later; "
+                 "before 0.8: guidellm benchmark ... --output-path benchmarks.json, or --outputs json)")
 _GUIDELLM_MARKS = ("time to first token", "time_to_first_token", "inter token latency",
                    "request latency", "run id", "strategy", "benchmark")
 

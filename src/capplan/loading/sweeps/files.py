@@ -28,11 +28,10 @@ from typing import Any
 
 from capplan.language.model import Slo, standard_model
 from capplan.errors import CapplanError
-from capplan.language import yamlfile
-from capplan.loading.sweeps import reading, vllm
+from capplan.loading.sweeps import reading, vllm, yamldata
 from capplan.loading.sweeps.csv_table import parse_csv
 from capplan.loading.sweeps.fields import err
-from capplan.loading.sweeps.guidellm import parse_guidellm
+from capplan.loading.sweeps.guidellm import parse_guidellm, release
 from capplan.loading.sweeps.locate import Root, expand
 from capplan.loading.sweeps.points import SweepFile, SweepPoint
 
@@ -101,7 +100,8 @@ def _unknown(value: Any) -> CapplanError:
                f"or a CSV file; found {_describe(value)}")
 
 
-def _parse_file(data: bytes, rel: str, slos) -> tuple[str, list[SweepPoint]]:
+def _parse_file(data: bytes, rel: str, slos) -> tuple[str, list[SweepPoint], str]:
+    """(the file's format, its runs, the tool's release it records or '')."""
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -113,28 +113,29 @@ def _parse_file(data: bytes, rel: str, slos) -> tuple[str, list[SweepPoint]]:
     if suffix in (".csv", ".tsv"):
         if suffix == ".tsv":
             raise err("tab-separated files are not supported; save the sweep as CSV")
-        return "csv", parse_csv(text, rel, slos)
+        return "csv", parse_csv(text, rel, slos), ""
 
     if suffix in (".yaml", ".yml"):
-        doc = yamlfile.parse_data_file(text, rel)      # aliases cannot expand past the text
+        doc = yamldata.load_yaml(text)                 # aliases cannot expand past the text
         if isinstance(doc, dict) and "benchmarks" in doc:
-            return parse_guidellm(doc, rel, slos)
+            return (*parse_guidellm(doc, rel, slos), release(doc))
         raise _unknown(doc)
 
     documents, sequence = _load_json_documents(text, data, jsonl=suffix == ".jsonl")
     if not sequence:
         doc = documents[0][0]
         if isinstance(doc, dict) and "benchmarks" in doc:
-            return parse_guidellm(doc, rel, slos)
+            return (*parse_guidellm(doc, rel, slos), release(doc))
         if vllm.looks_like(doc):
             if "run_number" in doc:                      # vllm bench sweep serve: <combination>/run=N.json
                 if doc["run_number"] == -1:
-                    return "vllm-bench-sweep-serve warm-up run (not counted)", []
-                return "vllm-bench-sweep-serve run", [vllm.parse(doc, rel, None, slos)]
-            fmt = "vllm-benchmark-serving" if vllm.is_legacy(doc) else "vllm-bench-serve"
-            return fmt, [vllm.parse(doc, rel, None, slos)]
+                    return "vllm-bench-sweep-serve warm-up run (not counted)", [], ""
+                return "vllm-bench-sweep-serve run", [vllm.parse(doc, rel, None, slos)], ""
+            fmt = ("inferencex" if vllm.in_seconds(doc) else
+                   "vllm-benchmark-serving" if vllm.is_legacy(doc) else "vllm-bench-serve")
+            return fmt, [vllm.parse(doc, rel, None, slos)], ""
         if isinstance(doc, list) and doc and all(vllm.looks_like(d) for d in doc):
-            return SUMMARY, []                        # the runs it lists are their own run=N.json files
+            return SUMMARY, [], ""                        # the runs it lists are their own run=N.json files
         raise _unknown(doc)
 
     if not documents:
@@ -147,7 +148,7 @@ def _parse_file(data: bytes, rel: str, slos) -> tuple[str, list[SweepPoint]]:
             error.line = line
             raise error
         points.append(_object(doc, rel, line, slos, f"object {len(points) + 1}"))
-    return "vllm-bench-serve-jsonl", points
+    return "vllm-bench-serve-jsonl", points, ""
 
 
 def _object(doc: dict, rel: str, line: int, slos, which: str) -> SweepPoint:
@@ -167,8 +168,8 @@ def _read_one(plan_dir: Path, rel: str, slos) -> tuple[SweepFile, int]:
     data = reading.read_limited(plan_dir / rel, reading.MAX_YAML_BYTES if yaml else reading.MAX_FILE_BYTES,
                                 "a YAML benchmark report" if yaml else "a benchmark file")
     digest = hashlib.sha256(data).hexdigest()
-    fmt, points = _parse_file(data, rel, slos)
-    return SweepFile(path=rel, sha256=digest, format=fmt, points=tuple(points)), len(data)
+    fmt, points, version = _parse_file(data, rel, slos)
+    return SweepFile(path=rel, sha256=digest, format=fmt, points=tuple(points), release=version), len(data)
 
 
 def read_sweep(plan_dir: Path, patterns: list[str], slos: tuple[Slo, ...] | None = None) -> list[SweepFile]:

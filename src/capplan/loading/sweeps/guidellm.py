@@ -32,9 +32,11 @@ Values
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
+from capplan.loading.sweeps.cutoff import in_flight_at_close
 from capplan.loading.sweeps.fields import (
     NP,
     dig,
@@ -66,6 +68,14 @@ _STRATEGY = {"constant": "constant", "poisson": "open-loop Poisson", "synchronou
              "concurrent": "concurrent", "throughput": "burst", "trace": "trace replay", "replay": "trace replay"}
 
 
+def _strategy(stype: str, strategy: dict) -> str:
+    """'constant', 'concurrent (8 streams)', ...: how the stage offered its load."""
+    streams = strategy.get("streams")
+    if stype == "concurrent" and isinstance(streams, int) and not isinstance(streams, bool):
+        return f"concurrent ({streams} streams)"
+    return _STRATEGY.get(stype, str(stype))
+
+
 def _guidellm_format(doc: dict) -> str:
     metadata = doc.get("metadata")
     if metadata is not None:
@@ -79,6 +89,25 @@ def _guidellm_format(doc: dict) -> str:
     if "args" in doc:
         return "guidellm-v0.4"
     return "guidellm-v0.3"
+
+
+def _cap_text(cap, bench: dict, where: str) -> str:
+    """How a client concurrency cap bears on an open-loop stage: a cap the stage reached made it
+    partly a closed loop; one never reached (GuideLLM records its default, 10,240) did not."""
+    if cap is None:
+        return ""
+    peak = dig(bench, "metrics", "request_concurrency", "successful", "max")
+    if peak is not None and finite(peak, f"{where}.metrics.request_concurrency.successful.max") < finite(
+            cap, f"{where}.config.strategy.max_concurrency"):
+        return (f", client max_concurrency {show(cap)} never reached (at most {short(float(peak))} in flight, "
+                f"{where}.metrics.request_concurrency.successful.max): open-loop")
+    return f", capped at max_concurrency {show(cap)} (not purely open-loop)"
+
+
+def release(doc: dict) -> str:
+    """The GuideLLM version the report records (``metadata.guidellm_version``, from v0.5), else ''."""
+    version = dig(doc, "metadata", "guidellm_version")
+    return version.strip()[:40] if isinstance(version, str) else ""
 
 
 def parse_guidellm(doc: dict, rel: str, slos) -> tuple[str, list[SweepPoint]]:
@@ -138,11 +167,8 @@ def _parse_guidellm_benchmark(bench: Any, i: int, rel: str, fmt: str,
             raise err("missing (the offered rate of a constant/poisson stage)",
                       f"{skey}.rate")
         rate = rate_from(strategy["rate"], f"{skey}.rate")
-        cap = strategy.get("max_concurrency")
-        cap_text = ("" if cap is None else
-                    f", capped at max_concurrency {show(cap)} (not purely open-loop)")
         methods.append(f"arrival_rate: {skey}.rate {short(rate)} req/s, "
-                       f"{_GUIDELLM_OPEN[stype]}{cap_text}")
+                       f"{_GUIDELLM_OPEN[stype]}{_cap_text(strategy.get('max_concurrency'), bench, where)}")
     elif stype in _GUIDELLM_CLOSED:
         rate = math.inf
         methods.append(f"arrival_rate: {where} is a GuideLLM '{stype}' stage "
@@ -168,9 +194,13 @@ def _parse_guidellm_benchmark(bench: Any, i: int, rel: str, fmt: str,
     completed = whole(totals.get("successful"), f"{tkey}.successful")
     failed = whole(totals.get("errored", 0) or 0, f"{tkey}.errored")
     incomplete = whole(totals.get("incomplete", 0) or 0, f"{tkey}.incomplete")
+    cut, how = in_flight_at_close(bench, metrics, where, rate, incomplete) if completed else (0, "")
+    sent = completed + failed + incomplete - cut
     methods.append(f"completed/failed/sent: {tkey}.successful ({completed}), .errored "
                    f"({failed}) and .incomplete ({incomplete}: cancelled unfinished when the "
-                   f"run ended); sent = their sum, {completed + failed + incomplete}")
+                   f"window closed); " + (f"{cut} of them {how}, so not counted as sent; sent = "
+                                          f"{completed} + {failed} + {incomplete - cut} = {sent}" if cut else
+                                          f"sent = their sum, {sent}" + (f" ({how})" if how else "")))
     node = dig(metrics, "requests_per_second", "successful", "mean")
     if node is None:
         achieved = 0.0
@@ -178,10 +208,13 @@ def _parse_guidellm_benchmark(bench: Any, i: int, rel: str, fmt: str,
     else:
         achieved = finite(node, f"{where}.metrics.requests_per_second.successful.mean")
         methods.append(f"achieved_rate: {where}.metrics.requests_per_second.successful.mean "
-                       "(req/s of successful requests over the run)")
+                       "(req/s of successful requests over the run)"
+                       + (f" x (completed + in flight at the close) / completed = {short(achieved)} x "
+                          f"{completed + cut}/{completed}" if cut else ""))
+        achieved *= (completed + cut) / completed if cut else 1
 
     latency, missing, sources = run_percentiles(
-        slos, rate, completed, completed + failed + incomplete,
+        slos, rate, completed, sent,
         lambda slo: _guidellm_percentile(bench, metrics, where, completed, slo),
         methods, "no request succeeded, so no latency was measured; the point fails on delivery")
 
@@ -190,10 +223,27 @@ def _parse_guidellm_benchmark(bench: Any, i: int, rel: str, fmt: str,
                    "successful.mean (tok/s)")
     methods.append("goodput: not reported by GuideLLM -> none")
     return SweepPoint(arrival_rate=rate, latency=latency, output_throughput=throughput,
-                      completed=completed, failed=failed, sent=completed + failed + incomplete,
+                      completed=completed, failed=failed, sent=sent,
                       achieved_rate=achieved, goodput=None, file=rel, methods=tuple(methods),
-                      missing=missing, strategy=_STRATEGY.get(stype, str(stype)), sources=sources,
-                      per_request=_requests(bench, where, completed))
+                      missing=missing, strategy=_strategy(stype, strategy), sources=sources,
+                      per_request=_requests(bench, where, completed), config=_config(bench),
+                      tokens=_tokens(metrics, where) if completed else None)
+
+
+def _config(bench: dict) -> tuple[tuple[str, str], ...]:
+    """The model the benchmark's backend named (GuideLLM 0.8: ``config.backend.model``)."""
+    model = dig(bench, "config", "backend", "model")
+    return (("model_id", json.dumps(model)),) if isinstance(model, str) and model else ()
+
+
+def _tokens(metrics: dict, where: str) -> tuple[float, float] | None:
+    """Mean prompt and output tokens of the successful requests (``prompt_token_count``, ``output_token_count``)."""
+    means = [dig(metrics, name, "successful", "mean") for name in ("prompt_token_count", "output_token_count")]
+    if any(m is None for m in means):
+        return None
+    prompt, output = (finite(m, f"{where}.metrics.{n}.successful.mean")
+                      for m, n in zip(means, ("prompt_token_count", "output_token_count")))
+    return prompt, output
 
 
 _NODE = {"ttft": "time_to_first_token_ms", "tpot": "inter_token_latency_ms",

@@ -41,6 +41,7 @@ class SweepPoint:
     # settings): runs of different configurations are separate series, never replicates
     config: tuple[tuple[str, str], ...] = ()
     strategy: str = ""         # how the load was offered: 'open-loop Poisson', 'constant', 'burst', ...
+    tokens: tuple[float, float] | None = None   # mean prompt and output tokens of its completed requests
     sources: dict[str, str] = field(default_factory=dict)   # SLO column -> 'summary' | 'computed' | ...
 
     @property
@@ -57,20 +58,24 @@ class SweepFile:
     sha256: str
     format: str
     points: tuple[SweepPoint, ...]
+    release: str = ""          # the tool's version as the file records it (GuideLLM's guidellm_version)
+    evidence: tuple[str, ...] = ()   # what it measured against the plan (model, parallelism, tokens): see evidence
 
     @property
     def tool(self) -> tuple[str, str]:
-        """(the tool that wrote the file, its version as the file's layout shows it):
-        no result file records the tool's release, so the layout names it."""
+        """(the tool that wrote the file, its version): the release the file records
+        (GuideLLM 0.5 on), else what its layout shows (vLLM's files record none)."""
         if self.format.startswith("vllm-bench-sweep-serve"):
             return "vllm bench sweep serve", self.format.removeprefix("vllm-bench-sweep-serve ")
-        return _TOOLS.get(self.format, (self.format, ""))
+        name, layout = _TOOLS.get(self.format, (self.format, ""))
+        return name, self.release or layout
 
 
 _TOOLS = {
     "vllm-benchmark-serving": ("vLLM benchmarks/benchmark_serving.py", "legacy layout"),
     "vllm-bench-serve": ("vllm bench serve", "--save-result"),
     "vllm-bench-serve-jsonl": ("vllm bench serve", "JSON Lines (--append-result)"),
+    "inferencex": ("InferenceX benchmark_serving (vLLM's result layout)", "summary in seconds"),
     "guidellm-v0.3": ("GuideLLM", "v0.3"),
     "guidellm-v0.4": ("GuideLLM", "v0.4"),
     "guidellm-v0.5-v0.6": ("GuideLLM", "v0.5-v0.6 (metadata.version 1)"),

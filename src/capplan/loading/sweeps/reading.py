@@ -15,6 +15,8 @@ linear pass over the bytes with the strings blanked out, and refused beyond
 integer longer than :data:`~capplan.language.yamlfile.MAX_NUMBER_CHARS`
 digits is refused as the scanner meets it. Each refusal names the line in its
 text (a plan's message about an import names the file, not the file's line).
+
+A YAML report is read by :mod:`~capplan.loading.sweeps.yamldata`.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from capplan.language.yamlfile import MAX_BYTES, MAX_DEPTH, MAX_NUMBER_CHARS
 
 MIB = 2 ** 20
 MAX_FILE_BYTES = 64 * MIB         # one benchmark file; a vLLM --save-result of 10,000 requests (texts too) is ~55 MB
-MAX_YAML_BYTES = MAX_BYTES        # a YAML report (parsed event by event, slower than JSON): a plan's limit
+MAX_YAML_BYTES = MAX_BYTES        # a YAML report (built from libyaml's events, see yamldata): a plan's limit
 MAX_REQUESTS = 1_000_000          # per-request entries of one run
 MAX_GAPS = 10_000_000             # inter-token gaps (vLLM itls) of one run: 10,000 requests of 1,000 tokens
 MAX_IMPORT_BYTES = 256 * MIB      # every file of one import together
@@ -120,3 +122,4 @@ def _integer(text: str):
 def decoder(text: str) -> json.JSONDecoder:
     """A decoder for several values one after another (JSON Lines), with the integer hook."""
     return json.JSONDecoder(parse_int=_integer(text))
+

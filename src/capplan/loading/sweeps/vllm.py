@@ -187,17 +187,26 @@ class _VllmRequests:
 
 
 _VLLM_METRIC = {"ttft": "ttft", "tpot": "tpot", "itl": "itl", "e2e": "e2el"}
-_SUMMARY_KEY = re.compile(r"^(?:p([0-9.]+)|(median))_(ttft|tpot|itl|e2el)_ms$")
+_SUMMARY_KEY = re.compile(r"^(?:p([0-9.]+)|(median))_(ttft|tpot|itl|e2el)(?:_ms)?$")
 _METRIC_OF = {v: k for k, v in _VLLM_METRIC.items()}
 
 
 def _summary_ms(obj: dict, metric: str, q: float, line: int | None) -> tuple[float, str] | None:
-    """The summary percentile ``p{q}_{metric}_ms`` (vLLM's key; ``median_..`` for p50)."""
+    """The summary percentile ``p{q}_{metric}_ms`` (vLLM's key; ``median_..`` for p50), in ms; else the
+    same key without ``_ms``, in seconds (InferenceX's result files)."""
     keys = [f"p{q:g}_{metric}_ms"] + ([f"median_{metric}_ms"] if q == 50 else [])
     for key in keys:
         if obj.get(key) is not None:
             return finite(obj[key], key, line), key
+        bare = key.removesuffix("_ms")
+        if obj.get(bare) is not None:
+            return finite(obj[bare], bare, line) * 1000, f"{bare} (s) x 1000"
     return None
+
+
+def in_seconds(obj: dict) -> bool:
+    """A result whose summary percentiles are in seconds, without the ``_ms`` suffix (InferenceX)."""
+    return any(_SUMMARY_KEY.match(str(k)) and not str(k).endswith("_ms") for k in obj)
 
 
 def summary_percentiles(obj: dict) -> str:
@@ -309,11 +318,26 @@ def parse(obj: dict, rel: str, line: int | None, slos) -> SweepPoint:
     else:
         methods.append("goodput: not in the file -> none")
 
+    achieved = 0.0
+    if math.isinf(rate) and obj.get("max_concurrency") is not None and isinstance(obj.get("request_throughput"),
+                                                                                   (int, float)):
+        achieved = finite(obj["request_throughput"], "request_throughput", line)
+        methods.append(f"throughput: request_throughput {short(achieved)} req/s, what this closed loop "
+                       "completed (an outcome of its concurrency, not an offered rate)")
     return SweepPoint(arrival_rate=rate, latency=latency, output_throughput=throughput,
-                      completed=completed, failed=failed, sent=sent, achieved_rate=0.0,
+                      completed=completed, failed=failed, sent=sent, achieved_rate=achieved,
                       goodput=goodput, file=rel, methods=tuple(methods), missing=missing,
                       per_request=_per_request(reqs, line), config=configuration(obj),
-                      strategy=strategy, sources=sources)
+                      strategy=strategy, sources=sources, tokens=_tokens(obj, completed, line))
+
+
+def _tokens(obj: dict, completed: int, line: int | None) -> tuple[float, float] | None:
+    """Mean prompt and output tokens per completed request (total_input_tokens, total_output_tokens)."""
+    given = [obj.get(k) for k in ("total_input_tokens", "total_output_tokens")]
+    if not completed or any(v is None for v in given):
+        return None
+    prompt, output = (finite(v, k, line) for v, k in zip(given, ("total_input_tokens", "total_output_tokens")))
+    return prompt / completed, output / completed
 
 
 # what a run measured beside the load: the model, its parallelism, the client's
