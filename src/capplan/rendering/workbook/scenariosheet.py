@@ -195,10 +195,7 @@ def _write_scalar(book: Book, sheet: SheetLayout, name: str, row: int, nominal: 
                      and nominal.ev.graph.nodes[name].formula is None)
         key = styles.key(given.tag, given.pending)
         if inherited:
-            # a cell reference, not 'nominal'!name: LibreOffice misreads a sheet-qualified
-            # name that starts like a cell address ('nominal'!bf16_peak_flops)
-            book.formula(ws, value_cell, f"={quote_sheet(nominal.ws.title)}!{nominal.scalar_cell(name, absolute=True)}",
-                         name, scen, None, "link", expected)
+            book.formula(ws, value_cell, nominal.link(name), name, scen, None, "link", expected)
             styles.apply(value_cell, key, linked=True)
         else:
             value_cell.number(cell_number(expected))
@@ -284,7 +281,7 @@ def _write_table(book: Book, sheet: SheetLayout, tname: str, nominal: SheetLayou
                 inherited = same_shape and _same(raw, nominal_data.rows[i].get(q.column))
                 missing = expected is None or (isinstance(expected, float) and math.isnan(expected))
                 if inherited:
-                    text = f"={quote_sheet(nominal.ws.title)}!{nominal.table_cell(col, i, absolute=True)}"
+                    text = nominal.link(col, i)
                     if missing:      # an optional column the row leaves out: no value to list
                         cell.formula(text, None)
                     else:
