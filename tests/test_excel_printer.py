@@ -29,7 +29,7 @@ from capplan.language.formula import TABLE_FUNCTIONS, parse
 from capplan.language.model import standard_model
 from capplan.errors import CapplanError
 from capplan.loading.plan import load
-from capplan.rendering.workbook.formulaprinter import format_number, to_excel
+from capplan.rendering.workbook.formulaprinter import ExcelPrinter, format_number, to_excel
 from capplan.rendering.workbook.lint import TOO_LONG, formula_tokens, lint_formula
 from capplan.rendering.workbook.names import excel_name, looks_like_cell
 from capplan.rendering.workbook.unitfold import exact_factor, factor_expr, fold_units
@@ -453,3 +453,14 @@ def test_the_function_list_is_openpyxls():
 
 def test_the_lint_refuses_what_it_cannot_read():
     assert lint_formula("=a+`b`", {"a", "b"}) and lint_formula("=@a", {"a"})
+
+
+def test_plain_functions_print_by_the_printer_s_known_functions(monkeypatch):
+    """``known_functions`` is the one place a plain function's Excel name is written:
+    renamed there, every formula that calls it prints the new name."""
+    texts = {"ceiling": "ceil(a)", "floor": "floor(a)", "Abs": "abs(a)", "Max": "max(a, b)", "Min": "min(a, b)"}
+    assert set(texts) == set(ExcelPrinter.known_functions)
+    assert xl(texts["floor"]) == "=INT(a)" and xl(texts["ceiling"]) == "=CEILING(a,1)"
+    monkeypatch.setattr(ExcelPrinter, "known_functions", {k: f"X{k.upper()}" for k in texts})
+    for name, text in texts.items():
+        assert xl(text).startswith(f"=X{name.upper()}("), text

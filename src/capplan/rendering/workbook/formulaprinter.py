@@ -218,13 +218,14 @@ class ExcelPrinter(Printer):
         """A plain function called by its Excel name (:attr:`known_functions`)."""
         return self._call(self.known_functions[type(expr).__name__], *args)
 
-    def _print_known(self, expr, *extra: str) -> str:
+    def _plain_call(self, expr, *extra: str) -> str:
+        """The call with the node's arguments printed, then ``extra`` ones (CEILING's 1)."""
         return self._known(expr, *(self._print(a) for a in expr.args), *extra)
 
-    _print_floor = _print_known
+    _print_floor = _plain_call
 
     def _print_ceiling(self, expr):
-        return self._print_known(expr, "1")          # CEILING's significance
+        return self._plain_call(expr, "1")          # CEILING's significance
 
     def _print_Abs(self, expr):
         arg = self._print(expr.args[0])

@@ -64,19 +64,24 @@ class Formulas:
             self._folded[key] = fold_units(formula.expr, self.factor_of, self.factor_of(name))
         return self._folded[key]
 
-    def compile(self, name: str, formula, refs: Refs) -> str:
-        """The formula text of one cell, printed and linted once for every cell whose references read alike.
+    def compile(self, name: str, formula, sheet: SheetLayout, nominal: SheetLayout,
+                table: str | None = None, row: int | None = None) -> str:
+        """The formula text of one cell (on ``sheet``; of ``row`` of ``table`` for a row
+        formula), printed and linted once for every cell whose references read alike.
 
         Scenario sheets share one layout as a rule, so without this a plan of many
-        scenarios would print and lint the same text once per sheet."""
-        key = (name, formula.text, refs.key)
-        if key not in self._compiled:
-            text = ExcelPrinter(refs).doprint(self.folded(name, formula))
+        scenarios would print and lint the same text once per sheet. Names are
+        workbook-wide, so only row cells (this sheet's tables) and nominal() (the
+        nominal sheet, or nothing on the nominal sheet itself) make texts differ."""
+        key = (name, formula.text, sheet is nominal, sheet.table_layout(), table, row)
+        text = self._compiled.get(key)
+        if text is None:
+            text = ExcelPrinter(Refs(self, sheet, nominal, table, row)).doprint(self.folded(name, formula))
             problems = lint_formula(text, self.name_set)
             if problems:
                 raise CapplanError(f"internal error compiling {name} = {formula.text} to Excel: {'; '.join(problems)}")
             self._compiled[key] = text
-        return self._compiled[key]
+        return text
 
 
 class Refs:
@@ -90,13 +95,6 @@ class Refs:
         self.nominal_sheet = nominal
         self.table = table
         self.row = row
-
-    @property
-    def key(self) -> tuple:
-        """All that the references printed through this object depend on: names are
-        workbook-wide, so only row cells (this sheet's tables) and nominal() (the
-        nominal sheet, or nothing on the nominal sheet itself) vary."""
-        return self.sheet is self.nominal_sheet, self.sheet.table_layout(), self.table, self.row
 
     def scalar(self, name: str) -> str:
         return self.formulas.names[name]

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from capplan.engine.evaluate import Evaluation
 from capplan.language.model import Model
+from capplan.rendering.workbook.plantext import quote_sheet
 from capplan.rendering.workbook.sheetmodel import Sheet, column_letter
 
 
@@ -37,6 +38,7 @@ class SheetLayout:
     tables: dict[str, TablePos] = field(default_factory=dict)
     _shown: dict[str, object] = field(default_factory=dict, repr=False)
     _table_layout: tuple | None = field(default=None, repr=False)
+    _links: dict[tuple, str] = field(default_factory=dict, repr=False)
 
     def display(self, name: str):
         """The scenario's value in display units, converted once (a column is read once per row)."""
@@ -61,6 +63,17 @@ class SheetLayout:
         letter = column_letter(pos.col_index[name])
         r = pos.first_row + row
         return f"${letter}${r}" if absolute else f"{letter}{r}"
+
+    def link(self, name: str, row: int | None = None) -> str:
+        """The formula another sheet links this sheet's cell of a quantity (of a table row) by:
+        ``='nominal'!$B$7``, a cell reference, not 'nominal'!name (LibreOffice misreads a
+        sheet-qualified name that starts like a cell address, 'nominal'!bf16_peak_flops).
+        Every scenario sheet links the same cells, so each text is made once."""
+        found = self._links.get((name, row))
+        if found is None:
+            cell = self.scalar_cell(name, absolute=True) if row is None else self.table_cell(name, row, absolute=True)
+            found = self._links[(name, row)] = f"={quote_sheet(self.ws.title)}!{cell}"
+        return found
 
     def column_range(self, name: str) -> str:
         pos = self.tables[name.split(".", 1)[0]]

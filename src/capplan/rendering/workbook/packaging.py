@@ -16,7 +16,7 @@ import zipfile
 from typing import TYPE_CHECKING
 
 from capplan.rendering.workbook.sheetmodel import column_letter
-from capplan.rendering.workbook.sheetxml import R_NS, sheet_xml
+from capplan.rendering.workbook.sheetxml import R_NS, CellXml, sheet_xml
 from capplan.rendering.workbook.stylesxml import MAIN_NS, StyleSheet
 from capplan.rendering.workbook.template import config
 from capplan.rendering.workbook.plantext import quote_sheet
@@ -129,6 +129,7 @@ def _workbook(sheets: list[Sheet]) -> str:
 def parts(sheets: list[Sheet]) -> dict[str, str]:
     """Every part of the package, by name."""
     styles = StyleSheet()
+    cells = CellXml(styles)
     out: dict[str, str] = {}
     overrides = [("/xl/workbook.xml", "spreadsheetml.sheet.main+xml"), ("/xl/styles.xml", "spreadsheetml.styles+xml"),
                  ("/docProps/core.xml", None), ("/docProps/app.xml", "extended-properties+xml")]
@@ -154,7 +155,7 @@ def parts(sheets: list[Sheet]) -> dict[str, str]:
             rels.append((comments, "vmlDrawing", f"/xl/drawings/commentsDrawing{notes}.vml"))
             rels.append(("rId3", "comments", f"/xl/comments/comment{notes}.xml"))
             overrides.append((f"/xl/comments/comment{notes}.xml", "spreadsheetml.comments+xml"))
-        out[f"xl/worksheets/sheet{i}.xml"] = sheet_xml(s, styles, i == 1, drawing, comments)
+        out[f"xl/worksheets/sheet{i}.xml"] = sheet_xml(s, cells, i == 1, drawing, comments)
         overrides.append((f"/xl/worksheets/sheet{i}.xml", "spreadsheetml.worksheet+xml"))
         if rels:
             out[f"xl/worksheets/_rels/sheet{i}.xml.rels"] = _rels(rels)

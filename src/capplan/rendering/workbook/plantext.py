@@ -20,7 +20,10 @@ _SHEET_BAD = re.compile(r"[\[\]:*?/\\']")
 
 def clean_text(value) -> str:
     """Text without the characters an XML part cannot carry (tabs and line breaks stay)."""
-    return _CONTROL.sub("", str(value))
+    value = str(value)
+    if value.isascii() and value.isprintable():       # no control character at all: most text
+        return value
+    return _CONTROL.sub("", value)
 
 
 def one_line(value) -> str:

@@ -11,6 +11,7 @@ input, or a derived quantity the scenario pins, is a value.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from capplan import formatting
@@ -50,11 +51,18 @@ def pass_fail(book: Book, ws, bool_cells: list[str]) -> None:
         ws.conditional_format(ranges, Rule("cellIs", "FALSE", Style(fill=book.styles.fail_fill), "equal"))
 
 
+@lru_cache(maxsize=4096)
+def wrapped_lines(text: str, chars_per_line: int) -> int:
+    """How many lines a text takes when its lines wrap at ``chars_per_line`` (sheets repeat
+    the same descriptions and sources, so each is counted once)."""
+    return sum(max(1, math.ceil(len(line) / chars_per_line)) for line in text.split("\n"))
+
+
 def make_comment(text: str) -> Comment:
     """A cell comment sized to show its text (lines wrap at ``chars_per_line``)."""
     look = config()["comments"]
     text = clean_text(text)
-    lines = sum(max(1, math.ceil(len(line) / look["chars_per_line"])) for line in text.split("\n"))
+    lines = wrapped_lines(text, look["chars_per_line"])
     return Comment(text, look["width_px"], max(look["min_height_px"], look["line_height_px"] * lines + 10))
 
 
@@ -168,7 +176,7 @@ def _write_scalar(book: Book, sheet: SheetLayout, name: str, row: int, nominal: 
     expected = sheet.display(name)
     styles.dress(value_cell, number_format=book.number_format(name))
     if node.formula is not None:
-        book.formula(ws, value_cell, book.formulas.compile(name, node.formula, book.refs(sheet)), name, scen, None,
+        book.formula(ws, value_cell, book.formulas.compile(name, node.formula, sheet, nominal), name, scen, None,
                      "derived", expected)
         styles.apply(value_cell, "derived")
         pending = ev.pending_inputs(name)
@@ -187,10 +195,7 @@ def _write_scalar(book: Book, sheet: SheetLayout, name: str, row: int, nominal: 
                      and nominal.ev.graph.nodes[name].formula is None)
         key = styles.key(given.tag, given.pending)
         if inherited:
-            # a cell reference, not 'nominal'!name: LibreOffice misreads a sheet-qualified
-            # name that starts like a cell address ('nominal'!bf16_peak_flops)
-            book.formula(ws, value_cell, f"={quote_sheet(nominal.ws.title)}!{nominal.scalar_cell(name, absolute=True)}",
-                         name, scen, None, "link", expected)
+            book.formula(ws, value_cell, nominal.link(name), name, scen, None, "link", expected)
             styles.apply(value_cell, key, linked=True)
         else:
             value_cell.number(cell_number(expected))
@@ -217,7 +222,7 @@ def _fit_row(book: Book, ws: Sheet, row: int, text: str) -> None:
     """A row as tall as its wrapped formula or description (spreadsheets do not
     resize rows when they open a file, so the height is written)."""
     look = book.cfg["columns"]["note"]
-    lines = sum(max(1, math.ceil(len(line) / look["chars_per_line"])) for line in text.split("\n"))
+    lines = wrapped_lines(text, look["chars_per_line"])
     if lines > 1:
         ws.heights[row] = lines * look["line_height_pt"]
 
@@ -268,7 +273,7 @@ def _write_table(book: Book, sheet: SheetLayout, tname: str, nominal: SheetLayou
             styles.dress(cell, number_format=fmt)
             expected = values[i]
             if node.formula is not None:
-                book.formula(ws, cell, book.formulas.compile(col, node.formula, book.refs(sheet, tname, i)), col,
+                book.formula(ws, cell, book.formulas.compile(col, node.formula, sheet, nominal, tname, i), col,
                              ev.scenario.name, i, "derived", expected)
                 styles.apply(cell, "derived")
             else:
@@ -276,7 +281,7 @@ def _write_table(book: Book, sheet: SheetLayout, tname: str, nominal: SheetLayou
                 inherited = same_shape and _same(raw, nominal_data.rows[i].get(q.column))
                 missing = expected is None or (isinstance(expected, float) and math.isnan(expected))
                 if inherited:
-                    text = f"={quote_sheet(nominal.ws.title)}!{nominal.table_cell(col, i, absolute=True)}"
+                    text = nominal.link(col, i)
                     if missing:      # an optional column the row leaves out: no value to list
                         cell.formula(text, None)
                     else:

@@ -52,33 +52,67 @@ def _cached(value) -> tuple[str, str]:
     return "", f"<v>{number(formatting.plain(value))}</v>"
 
 
-def _rows(sheet: Sheet, styles: StyleSheet) -> str:
-    out: list[str] = []
-    write = out.append
-    rows: dict[int, list] = {}
-    for (r, _), c in sorted(sheet.cells.items()):
-        rows.setdefault(r, []).append(c)
-    for r in sorted(set(rows) | set(sheet.heights)):
-        height = sheet.heights.get(r)
-        write(f'<row r="{r}"' + (f' customHeight="1" ht="{height:g}">' if height else ">"))
-        for c in rows.get(r, ()):
-            ref = f"{column_letter(c.column)}{r}"
-            xf = styles.xf(c.style)
-            style = f' s="{xf}"' if xf else ""
-            kind, value = c.kind, c.value
-            if kind == "f":
-                t, v = _cached(c.cached)
-                write(f'<c r="{ref}"{style}{t}><f>{text(value)}</f>{v}</c>')
-            elif value is None or value == "":
-                write(f'<c r="{ref}"{style}/>')
-            elif kind == "s":
-                write(_text_cell(ref, style, value))
-            elif kind == "b":
-                write(f'<c r="{ref}"{style} t="b"><v>{number(value)}</v></c>')
-            else:
-                write(f'<c r="{ref}"{style}><v>{number(value)}</v></c>')
-        write("</row>")
-    return "".join(out)
+class CellXml:
+    """The cells of a workbook's sheets as XML. Scenario sheets repeat the same text
+    and the same formula at the same place on every sheet, so each such cell (or a
+    formula cell's part before its cached value) is spelled once and looked up after."""
+
+    LIMIT = 200_000         # spellings kept; past it a cell is spelled each time
+
+    def __init__(self, styles: StyleSheet):
+        self.styles = styles
+        self._style: dict[int, str] = {}        # a style's ' s="…"', by identity (cells share style objects)
+        self._spelled: dict[tuple, object] = {}
+
+    def style(self, style) -> str:
+        found = self._style.get(id(style))
+        if found is None:                       # the style sheet keeps the style alive, so its id stays its own
+            xf = self.styles.xf(style)
+            found = self._style[id(style)] = f' s="{xf}"' if xf else ""
+        return found
+
+    def _keep(self, key: tuple, value):
+        if len(self._spelled) < self.LIMIT:
+            self._spelled[key] = value
+        return value
+
+    def rows(self, sheet: Sheet) -> str:
+        out: list[str] = []
+        write = out.append
+        spelled = self._spelled
+        rows: dict[int, list] = {}
+        for (r, _), c in sorted(sheet.cells.items()):
+            rows.setdefault(r, []).append(c)
+        for r in sorted(set(rows) | set(sheet.heights)):
+            height = sheet.heights.get(r)
+            write(f'<row r="{r}"' + (f' customHeight="1" ht="{height:g}">' if height else ">"))
+            for c in rows.get(r, ()):
+                kind, value = c.kind, c.value
+                key = (r, c.column, id(c.style), kind, value) if kind in ("f", "s") else None
+                found = spelled.get(key) if key else None
+                if kind == "f":
+                    t, v = _cached(c.cached)
+                    if found is None:
+                        found = self._keep(key, (f'<c r="{column_letter(c.column)}{r}"{self.style(c.style)}',
+                                                 f"><f>{text(value)}</f>"))
+                    write(f"{found[0]}{t}{found[1]}{v}</c>")
+                    continue
+                if found is not None:
+                    write(found)
+                    continue
+                ref = f"{column_letter(c.column)}{r}"
+                style = self.style(c.style)
+                if value is None or value == "":
+                    cell = f'<c r="{ref}"{style}/>'
+                elif kind == "s":
+                    cell = _text_cell(ref, style, value)
+                elif kind == "b":
+                    cell = f'<c r="{ref}"{style} t="b"><v>{number(value)}</v></c>'
+                else:
+                    cell = f'<c r="{ref}"{style}><v>{number(value)}</v></c>'
+                write(self._keep(key, cell) if key else cell)
+            write("</row>")
+        return "".join(out)
 
 
 def _split(cell: str) -> tuple[int, int]:
@@ -144,9 +178,11 @@ def _page(sheet: Sheet) -> str:
     return out
 
 
-def sheet_xml(sheet: Sheet, styles: StyleSheet, selected: bool, drawing: str | None, comments: str | None) -> str:
-    """The part; ``drawing`` and ``comments`` are the relationship ids of the
-    sheet's chart drawing and of its comments' VML drawing."""
+def sheet_xml(sheet: Sheet, cells: CellXml, selected: bool, drawing: str | None, comments: str | None) -> str:
+    """The part; ``cells`` spells the cells (and holds the workbook's style sheet);
+    ``drawing`` and ``comments`` are the relationship ids of the sheet's chart
+    drawing and of its comments' VML drawing."""
+    styles = cells.styles
     fit = '<pageSetUpPr fitToPage="1"/>' if sheet.page.fit_width is not None else ""
     widths = "".join(f'<col min="{i}" max="{i}" width="{w:g}" customWidth="1"/>' for i, w in sorted(sheet.widths.items()))
     parts = [f'<worksheet xmlns="{MAIN_NS}" xmlns:r="{R_NS}">',
@@ -155,7 +191,7 @@ def sheet_xml(sheet: Sheet, styles: StyleSheet, selected: bool, drawing: str | N
              f"<sheetViews>{_view(sheet, selected)}</sheetViews>",
              '<sheetFormatPr defaultRowHeight="15"/>',
              f"<cols>{widths}</cols>" if widths else "",
-             f"<sheetData>{_rows(sheet, styles)}</sheetData>",
+             f"<sheetData>{cells.rows(sheet)}</sheetData>",
              _conditional(sheet, styles),
              _validations(sheet),
              _page(sheet),

@@ -15,6 +15,8 @@ so the bounds go into the rule unconverted.
 
 from __future__ import annotations
 
+from functools import cache
+
 from capplan.rendering.workbook.sheetmodel import Validation
 
 TITLE_LIMIT = 32        # Excel's limit for an error title
@@ -27,13 +29,19 @@ def validate_input(ws, cell, q) -> None:
     'custom' rule's formula is relative to the first cell."""
     if q.domain is None:
         return
-    message = _fit(q.domain.sentence(q.name) + ".", MESSAGE_LIMIT)
+    message = _message(q.domain, q.name)
     found = ws.validations.get(message)
     if found is None:
         rule = {**q.domain.excel(cell.coordinate), "allowBlank": 1 if q.optional else 0, "showErrorMessage": 1,
                 "errorStyle": "stop", "errorTitle": _fit(q.name, TITLE_LIMIT), "error": message}
         found = ws.validations[message] = Validation(rule)
     found.cells.append(cell.coordinate)
+
+
+@cache
+def _message(domain, name: str) -> str:
+    """The refusal's words, made once per quantity (a column's every cell asks)."""
+    return _fit(domain.sentence(name) + ".", MESSAGE_LIMIT)
 
 
 def _fit(text: str, limit: int) -> str:

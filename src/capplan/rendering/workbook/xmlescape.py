@@ -9,8 +9,10 @@ _ATTR = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;",
 
 
 def text(value: str) -> str:
-    """Element text."""
-    return value.translate(_TEXT)
+    """Element text (most text has nothing to escape, and a search is cheaper than a translation)."""
+    if "&" in value or "<" in value or ">" in value or "\r" in value:
+        return value.translate(_TEXT)
+    return value
 
 
 def attr(value: str) -> str:
