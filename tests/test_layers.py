@@ -4,7 +4,8 @@ language → loading → engine → analysis → rendering → review → the co
 read from each module's own source with ``ast`` (imports inside functions
 included, since they run too), every import of a capplan module must go to
 the same layer or one below, and the modules must import one another without
-a cycle. Imports under ``if TYPE_CHECKING:`` never run; they may name a
+a cycle. Importing ``a.b.c`` runs ``a/b/__init__.py`` first, so it counts as
+an import of the package ``a.b`` too. Imports under ``if TYPE_CHECKING:`` never run; they may name a
 module of the same layer that imports this one (an annotation), but not one
 above.
 """
@@ -62,9 +63,17 @@ def imports(name: str, path: Path, known: dict[str, Path]) -> list[tuple[str, in
         for target in targets:
             while target not in known and "." in target:
                 target = target.rpartition(".")[0]
-            if target in known and target != name:
-                out.append((target, node.lineno, id(node) in checking))
+            if target in known:
+                out += [(module, node.lineno, id(node) in checking) for module in _with_packages(target, name)]
     return out
+
+
+def _with_packages(target: str, importer: str) -> list[str]:
+    """``target`` and the packages above it that importing it runs first (their ``__init__``),
+    but for those the importer is inside, which are imported before it (and itself)."""
+    parts = target.split(".")
+    chain = [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
+    return [m for m in chain if m != importer and not importer.startswith(m + ".")]
 
 
 def _is_type_checking(test: ast.expr) -> bool:
@@ -139,8 +148,16 @@ def _path_through(graph: dict[str, set[str]], group: set[str]) -> list[str]:
         seen.add(step)
 
 
+# Found and left to the change that removes it; remove the entry with it (the test fails until then).
+PENDING = {
+    "import cycle: capplan.rendering.excel → capplan.rendering.workbook → capplan.rendering.workbook.builder → "
+    "capplan.rendering.workbook.formulas → capplan.rendering.excel":
+        "#27 item 5 moves the Excel printer into rendering/workbook/, beside the function table it reads",
+}
+
+
 def test_capplan_imports_only_downward_and_without_a_cycle():
-    assert problems(SOURCE) == []
+    assert problems(SOURCE) == list(PENDING)
 
 
 def test_every_module_and_package_has_a_layer():
@@ -173,8 +190,9 @@ def test_a_clean_tree_passes(tmp_path):
 ])
 def test_a_planted_upward_import_is_found(tmp_path, planted):
     found = problems(_tree(tmp_path, {**CLEAN, "engine/graph.py": planted}))
-    assert found == ["capplan/engine/graph.py:" + str(planted.count("\n")) +
-                     ": capplan.engine.graph imports capplan.rendering.view, a layer above it"], found
+    where = f"capplan/engine/graph.py:{planted.count(chr(10))}: capplan.engine.graph imports"
+    assert found == [f"{where} capplan.rendering, a layer above it",           # its __init__ runs first
+                     f"{where} capplan.rendering.view, a layer above it"], found
 
 
 def test_a_cycle_within_a_layer_is_found_and_a_type_checking_one_is_not(tmp_path):

@@ -113,8 +113,8 @@ class Breakeven:
 
 class PlanHolds:
     """The flip points of every relevant input of every scenario of a plan, and the
-    breakevens. A scenario is searched when first asked for (:meth:`of`) or by
-    :meth:`complete`; the record and the workbook read the nominal scenario's alone."""
+    breakevens. A scenario is searched when first asked for (:meth:`of`), once: the
+    record and the workbook read the nominal scenario's alone, the JSON every one."""
 
     def __init__(self, evaluations: list[Evaluation]):
         self.evaluations = evaluations
@@ -141,13 +141,6 @@ class PlanHolds:
         if scenario not in self._found:
             self._found[scenario] = self.inputs(self.search.evaluations[scenario])
         return self._found[scenario]
-
-    def complete(self) -> PlanHolds:
-        """Every scenario searched, and the breakevens (what the JSON document shows)."""
-        for e in self.evaluations:
-            self.of(e.scenario.name)
-        _ = self.breakevens
-        return self
 
     @property
     def nominal(self) -> list[InputInterval]:

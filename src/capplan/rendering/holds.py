@@ -48,6 +48,13 @@ def unit_label(q) -> str:
 class InputHolds(InputInterval):
     """One input's interval and first flips (:class:`capplan.analysis.holds.InputInterval`), in words."""
 
+    @classmethod
+    def of(cls, found: InputInterval) -> InputHolds:
+        """The words of an interval the analysis found (its sides are not worked out again)."""
+        worded = cls.__new__(cls)
+        worded.__dict__.update(vars(found))
+        return worded
+
     def value_text(self, v: Fraction) -> str:
         return formatting.quantity(self.display(v), self.quantity.unit, self.quantity.kind)
 
@@ -175,8 +182,7 @@ class HoldsView:
     def of(self, scenario: str) -> list[InputHolds]:
         """One scenario's inputs, the most fragile first."""
         if scenario not in self._worded:
-            self._worded[scenario] = [InputHolds(h.e, h.probe, h.found, h.decided, h.costs)
-                                      for h in self.found.of(scenario)]
+            self._worded[scenario] = [InputHolds.of(h) for h in self.found.of(scenario)]
         return self._worded[scenario]
 
     @property

@@ -12,12 +12,12 @@ from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING
 
 from capplan import formatting
-from capplan.analysis.simulation import PERCENTILES, DecisionOdds, InputSpread, Simulated, Spread
+from capplan.analysis.simulation import PERCENTILES, Simulated, Spread
 
 if TYPE_CHECKING:
     from capplan.rendering.view import KeyResult
 
-__all__ = ["PERCENTILES", "DecisionOdds", "InputSpread", "ResultSpread", "SimulationView"]
+__all__ = ["PERCENTILES", "ResultSpread", "SimulationView", "percent", "shown_simulation", "text"]
 
 DRIVERS_SHOWN = 3
 
