@@ -149,15 +149,10 @@ def _path_through(graph: dict[str, set[str]], group: set[str]) -> list[str]:
 
 
 # Found and left to the change that removes it; remove the entry with it (the test fails until then).
-PENDING = {
-    "import cycle: capplan.rendering.excel → capplan.rendering.workbook → capplan.rendering.workbook.builder → "
-    "capplan.rendering.workbook.formulas → capplan.rendering.excel":
-        "#27 item 5 moves the Excel printer into rendering/workbook/, beside the function table it reads",
-}
 
 
 def test_capplan_imports_only_downward_and_without_a_cycle():
-    assert problems(SOURCE) == list(PENDING)
+    assert problems(SOURCE) == []
 
 
 def test_every_module_and_package_has_a_layer():
