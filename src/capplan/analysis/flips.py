@@ -22,13 +22,19 @@ a sympy expression of the variable. Then:
    candidates.
 2. **Bracketing**, where an atom has no closed form or too many crossings:
    a grid scan of the exact targets, each change bisected down to two
-   adjacent floats.
+   adjacent floats. Where no target has a closed form, the float engine's
+   grid is one pass of its batch backend (one member per grid point).
 3. **Classification.** Each candidate is kept only if the targets differ
    just below and just above it (evaluated exactly between candidates); the
    value at the candidate itself says which side the boundary belongs to.
 
 :func:`evaluate_at` evaluates the same change with the float engine, so
 tests and users can check a flip point against the tool's own evaluation.
+
+Scenarios of one plan share much: a :class:`Search` walks each scenario's
+exact values again only where its changed inputs reach, and its probes share
+closed forms (and the walks over them) with any other scenario's probe that
+reads the same values.
 """
 
 from __future__ import annotations
