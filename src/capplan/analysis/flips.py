@@ -226,8 +226,11 @@ def _reach(graph, start: str, wanted: tuple[str, ...]) -> tuple[frozenset, froze
 
 
 def _frozen(value):
-    """A value as a key: a text column (a list) as a tuple."""
-    return tuple(value) if isinstance(value, list) else value
+    """A value as a key, each number with its type (1, True and Fraction(1) are equal keys
+    otherwise), a column (a tuple, a text list) entry by entry."""
+    if isinstance(value, tuple | list):
+        return tuple(_frozen(v) for v in value)
+    return type(value), value
 
 
 class Probe:
