@@ -1,6 +1,6 @@
-"""capplan simulate (issue 11): uncertain inputs, the vectorised graph, the odds of each decision.
+"""capplan simulate (issue 11): uncertain inputs, the graph as one batch, the odds of each decision.
 
-The vectorised path must be the engine, only faster: for 1,000 draws of the
+The batch path must be the engine, only faster: for 1,000 draws of the
 main plan's uncertain inputs every quantity equals what the engine's own
 evaluate() gives for that draw. A plan without uncertain inputs gives a
 degenerate distribution; a bad range is one located message; a fixed seed

@@ -22,13 +22,19 @@ a sympy expression of the variable. Then:
    candidates.
 2. **Bracketing**, where an atom has no closed form or too many crossings:
    a grid scan of the exact targets, each change bisected down to two
-   adjacent floats.
+   adjacent floats. Where no target has a closed form, the float engine's
+   grid is one pass of its batch backend (one member per grid point).
 3. **Classification.** Each candidate is kept only if the targets differ
    just below and just above it (evaluated exactly between candidates); the
    value at the candidate itself says which side the boundary belongs to.
 
 :func:`evaluate_at` evaluates the same change with the float engine, so
 tests and users can check a flip point against the tool's own evaluation.
+
+Scenarios of one plan share much: a :class:`Search` walks each scenario's
+exact values again only where its changed inputs reach, and its probes share
+closed forms (and the walks over them) with any other scenario's probe that
+reads the same values.
 """
 
 from __future__ import annotations
@@ -134,7 +140,7 @@ class Search:
         scenario's formulas, only what a changed value reaches is walked again."""
         if scenario not in self._values:
             e = self.evaluations[scenario]
-            alike = _same_formulas(e, self.nominal)
+            alike = e.graph.same_formulas(self.nominal.graph)
             self._values[scenario] = exact_values(e, self.nominal_values,
                                                   base=self.nominal_values if alike else None)
         return self._values[scenario]
@@ -188,12 +194,6 @@ def exact_values(e: Evaluation, nominal_values: dict | None, given: dict | None 
     return values
 
 
-def _same_formulas(e: Evaluation, other: Evaluation) -> bool:
-    """Whether two scenarios' graphs hold the same formulas (the same switches and pins)."""
-    return e.graph.switches == other.graph.switches and e.graph.order == other.graph.order and all(
-        (e.graph.nodes[n].formula is None) == (other.graph.nodes[n].formula is None) for n in e.graph.order)
-
-
 def _identical(a, b) -> bool:
     """Equal exact values of the same types (1 and Fraction(1) print alike, but keep them apart)."""
     if isinstance(a, tuple | list):
@@ -226,8 +226,11 @@ def _reach(graph, start: str, wanted: tuple[str, ...]) -> tuple[frozenset, froze
 
 
 def _frozen(value):
-    """A value as a key: a text column (a list) as a tuple."""
-    return tuple(value) if isinstance(value, list) else value
+    """A value as a key, each number with its type (1, True and Fraction(1) are equal keys
+    otherwise), a column (a tuple, a text list) entry by entry."""
+    if isinstance(value, tuple | list):
+        return tuple(_frozen(v) for v in value)
+    return type(value), value
 
 
 class Probe:
@@ -802,11 +805,10 @@ def _smooth_crossings(g, x, lo, hi, integers: bool) -> set[Fraction]:
     """Crossings of a rational function of x: roots of polynomials, exact."""
     if x not in g.free_symbols:
         return set()
-    try:
-        num, den = sympy.fraction(sympy.together(g))
-        top, bottom = sympy.Poly(num, x), sympy.Poly(den, x)
-    except sympy.PolynomialError:
-        raise NotClosedForm(f"{g} is not a rational function of the variable") from None
+    fraction = _rational(g, x)
+    if fraction is None:
+        raise NotClosedForm(f"{g} is not a rational function of the variable")
+    _, _, top, bottom = fraction
     poles = _roots(bottom, lo, hi)
     if not integers:
         return _roots(top, lo, hi) | poles
@@ -844,14 +846,29 @@ def _coefficients(poly: sympy.Poly) -> tuple[Fraction, Fraction]:
 def _roots(poly: sympy.Poly, lo: Fraction, hi: Fraction) -> set[Fraction]:
     """The real roots of a polynomial strictly inside (lo, hi): exact when
     rational, else to 40 significant digits."""
+    return {r for r in _real_roots(poly) if lo < r < hi}
+
+
+@functools.lru_cache(maxsize=16384)
+def _real_roots(poly: sympy.Poly) -> tuple[Fraction, ...]:
+    """Every real root of a polynomial (cached: the windows of a search ask again)."""
     if poly.degree() < 1:
-        return set()
+        return ()
     if poly.degree() == 1:
         a, b = poly.all_coeffs()
-        roots = [Fraction(int((-b / a).p), int((-b / a).q))]
-    else:
-        roots = [_fraction(r) for r in poly.real_roots()]
-    return {r for r in roots if lo < r < hi}
+        return (Fraction(int((-b / a).p), int((-b / a).q)),)
+    return tuple(_fraction(r) for r in poly.real_roots())
+
+
+@functools.lru_cache(maxsize=16384)
+def _rational(g, x) -> tuple | None:
+    """``g`` as numerator and denominator expressions and polynomials in x; None when it is
+    not a rational function of x (cached: each window of a search asks again)."""
+    try:
+        num, den = sympy.fraction(sympy.together(g))
+        return num, den, sympy.Poly(num, x), sympy.Poly(den, x)
+    except sympy.PolynomialError:
+        return None
 
 
 def _fraction(number) -> Fraction:
@@ -956,11 +973,10 @@ def _shared(directions: list) -> int | None:
 def _smooth_direction(g, x, lo: Fraction, hi: Fraction) -> int | None:
     """The direction of a rational function of x: its derivative's sign, when that
     neither vanishes nor has a pole inside (lo, hi)."""
-    try:
-        num, den = sympy.fraction(sympy.together(sympy.diff(g, x)))
-        top, bottom = sympy.Poly(num, x), sympy.Poly(den, x)
-    except sympy.PolynomialError:
+    fraction = _rational(sympy.diff(g, x), x)
+    if fraction is None:
         return None
+    num, den, top, bottom = fraction
     if top.is_zero:
         return 0
     if _roots(top, lo, hi) or _roots(bottom, lo, hi):

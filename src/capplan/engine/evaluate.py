@@ -89,10 +89,17 @@ def evaluate(plan: Plan, scenario: Scenario, model: Model, nominal: Evaluation |
     provenance: dict[str, frozenset[str]] = {}
     used: dict[str, Input] = {}
     pending_checks = list(zip(model.checks, graph.check_deps))
+    # A scenario under the nominal formulas computes only what its changed values reach: a formula
+    # whose dependencies all hold the nominal values gives the nominal value, bit for bit.
+    base = nominal.values if nominal is not None and graph.same_formulas(nominal.graph) else None
+    changed: set[str] = set()
     for name in graph.order:
         node = graph.nodes[name]
         q = node.quantity
-        if q.table:
+        reused = base is not None and node.formula is not None and not any(d in changed for d in node.deps)
+        if reused:
+            values[name] = base[name].copy() if isinstance(base[name], np.ndarray) else base[name]
+        elif q.table:
             rows = scenario.tables[q.table].rows
             if node.formula is None:
                 column = [row[q.column] for row in rows]
@@ -112,8 +119,20 @@ def evaluate(plan: Plan, scenario: Scenario, model: Model, nominal: Evaluation |
             _check_plausible(name, node, values, nominal_values, plan, scenario, model, graph)
         if node.formula is not None:
             provenance[name] = frozenset().union(*(provenance[d] for d in node.deps)) if node.deps else frozenset()
+        if base is not None and not reused and not _identical(values[name], base[name]):
+            changed.add(name)
         pending_checks = _run_checks(pending_checks, values, nominal_values, model, plan, scenario)
     return Evaluation(plan, scenario, model, graph, values, used, provenance)
+
+
+def _identical(a, b) -> bool:
+    """The same value to the bit (a sign of zero included; NaN is never the same: it is computed again)."""
+    if type(a) is float and type(b) is float:
+        return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
+    if isinstance(a, list) or isinstance(b, list):
+        return a == b
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return a.shape == b.shape and bool(np.all(a == b)) and bool(np.all(np.signbit(a) == np.signbit(b)))
 
 
 def evaluate_all(plan: Plan, model: Model) -> list[Evaluation]:

@@ -309,6 +309,7 @@ def _piecewise(pieces):
 
 # -- exact functions of one symbol ---------------------------------------------------------
 
+@lru_cache(maxsize=16384, typed=True)        # typed: 1, True and Fraction(1) are different constants
 def compile_exact(expr, symbol: sympy.Symbol):
     """``expr`` (a sympy expression of ``symbol``, as :class:`Symbolic` builds it) as a
     Python function of the symbol over :class:`Fraction`: exact, and a thousand times

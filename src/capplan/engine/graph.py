@@ -40,6 +40,12 @@ class Graph:
     order: tuple[str, ...]
     check_deps: tuple[tuple[str, ...], ...]   # per model check
 
+    def same_formulas(self, other: Graph) -> bool:
+        """Whether two scenarios' graphs compute every node by the same formula (the same
+        switches and pins; the nominal scenario's graph differs only in what nominal() reads)."""
+        return self.switches == other.switches and self.nodes.keys() == other.nodes.keys() and all(
+            (self.nodes[n].formula is None) == (other.nodes[n].formula is None) for n in self.order)
+
     def upstream(self, name: str) -> list[str]:
         """Every node ``name`` depends on, nearest first, each once."""
         seen, out, stack = set(), [], list(self.nodes[name].deps)

@@ -212,7 +212,7 @@ def _shares(base: np.ndarray, column: list[Uncertain]) -> list:
 
 
 def _run(graph: Graph, model: Model, base: dict, drawn: dict, rows: dict, keep, samples: int, decided: dict):
-    """The compiled graph over the draws, chunk by chunk: the kept values, whether each draw
+    """The graph over the draws as batches of the float backend, chunk by chunk: the kept values, whether each draw
     evaluates, and the draws that do not by cause."""
     width = sum(rows[graph.nodes[n].quantity.table] if graph.nodes[n].quantity.table else 1 for n in graph.order)
     step = max(1, min(samples, CHUNK_BYTES // (8 * width))) if drawn else samples
