@@ -3,8 +3,8 @@
 ``erlang_c(servers, load)`` and ``poisson_exceeds(count, mean)`` are functions
 of the language (:mod:`capplan.language.formula`); this module is their one
 numeric form. Each works element-wise on floats and numpy arrays alike, so
-the evaluator (scalars, table columns) and a vectorised sampler (one array of
-samples per quantity) call the same code.
+the float backend calls the same code for one evaluation (scalars, table
+columns) and for a batch of draws.
 
 * :func:`erlang_c` — the Erlang-C probability that an arriving request waits
   in an M/M/c queue with ``servers`` servers and an offered ``load`` of
@@ -31,7 +31,7 @@ and refuses negative values or fractional servers with a message first; a
 caller of its own does the same.
 
 Spreadsheets compute the same numbers with the Excel 2007 functions POISSON
-and GAMMADIST (:mod:`capplan.rendering.excel`).
+and GAMMADIST (:mod:`capplan.rendering.workbook.formulaprinter`).
 """
 
 from __future__ import annotations

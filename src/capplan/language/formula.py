@@ -35,24 +35,18 @@ class TableSum(sympy.Function):
     """Σ over the rows of a table of a row-wise expression."""
     nargs = 1
 
-    def _latex(self, printer):
-        return r"\sum_i " + printer._print(self.args[0])
 
 
 class TableMax(sympy.Function):
     """Largest value of a row-wise expression."""
     nargs = 1
 
-    def _latex(self, printer):
-        return r"\max_i " + printer.parenthesize(self.args[0], 1000)
 
 
 class TableMin(sympy.Function):
     """Smallest value of a row-wise expression."""
     nargs = 1
 
-    def _latex(self, printer):
-        return r"\min_i " + printer.parenthesize(self.args[0], 1000)
 
 
 class MaxBeforeFailure(sympy.Function):
@@ -63,9 +57,6 @@ class MaxBeforeFailure(sympy.Function):
     """
     nargs = 2
 
-    def _latex(self, printer):
-        x, ok = (printer._print(a) for a in self.args)
-        return rf"\max\{{{x} : {ok} \text{{ for all rates}} \le {x}\}}"
 
 
 class MinFailure(sympy.Function):
@@ -77,9 +68,6 @@ class MinFailure(sympy.Function):
     """
     nargs = 2
 
-    def _latex(self, printer):
-        x, ok = (printer._print(a) for a in self.args)
-        return rf"\min\{{{x} : \lnot {ok}\}}"
 
 
 class Nominal(sympy.Function):
@@ -91,8 +79,6 @@ class Nominal(sympy.Function):
     """
     nargs = 1
 
-    def _latex(self, printer):
-        return printer._print(self.args[0]) + r"^{nom}"
 
 
 TABLE_FUNCTIONS = {TableSum, TableMax, TableMin, MaxBeforeFailure, MinFailure}
@@ -109,9 +95,6 @@ class ErlangC(sympy.Function):
     nargs = 2
     call = "erlang_c"
 
-    def _latex(self, printer):
-        c, a = (printer._print(x) for x in self.args)
-        return rf"C\left({c}, {a}\right)"
 
 
 class PoissonExceeds(sympy.Function):
@@ -119,9 +102,6 @@ class PoissonExceeds(sympy.Function):
     nargs = 2
     call = "poisson_exceeds"
 
-    def _latex(self, printer):
-        k, m = (printer._print(x) for x in self.args)
-        return rf"P\left(\mathrm{{Poisson}}\left({m}\right) > {k}\right)"
 
 
 # --- unit annotations ---------------------------------------------------------
@@ -137,8 +117,6 @@ class PerUnit(sympy.Function):
     nargs = 1
     unit = ""
 
-    def _latex(self, printer):
-        return printer._print(self.args[0])
 
 
 class PerToken(PerUnit):
