@@ -22,7 +22,7 @@ from capplan import names
 from capplan.language import domains, units
 from capplan.language.model import TAGS, Model
 from capplan.errors import CapplanError
-from capplan.loading import catalog, hf_config, uncertain
+from capplan.loading import catalog, hf_config, tablestatus, uncertain
 from capplan.language import yamlfile
 from capplan.loading import sweeps as sweep_import
 from capplan.names import nearest
@@ -32,7 +32,7 @@ PLAN_KEYS = ("title", "owner", "description", "gpu", "model", "sizing", "memory_
 PLAN_SWITCHES = ("sizing", "memory_accounting")   # the model's switches a plan chooses by key
 INPUT_KEYS = ("value", "source", "status", "tag", "date", "note", *uncertain.FIELDS)
 CELL_KEYS = ("value", *uncertain.FIELDS)      # a table cell written as a mapping: an uncertain cell
-TABLE_KEYS = ("rows", "import", "select", "source", "as_of", "units", "note")
+TABLE_KEYS = ("rows", "import", "select", "source", "as_of", "units", "note", "status")
 IMPORTABLE = ("load_sweep",)     # tables that can be read from benchmark result files
 ROW_META = ("source", "as_of", "note")
 SCENARIO_KEYS = ("title", "description", "set", "expect")
@@ -72,6 +72,7 @@ class TableData:
     imported: tuple[sweep_import.SweepFile, ...] = ()   # benchmark files the rows came from
     runs: tuple = ()             # the imported runs the rows combine (SweepPoint), for goodput per scenario
     uncertain: dict[tuple[int, str], uncertain.Distribution] = field(default_factory=dict)  # (row, column)
+    status: tablestatus.TableStatus | None = None    # measured or illustrative, and the runs per row
 
     def key_index(self, key_column: str, key: str) -> int | None:
         for i, row in enumerate(self.rows):
@@ -434,7 +435,8 @@ class _PlanReader:
         data = TableData(name, rows, meta, source=self._text(spec.get("source"), *path, "source"),
                          as_of=self._text(spec.get("as_of"), *path, "as_of"),
                          note=self._text(spec.get("note"), *path, "note"), lines=lines,
-                         imported=imported, runs=runs, uncertain=drawn)
+                         imported=imported, runs=runs, uncertain=drawn,
+                         status=tablestatus.read(spec.get("status"), rows, lambda m: self.err(m, *path, "status")))
         self._check_keys(table, data, path)
         return data
 
