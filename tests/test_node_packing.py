@@ -51,7 +51,7 @@ def test_a_replica_larger_than_a_node_is_refused_with_the_fix(run_main, write_pl
     code, out, err = run_main("eval", write_plan(_six_gpu_replicas(base_plan, 4)))
     assert code == 1
     assert "a replica of 6 GPUs does not fit on the nodes of every deployment" in err
-    assert "choose nodes with at least 6 GPUs, or set max_nodes_per_replica under inputs" in err
+    assert "choose nodes with at least 6 GPUs (or a per-GPU offer, gpus_per_node 1), or set max_nodes_per_replica" in err
     assert "Traceback" not in err
 
 
@@ -62,3 +62,12 @@ def test_a_replica_may_span_nodes_when_the_plan_allows_it(run_main, write_plan, 
     assert row["nodes"] == 10
     assert row["node_replicas"] == 5
     assert row["idle_gpus"] == 10
+
+
+def test_a_per_gpu_offer_takes_a_replicas_gpus_one_by_one(run_main, write_plan, base_plan):
+    # gpus_per_node 1 is a per-GPU price (SPEC 3.3): the provider places a replica's GPUs together,
+    # so a 6-GPU replica takes 6 "nodes" without max_nodes_per_replica; 5 replicas -> 30 GPUs, none idle
+    row = _deployments(run_main, write_plan, _six_gpu_replicas(base_plan, 1))["node"]
+    assert row["nodes_per_replica"] == 6
+    assert row["nodes"] == 30 and row["deployed_gpus"] == 30
+    assert row["idle_gpus"] == 0
