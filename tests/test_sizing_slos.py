@@ -78,3 +78,13 @@ def test_issue_example_tpot_caps_the_batch(run_main, write_plan):
     # gate 2 passes at B = 100: 16.00 GB + 100 × 1,000 × 131,072 B = 29.11 GB; / 1,549.6 GB/s = 18.78 ms ≤ 40 ms
     assert v["decode_step_time_bound"] == pytest.approx(18.78, abs=0.005)
     assert v["bandwidth_gate"] is True
+
+
+def test_seek_finds_where_a_tighter_tpot_slo_moves_the_fleet(run_main):
+    # just below 4 ms the TPOT SLO binds: B = floor(1,000 tok/s × 3.99 ms) = 3 requests, W = 500 × 3.99 ms
+    # = 1.995 s, L = 50 × 1.995 = 99.75, ceil(99.75 / 3) = 34 replicas: the batch loses a whole request at
+    # once while the residence time shrinks smoothly; at 3.96 ms L = 99 = 33 × 3
+    code, out, err = run_main("seek", RETAIL_PLAN, "tpot_p95_slo")
+    assert code == 0, err
+    assert "below 4 ms: active GPUs 25 → 34;" in out
+    assert "at or below 3.96 ms: active GPUs 34 → 33;" in out
