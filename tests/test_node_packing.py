@@ -51,7 +51,8 @@ def test_a_replica_larger_than_a_node_is_refused_with_the_fix(run_main, write_pl
     code, out, err = run_main("eval", write_plan(_six_gpu_replicas(base_plan, 4)))
     assert code == 1
     assert "a replica of 6 GPUs does not fit on the nodes of every deployment" in err
-    assert "choose nodes with at least 6 GPUs (or a per-GPU offer, gpus_per_node 1), or set max_nodes_per_replica" in err
+    assert ("choose nodes with at least 6 GPUs (or a per-GPU offer, gpus_per_node 1), "
+            "or set max_nodes_per_replica") in err
     assert "Traceback" not in err
 
 
