@@ -319,7 +319,8 @@ def test_eval_json_contract(run_main):
     assert nominal["quantities"]["decode_step_time_bound"]["pending_inputs"] == ["hbm_efficiency"]
     assert nominal["quantities"]["layers"] == {"value": 32, "unit": "", "tag": "fact", "origin": "catalog",
                                                "source": nominal["quantities"]["layers"]["source"]}
-    assert nominal["tables"]["deployments"]["columns"]["nodes"]["formula"] == "ceil(resilient_gpus / gpus_per_node)"
+    nodes = nominal["tables"]["deployments"]["columns"]["nodes"]["formula"]
+    assert nodes == "ceil(resilient_replicas / max(replicas_per_node, 1)) * nodes_per_replica"
     assert [r["meets_slo"] for r in nominal["tables"]["load_sweep"]["rows"]] == [True] * 5 + [False] * 2
 
 
@@ -342,7 +343,7 @@ def test_record_shows_derivations_tags_and_pending(built):
     assert "`instance_max_rate` = 7.5 req/s (pins a derived quantity)" in text
     graph = text[text.index("## 10. Dependency graph"):]
     for line in ('  S1["<b>2. Memory</b><br/>12 quantities, 0 given<br/>hands on: weight_memory, kv_bytes_per_token<br/>avg_cached_tokens"]:::stage',
-                 '<details><summary>3. Throughput: 16 quantities and what they are computed from</summary>',
+                 '<details><summary>3. Throughput: 17 quantities and what they are computed from</summary>',
                  '  given_pending["pending measurements:<br/>hbm_efficiency, tensor_efficiency"]:::pending',
                  '  T_load_sweep["load_sweep (table)"]:::measurement', "  kv_pool --> kv_token_capacity",
                  "  T_load_sweep --> instance_max_rate", "  S3 --> T_deployments", "  S0 --> S1", "  S3 --> S4"):

@@ -201,7 +201,8 @@ def test_the_gpt_oss_engine_plan_by_hand():
     cached = (18 * context + 18 * 128) / 36                           # 270.228: half the layers keep 128
     assert e.display("avg_cached_tokens") == pytest.approx(cached)
     assert e.display("mix_token_capacity") == int(tokens * context / cached) == 25_817_703
-    assert e.display("decode_bytes_per_step") == pytest.approx((116.83e9 * 0.5588 + 256 * cached * 73728) / 1e9)
+    # gate 2 reads the KV cache of the 262 requests Little's law puts on the replica, not decode_batch's 256
+    assert e.display("decode_bytes_per_step") == pytest.approx((116.83e9 * 0.5588 + 262 * cached * 73728) / 1e9)
     # Little's law on the measured 7,404.72 tok/s: 197.144 tokens in 7 s need 28.16 tok/s each
     assert e.display("slo_batch_limit") == int(7404.72 / (197.144 / 7)) == 262
     assert e.display("in_flight_requests") == 30 * 7

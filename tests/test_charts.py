@@ -149,7 +149,9 @@ def test_decision_names_the_breaking_scenarios_and_the_pending_measurements():
     assert v.decision["pending"] == {"hbm_efficiency": ["Gate 2: memory bandwidth (decode)"],
                                      "tensor_efficiency": ["Gate 3: compute (prefill)"]}
     text = record.render(v)
-    assert f"**Decision.** {v.headline}\\\n{v.decision['text']}\n" in text
+    # the record adds the illustrative sweep the decisions rest on (tables are no inputs the view lists)
+    assert (f"**Decision.** {v.headline}\\\n{v.decision['text']} Provisional evidence under the decisions: "
+            "the load_sweep table (illustrative, one run per rate).\n") in text
 
 
 def test_decision_when_every_fleet_holds_names_what_the_sizing_rests_on(write_plan):
@@ -159,8 +161,10 @@ def test_decision_when_every_fleet_holds_names_what_the_sizing_rests_on(write_pl
     assert v.decision["fleet_breaks"] == {"aws-p4de.24xlarge": [], FRACTIONAL: []}
     assert "Today's fleet holds in every scenario." in v.decision["text"]
     retail = _view(ROOT / "plans" / "llama3-8b-a100-retail-chatbot.yaml")
+    # gate 2 checks the decode step at the batch Little's law sizes from decode_throughput
     assert retail.decision["pending"]["decode_throughput"] == ["active GPUs", "resilient GPUs", "nodes",
-                                                               "nominal fleet holds"]
+                                                               "nominal fleet holds",
+                                                               "Gate 2: memory bandwidth (decode)"]
 
 
 def test_record_polish_numbering_conversions_and_source_links():

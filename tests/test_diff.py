@@ -215,10 +215,12 @@ def test_base_revision_against_the_working_tree(tmp_path, run_main, monkeypatch)
     assert out.startswith(diff.MARKER + "\n")
     assert ("- `llama3-8b-a100-chat-mix`: **Monthly cost rises by $7,291 (+40 %) on fractional-a100-80gb; "
             "aws-p4de.24xlarge unchanged (2 nodes); active GPUs 9 → 13;") in out
-    assert "- `llama3-8b-a100-retail-chatbot`: **Plan removed. It said: 25 GPUs carry the 50 req/s peak" in out
-    assert "- `retail-copy`: **New plan: 25 GPUs carry the 50 req/s peak" in out
-    assert ("$4.33 per 1M output tokens. No scenario but the nominal one tests it (add scenarios to the plan). "
-            "Pending measurements under the decisions: decode_throughput") in out       # the Decision line, whole
+    said = "25 GPUs are sized for the 50 req/s peak but do not carry it: gate 2"
+    assert f"- `llama3-8b-a100-retail-chatbot`: **Plan removed. It said: {said}" in out
+    assert f"- `retail-copy`: **New plan: {said}" in out
+    assert ("$4.33 per 1M output tokens. Today's fleet on aws-p4de.24xlarge breaks in nominal. Today's fleet on "
+            "per-gpu-5usd, the cheaper ($95,160.00 a month), breaks in nominal. No scenario but the nominal one tests "
+            "it (add scenarios to the plan). Pending measurements under the decisions: decode_throughput") in out
     assert "against `HEAD`" in out
 
     # one plan named; unchanged against itself once committed

@@ -450,10 +450,16 @@ def test_a_closed_form_flip_point_moves_when_the_peak_is_edited(tmp_path):
 def test_a_step_of_a_step_has_a_closed_form(run_main):
     """Little's law on gpt-oss-120b: replicas = ceil(210 / floor(throughput / 28.16)); the inner floor
     crosses thousands of integers over the range, the outer ceil changes once: where the batch limit
-    drops below the 210 requests in flight, at 210 x 197.144 / 7 = 5,914.32 tok/s exactly."""
+    drops below the 210 requests in flight, at 210 x 197.144 / 7 = 5,914.32 tok/s exactly. Just above it,
+    at a batch limit of 210 (below 211 x 197.144 / 7 = 5,942.48 tok/s), the one replica is offered exactly
+    one Erlang: its queue is unstable, so the fleet no longer holds (the first flip below today)."""
     plan = MAIN_PLAN.parent / "gpt-oss-120b-b200-tp8-engine.yaml"
     _, out, _ = run_main("eval", plan, "--json")
     rows = {r["input"]: r for r in json.loads(out)["scenarios"]["nominal"]["how_far_the_decision_holds"]}
     flip = rows["decode_throughput"]["first_flip"]["below"]
-    assert (flip["value"], flip["exact"], flip["belongs_to"]) == (5914.32, True, "above")
-    assert (flip["decisions_before"]["active_gpus"], flip["decisions_after"]["active_gpus"]) == (8, 16)
+    assert (flip["value"], flip["exact"], flip["belongs_to"]) == (5942.48342857, True, "above")
+    fleet = "deployments[aws-p6-b200.48xlarge-on-demand].fleet_holds"
+    assert (flip["decisions_before"][fleet], flip["decisions_after"][fleet]) == (True, False)
+    assert flip["decisions_before"]["active_gpus"] == flip["decisions_after"]["active_gpus"] == 8
+    _, out, _ = run_main("seek", plan, "decode_throughput")
+    assert "below 5,914 tok/s: active GPUs 8 → 16;" in out

@@ -84,7 +84,7 @@ def test_a_pin_reports_the_formula_it_replaces_under_the_plans_switches(tmp_path
     doc = jsonout.document(_view(path))
     item = doc["scenarios"]["pinned"]["quantities"]["safe_rate_per_replica"]
     assert item["pinned"] is True
-    assert item["formula_replaced"] == "slo_batch_limit / e2e_p99_slo"
+    assert item["formula_replaced"] == "slo_batch_limit / request_residence_time"
 
 
 def test_plan_text_in_a_markdown_cell_cannot_break_the_table_or_hide_text():

@@ -249,7 +249,7 @@ def test_formula_counts_of_the_reference_plans(reference):
     # formulas in all include how far the decision holds (today links, live flip points, margins),
     # the Summary's pending measurements (2 in the chat plan, 3 in the retail one), the queueing
     # check (22 quantities and columns a scenario) and goodput (3)
-    assert counts == {CHAT.stem: (6, 964, 1915), RETAIL.stem: (1, 85, 123)}
+    assert counts == {CHAT.stem: (6, 1036, 1992), RETAIL.stem: (1, 98, 136)}
 
 
 def test_readable_formulas_use_names_and_fold_units(reference):
@@ -265,7 +265,7 @@ def test_readable_formulas_use_names_and_fold_units(reference):
     assert formula("avg_prompt_tokens") == "=SUMPRODUCT(classes_weight*classes_prompt_tokens)"
     assert formula("instance_max_rate").startswith("=SMALL(load_sweep_arrival_rate,SUMPRODUCT(")
     nodes = formula("deployments.nodes", 0)
-    assert re.fullmatch(r"=CEILING\(resilient_gpus/[A-Z]+\d+,1\)", nodes)
+    assert re.fullmatch(r"=CEILING\(resilient_replicas/MAX\(1,[A-Z]+\d+\),1\)\*[A-Z]+\d+", nodes)
 
 
 @pytest.mark.parametrize("path", ALL_PLANS, ids=lambda p: p.stem)

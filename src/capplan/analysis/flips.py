@@ -781,19 +781,34 @@ def _crossings(g, x, lo, hi, inner: set[Fraction], integers: bool = False) -> se
     return out
 
 
+_PICKS = (sympy.Max, sympy.Min, sympy.Piecewise)    # branches whose value is one of their arguments
+
+
 def _smooth_in(g, x) -> bool:
-    """Whether x appears in ``g`` outside every step and branch."""
+    """Whether x appears in ``g`` outside every step and condition (a max, min or
+    if() passes on its arguments' values: ``floor(1000 / max(250, 1/x))`` moves with x)."""
     if g == x:
         return True
-    if not isinstance(g, sympy.Basic) or isinstance(g, _STEPS + _BRANCHES) or x not in g.free_symbols:
+    if not isinstance(g, sympy.Basic) or x not in g.free_symbols:
+        return False
+    if isinstance(g, _PICKS):
+        values = [v for v, _ in g.args] if isinstance(g, sympy.Piecewise) else g.args
+        return any(_smooth_in(a, x) for a in values)
+    if isinstance(g, _STEPS + _BRANCHES):
         return False
     return any(_smooth_in(a, x) for a in g.args)
 
 
 def _freeze(g, x, v: Fraction):
-    """``g`` with each step or branch replaced by its exact value at ``v``."""
+    """``g`` with each step or condition replaced by its exact value at ``v``, and each
+    max, min or if() by the argument it picks there (still a function of x)."""
     if not isinstance(g, sympy.Basic) or x not in g.free_symbols or g == x:
         return g
+    if isinstance(g, sympy.Piecewise):
+        return _freeze(next(e for e, c in g.args if c is sympy.true or compile_exact(c, x)(v)), x, v)
+    if isinstance(g, (sympy.Max, sympy.Min)):
+        pick = max if isinstance(g, sympy.Max) else min
+        return _freeze(pick(g.args, key=lambda a: compile_exact(a, x)(v)), x, v)
     if isinstance(g, _STEPS + _BRANCHES):
         value = compile_exact(g, x)(v)
         return sympy.sympify(value) if isinstance(value, bool) else sympy.Rational(value.numerator,

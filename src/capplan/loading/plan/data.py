@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from capplan.language import yamlfile
-from capplan.loading import catalog, uncertain
+from capplan.loading import catalog, tablestatus, uncertain
 from capplan.loading import sweeps as sweep_import
 
 NOMINAL = "nominal"
@@ -50,6 +50,7 @@ class TableData:
     imported: tuple[sweep_import.SweepFile, ...] = ()   # benchmark files the rows came from
     runs: tuple = ()             # the imported runs the rows combine (SweepPoint), for goodput per scenario
     uncertain: dict[tuple[int, str], uncertain.Distribution] = field(default_factory=dict)  # (row, column)
+    status: tablestatus.TableStatus | None = None    # measured or illustrative, and the runs per row
 
     def key_index(self, key_column: str, key: str) -> int | None:
         for i, row in enumerate(self.rows):

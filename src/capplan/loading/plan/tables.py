@@ -12,12 +12,13 @@ import math
 from capplan.errors import CapplanError
 from capplan.language import units
 from capplan.loading import sweeps as sweep_import
+from capplan.loading import tablestatus
 from capplan.loading.plan import imports, values
 from capplan.loading.plan.context import Context, show
 from capplan.loading.plan.data import TableData
 from capplan.names import nearest
 
-TABLE_KEYS = ("rows", "import", "select", "transferred", "source", "as_of", "units", "note")
+TABLE_KEYS = ("rows", "import", "select", "transferred", "source", "as_of", "units", "note", "status")
 ROW_META = ("source", "as_of", "note")
 
 
@@ -100,7 +101,8 @@ def read(ctx: Context, name: str, spec, path: tuple) -> TableData:
     data = TableData(name, rows, meta, source=ctx.text(spec.get("source"), *path, "source"),
                      as_of=ctx.text(spec.get("as_of"), *path, "as_of"),
                      note=ctx.text(spec.get("note"), *path, "note"), lines=lines,
-                     imported=imported, runs=runs, uncertain=drawn)
+                     imported=imported, runs=runs, uncertain=drawn,
+                     status=tablestatus.read(spec.get("status"), rows, lambda m: ctx.err(m, *path, "status")))
     _check_keys(ctx, table, data, path)
     return data
 
