@@ -11,6 +11,9 @@ every exception that leaves a raise site during a test is recorded, and the
 map (site -> test ids) is written to ``$CAPPLAN_RAISE_TRACE``::
 
     CAPPLAN_RAISE_TRACE=reach.json PYTHONPATH=tests python -m pytest -p raise_sites
+
+(under xdist each worker writes ``reach.json.gw0``, ``reach.json.gw1`` …; give them all
+to ``python tests/raise_sites.py`` to regenerate the table).
 """
 
 from __future__ import annotations
@@ -141,6 +144,9 @@ def pytest_runtest_teardown(item):
 def pytest_sessionfinish(session):
     target = os.environ.get("CAPPLAN_RAISE_TRACE")
     if target:
+        worker = os.environ.get("PYTEST_XDIST_WORKER")     # under xdist each worker traces its share
+        if worker:
+            target = f"{target}.{worker}"
         Path(target).write_text(json.dumps({k: sorted(v) for k, v in sorted(_REACHED.items())}, indent=1))
 
 
@@ -174,4 +180,8 @@ def table_from(reach: dict[str, list[str]], unshown: dict[str, str]) -> str:
 if __name__ == "__main__":
     import yaml
     old = yaml.safe_load(TABLE.read_text(encoding="utf-8")) if TABLE.exists() else {}
-    sys.stdout.write(table_from(json.loads(Path(sys.argv[1]).read_text()), (old or {}).get("unshown") or {}))
+    reach: dict[str, list[str]] = {}
+    for name in sys.argv[1:]:          # one trace, or one per xdist worker (reach.json.gw0 …)
+        for key, tests in json.loads(Path(name).read_text()).items():
+            reach.setdefault(key, []).extend(tests)
+    sys.stdout.write(table_from(reach, (old or {}).get("unshown") or {}))
