@@ -147,7 +147,8 @@ def test_explain_of_an_input_of_a_plan_that_does_not_evaluate(base_plan, write_p
     assert out.splitlines()[-1] == (
         "The plan does not evaluate: plans/test-plan.yaml: instance_max_rate: instance_max_rate = "
         "max_before_failure(load_sweep.arrival_rate, load_sweep.meets_slo): no load_sweep row meets every SLO "
-        "(the lowest arrival_rate, 2 req/s, already fails), so it is undefined; sweep lower rates or revisit the SLOs")
+        "(the lowest arrival_rate, 2 req/s, already fails: ttft_p95_ok: ttft_p95 = 85 ms > ttft_p95_slo = 0.8 ms, "
+        "by 84.2 ms), so it is undefined; sweep lower rates or revisit the SLOs")
 
 
 def test_explain_of_a_result_lists_the_inputs_it_rests_on(base_plan, write_plan, run_main):

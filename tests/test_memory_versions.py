@@ -37,3 +37,46 @@ def test_a_plan_gives_the_batch_it_serves_with(write_plan):
     e = evaluated(engine_plan(write_plan, gpu="h100-sxm5-80gb", name="given", max_num_batched_tokens=4096,
                               max_num_seqs=128))
     assert (e.display("max_num_batched_tokens"), e.display("max_num_seqs")) == (4096, 128)
+
+
+def _with_engine(write_plan, name, engine, **inputs):
+    import yaml
+    path = engine_plan(write_plan, gpu="h100-sxm5-80gb", name=name, gpus_per_replica="2 GPU", **inputs)
+    plan = yaml.safe_load(path.read_text())
+    plan["engine"] = engine
+    return write_plan(plan, name)
+
+
+def test_the_engine_key_names_the_release_the_plan_accounts_for(write_plan):
+    """engine: {name: vllm, version: "0.21"} is vllm_release 21, with the key as its source."""
+    keyed = evaluated(_with_engine(write_plan, "keyed", {"name": "vllm", "version": "0.21.1"}))
+    given = evaluated(engine_plan(write_plan, gpu="h100-sxm5-80gb", name="given", vllm_release=21,
+                                  gpus_per_replica="2 GPU"))
+    assert keyed.display("vllm_release") == 21
+    assert keyed.inputs["vllm_release"].source == "engine: vllm 0.21.1"
+    assert keyed.display("kv_token_capacity") == given.display("kv_token_capacity")
+
+
+@pytest.mark.parametrize("engine,inputs,message", [
+    ("vllm 0.21", {}, "engine: expected a mapping such as {name: vllm, version: \"0.21\"}, got 'vllm 0.21'"),
+    ({"name": "vllm", "version": 0.10}, {},
+     "engine.version: write the version as text, e.g. \"0.21\" or \"0.10.1\" (YAML reads 0.10 as the number 0.1), got '0.1'"),
+    ({"name": "sglang", "version": "0.4"}, {}, "engine.name: the engine whose accounting capplan models is vllm, got 'sglang'"),
+    ({"name": "vllm", "version": "1.2"}, {}, "engine.version: '1.2' is not a vLLM release (0.N or 0.N.M, e.g. \"0.21\")"),
+    ({"name": "vllm", "version": "0.21", "build": "x"}, {}, "engine.build: unknown key 'build' (engine keys: name, version, source)"),
+    ({"name": "vllm", "version": "0.21"}, {"vllm_release": 21},
+     "engine: engine: and inputs: vllm_release both give the vLLM release; keep one"),
+], ids=["text", "number", "engine", "version", "key", "twice"])
+def test_a_wrong_engine_key_is_one_located_message(write_plan, run_main, engine, inputs, message):
+    path = _with_engine(write_plan, "wrong", engine, **inputs)
+    code, _, err = run_main("eval", path)
+    assert code == 1 and "Traceback" not in err
+    assert message in err, err
+
+
+def test_the_engine_key_needs_the_engines_accounting(base_plan, write_plan, run_main):
+    base_plan["engine"] = {"name": "vllm", "version": "0.21"}
+    code, _, err = run_main("eval", write_plan(base_plan))
+    assert code == 1
+    assert ("engine: engine: sets the release whose memory accounting gate 1 follows, which a plan with "
+            "memory_accounting: reserve does not use; set memory_accounting: engine, or leave engine: out") in err, err

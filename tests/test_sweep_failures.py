@@ -10,7 +10,7 @@ import pytest
 
 from capplan import build
 from capplan.engine.evaluate import _show
-from capplan.loading.sweeps.failures import why_row_fails
+from capplan.engine.failing_row import why_row_fails
 
 
 @pytest.fixture
@@ -41,3 +41,19 @@ def test_every_failing_check_in_the_formulas_order_with_completed_and_sent(evalu
         "tpot_p95_ok: tpot_p95 = 30 ms > tpot_p95_slo = 25 ms, by 5 ms; "
         "delivered_ok: completed_share = 0.07 < min_delivered_share = 0.95, by 0.88 "
         "(completed 7 requests, sent 100 requests)")
+
+
+def test_a_sweep_file_where_no_rate_passes_names_each_failed_check(base_plan, write_plan, run_main, tmp_path):
+    """A benchmark file of our own making, as a saturated GuideLLM run reads: at the lowest
+    rate only 7 of 100 requests completed (and those slowly); the error says so, check by check."""
+    (tmp_path / "plans").mkdir(exist_ok=True)
+    (tmp_path / "plans" / "saturated.csv").write_text(
+        "arrival_rate,ttft_p95,tpot_p95,e2e_p99,output_throughput,completed,sent\n"
+        "1,900,20,4,200,7,100\n"
+        "2,1800,40,9,210,9,200\n", encoding="utf-8")
+    base_plan["tables"]["load_sweep"] = {"import": "saturated.csv", "source": "a run of our own making"}
+    code, _, err = run_main("eval", write_plan(base_plan))
+    assert code == 1 and "Traceback" not in err
+    assert ("no load_sweep row meets every SLO (the lowest arrival_rate, 1 req/s, already fails: "
+            "delivered_ok: completed_share = 0.07 < min_delivered_share = 0.95, by 0.88 "
+            "(completed 7 requests, sent 100 requests))") in err, err

@@ -109,7 +109,9 @@ def test_no_passing_row_is_a_clear_error(base_plan, write_plan, run_main):
     plan = _sweep_plan(base_plan, [row(2, ttft=2000), row(4, ttft=3000)])
     code, _, err = run_main("eval", write_plan(plan))
     assert code == 1 and "Traceback" not in err
-    assert "no load_sweep row meets every SLO (the lowest arrival_rate, 2 req/s, already fails)" in err
+    # the message says which check of the lowest row failed, and by how much
+    assert ("no load_sweep row meets every SLO (the lowest arrival_rate, 2 req/s, already fails: "
+            "ttft_p95_ok: ttft_p95 = 2,000 ms > ttft_p95_slo = 1,000 ms, by 1,000 ms), so it is undefined") in err
 
 
 def test_single_row_sweep(base_plan, write_plan, run_main):

@@ -24,6 +24,7 @@ from capplan import formatting
 from capplan.engine import queueing
 from capplan.language import units
 from capplan.engine import unitcheck
+from capplan.engine.failing_row import why_row_fails
 from capplan.engine.graph import Graph, build
 from capplan.language.model import Model
 from capplan.language.walker import Walker
@@ -179,7 +180,7 @@ def _where(plan: Plan, scenario: Scenario) -> str:
 
 
 def _compute(name, node, values, nominal_values, plan, scenario, model, graph):
-    numeric = _numeric(values, nominal_values, model)
+    numeric = _numeric(values, nominal_values, model, graph)
     try:
         with np.errstate(all="ignore"):
             return numeric.visit(node.formula.expr)
@@ -347,8 +348,16 @@ def _show(name, value, model) -> str:
     return formatting.quantity(units.to_display(float(value), q.unit), q.unit, q.kind)
 
 
-def _numeric(values, nominal_values, model) -> Numeric:
-    return Numeric(values, nominal_values, lambda name, value: _show(name, value, model))
+def _numeric(values, nominal_values, model, graph: Graph | None = None) -> Numeric:
+    """The float backend over one scenario's values; with ``graph``, a sweep none of whose
+    rows passes is explained from the model's formulas (which check failed, by how much)."""
+    def show(name, value):
+        return _show(name, value, model)
+
+    if graph is None:
+        return Numeric(values, nominal_values, show)
+    formulas = {n: node.formula for n, node in graph.nodes.items()}
+    return Numeric(values, nominal_values, show, why=lambda ok, row: why_row_fails(formulas, ok, row, values, show))
 
 
 class DivisionByZero(CapplanError):
@@ -427,11 +436,12 @@ class Numeric(Walker):
         "PerUnit": lambda x: x,       # token and GPU are base units: the number stays
     }
 
-    def __init__(self, values, nominal_values=None, show=None, batch: bool = False):
+    def __init__(self, values, nominal_values=None, show=None, batch: bool = False, why=None):
         self.values = values
         self.nominal_values = values if nominal_values is None else nominal_values
         self.show = show or (lambda name, value: f"{value:g}")
         self.batch = batch
+        self.why = why or (lambda ok, row: "")     # why sweep row ``row`` of column ``ok`` fails, in words
         self.guarded = 0      # > 0 inside an if() branch, where a division by zero may go unused
         self.failed = np.zeros((1, 1), dtype=bool)   # batch members where the scalar evaluation would stop
 
@@ -562,8 +572,11 @@ class Numeric(Walker):
             return best
         if not first[0]:
             table, column = str(expr.args[0]).split(".", 1)
+            lowest = int(np.argmin(np.asarray(self.visit(expr.args[0]), dtype=float)))
+            why = self.why(str(expr.args[1]), lowest)
             raise CapplanError(f"no {table} row meets every SLO (the lowest {column}, "
-                               f"{self.show(str(expr.args[0]), xs[0])}, already fails), so it is undefined; "
+                               f"{self.show(str(expr.args[0]), xs[0])}, already fails"
+                               f"{': ' + why if why else ''}), so it is undefined; "
                                f"sweep lower rates or revisit the SLOs")
         return float(best[0])
 

@@ -176,6 +176,14 @@ class _Generator:
                      "description": m.switches[key]["description"] + " " + "; ".join(
                          f"{case}: {text}" for case, text in m.switches[key]["cases"].items()) + "."}
                for key in plan_module.PLAN_SWITCHES},
+            "engine": {"type": "object", "description": "The serving engine and release whose start-up memory "
+                                                        "accounting gate 1 follows (memory_accounting: engine); "
+                                                        "sets the input vllm_release.",
+                       "properties": {"name": {"type": "string", "enum": ["vllm"]},
+                                      "version": {"type": "string", "pattern": r"^v?0\.\d{1,3}(\.\d{1,3}){0,2}(\.post\d+)?$",
+                                                  "description": "The release as text, e.g. \"0.21\"."},
+                                      "source": {"type": "string", "description": "Where the release comes from."}},
+                       "required": ["name", "version"], "additionalProperties": False},
             "inputs": {"description": "Input values (and pins of derived quantities), by canonical name.",
                        "allOf": [{"$ref": _REF + "inputs"}]},
             "tables": {"$ref": _REF + "tables"},

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from capplan.language import yamlfile
 from capplan.language.model import Model
-from capplan.loading.plan import document, entries, expect, inputs, scenarios, tables
+from capplan.loading.plan import document, engine, entries, expect, inputs, scenarios, tables
 from capplan.loading.plan.context import Context
 from capplan.loading.plan.data import NOMINAL, Expectation, Input, Plan, Scenario, TableData
 from capplan.loading.plan.document import PLAN_KEYS, PLAN_SWITCHES
@@ -51,6 +51,7 @@ def load(path: Path, model: Model, display: str | None = None) -> Plan:
     given.update(entries.values(ctx, gpu))
     given.update(entries.values(ctx, model_entry))
     given.update(inputs.read_all(ctx, ctx.data.get("inputs") or {}, ("inputs",), origin="plan"))
+    given.update(engine.read(ctx))
     entries.require_from_plan(ctx, model_entry, given)
     inputs.require_all(ctx, given)
     ctx.inputs = given
