@@ -249,7 +249,9 @@ def test_formula_counts_of_the_reference_plans(reference):
     # formulas in all include how far the decision holds (today links, live flip points, margins),
     # the Summary's pending measurements (2 in the chat plan, 3 in the retail one), the queueing
     # check (22 quantities and columns a scenario) and goodput (3)
-    assert counts == {CHAT.stem: (6, 1036, 1992), RETAIL.stem: (1, 98, 136)}
+    # (#21 adds kv_heads_per_gpu, a derived cell on every sheet, and two inputs,
+    # linear_attention_layers and recurrent_state_size, which scenario sheets link to nominal's)
+    assert counts == {CHAT.stem: (6, 1042, 2008), RETAIL.stem: (1, 99, 137)}
 
 
 def test_readable_formulas_use_names_and_fold_units(reference):
