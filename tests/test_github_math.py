@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
+from test_record_escaping import _hostile_plan
 
 from capplan.analysis.pipeline import run
 from capplan.rendering import record, view
@@ -33,7 +34,7 @@ from capplan.rendering.markdown import math
 PLANS = sorted((ROOT / "plans").glob("*.yaml"))
 
 MATH = re.compile(r"\$`([^`\n]*)`\$")
-CODE = re.compile(r"(`+)(?!`)(.*?[^`])\1(?!`)")
+CODE = re.compile(r"(?<!\\)(`+)(?!`)(.*?[^`])\1(?!`)")             # a code span; \` opens none
 # GitHub's inline math: an unescaped $ before a non-space, up to the next unescaped $
 # after a non-space that no digit follows ("$40.96/h and $59,965.44" holds no span).
 BARE = re.compile(r"(?<![\\$])\$(?=[^\s$])(.*?[^\s\\])\$(?!\d)")
@@ -128,6 +129,11 @@ def test_a_planted_bare_formula_fails():
     assert problems("emphasis $a_b * c_d$ here") == ["bare math $a_b * c_d$ (GitHub's escape pass makes it $a_b * c_d$)"]
     kept = math(r"\{x\}")
     assert problems(f"ok {kept} and $59,965.44 or +$1,822.68 and $ per 1M") == []
+
+
+def test_plan_text_opens_no_math(base_plan, write_plan, tmp_path):
+    text = rendered(_hostile_plan(base_plan, write_plan, tmp_path))     # "$\\alpha$", "`$x$`" in names
+    assert "\\$\\\\alpha\\$" in text and problems(text) == []
 
 
 def test_a_formula_that_cannot_parse_or_splits_a_cell_fails():
