@@ -334,8 +334,8 @@ def test_record_shows_derivations_tags_and_pending(built):
     assert "**Decision.** 9 GPUs carry the 60 req/s peak; 10 GPUs with redundancy." in text
     assert "$59,965.44 a month, $9.36 per 1M output tokens" in text
     # formula -> substituted numbers -> result, with tag
-    assert ("| $t_{mem}$ `decode_step_time_bound` | **10.96 ms** ⚠ | $t_{mem} = \\frac{D_{step}}{BW_{peak} "
-            "\\cdot G_{rep} \\cdot \\eta_{BW}}$<br>= 16.99 GB / (2,039 GB/s/GPU × 1 GPU × 0.76)"
+    assert ("| $`t_{mem}`$ `decode_step_time_bound` | **10.96 ms** ⚠ | $`t_{mem} = \\frac{D_{step}}{BW_{peak} "
+            "\\cdot G_{rep} \\cdot \\eta_{BW}}`$<br>= 16.99 GB / (2,039 GB/s/GPU × 1 GPU × 0.76)"
             "<br><sub>rests on measurements: hbm_efficiency (pending); assumptions: classes</sub> | derived |") in text
     assert "| measurement ⚠ pending |" in text
     assert "`hbm_efficiency` = 0.76" in text

@@ -4,7 +4,11 @@
 * money: dollars and cents (``$59,965.44``, ``$40.96/h``, ``$9.36/1M tok``);
 * anything else: 4 significant digits, rounded half-up on the decimal text
   (``71.685 -> 71.69``), thousands separators above 1,000, a power of ten
-  below 0.0001 (``1.685e-30``);
+  below 0.0001 (``1.685e-30``) — and, whatever the digits asked for, below
+  :data:`TINY`, so a far tail never shows as 0 (``3.317e-250``; the
+  workbook's ``0.00E+00``; money keeps its cents). The ``e`` form, not ``3.317 × 10⁻²⁵⁰``: it is the
+  same in the record, a chart, a terminal and a spreadsheet, fits a narrow
+  table column, and a reader can paste it into a plan;
 * pass/fail results: ``PASS`` / ``FAIL``.
 
 Values arrive in their display unit; the unit is shown as a reader writes it.
@@ -20,6 +24,7 @@ UNIT_LABELS = {
     "token/s": "tok/s", "token/s/request": "tok/s per request", "day": "days", "B/token": "B",
 }
 SINGULAR = {"tokens": "token", "requests": "request", "GPUs": "GPU", "days": "day"}
+TINY = 1e-6        # a non-zero number below this shows as a power of ten, in every output
 MONEY_UNITS = {"USD": "$", "USD/h": "$/h", "USD/Mtoken": "$/1M tok"}
 MONEY_SUFFIX = {"USD": "", "USD/h": "/h", "USD/Mtoken": "/1M tok"}
 
@@ -39,7 +44,7 @@ def number(value: float, digits: int = 4) -> str:
         return f"{int(value):,}"
     if abs(value) >= 10 ** digits:
         return f"{_round(value, 0):,.0f}"
-    if 0 < abs(value) < 10 ** -digits:       # a far tail probability: 1.685e-30, not 33 decimals
+    if 0 < abs(value) < max(10 ** -digits, TINY):       # a far tail probability: 1.685e-30, not 33 decimals
         mantissa, exponent = f"{value:.{digits - 1}e}".split("e")
         return f"{mantissa.rstrip('0').rstrip('.')}e{int(exponent)}"
     exponent = math.floor(math.log10(abs(value)))

@@ -14,6 +14,8 @@ characters (shown as ``<U+202E>``). :func:`code` puts a name in a code span
 when it can sit in one safely, else escapes it as text; :func:`source` also
 turns a pinned GitHub reference (``owner/repo@<40-hex commit>:path``, as
 the catalog cites its sources) into a short link a reader can follow.
+:func:`math` writes the record's LaTeX as inline math in the one form GitHub
+leaves alone.
 """
 
 from __future__ import annotations
@@ -77,6 +79,24 @@ def _keep_spaces(piece: str) -> str:
     if not piece.strip():
         return piece
     return " " * piece.startswith(" ") + cell(piece) + " " * piece.endswith(" ")
+
+
+_PIPES = ((r"\left|", r"\left\lvert "), (r"\right|", r"\right\rvert "), (r"\|", r"\Vert "), ("|", r"\vert "))
+
+
+def math(latex: str) -> str:
+    """LaTeX as inline math GitHub renders as written: ``$`…`$``.
+
+    GitHub's Markdown pass removes the backslash before punctuation inside a
+    bare ``$…$`` before the math renderer sees it (``\\{`` becomes ``{``, a
+    ``\\\\`` row break one backslash) and may read ``_`` or ``*`` as emphasis;
+    the inside of a code span is never touched. A ``|`` would end a table
+    cell even there, so it is written as the command that draws it.
+    The LaTeX is capplan's own (the model's symbols, the printer's formulas),
+    never a plan's text, and holds no backtick."""
+    for bar, command in _PIPES:
+        latex = latex.replace(bar, command)
+    return f"$`{latex}`$"
 
 
 def url(text) -> str:

@@ -32,6 +32,7 @@ def _environment() -> jinja2.Environment:
     env.filters["code"] = markdown.code
     env.filters["url"] = markdown.url
     env.filters["prose"] = markdown.prose
+    env.filters["math"] = markdown.math
     return env
 
 

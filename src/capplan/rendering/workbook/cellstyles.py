@@ -40,7 +40,7 @@ def _decimals(values) -> int:
     format must not."""
     best = 0
     for v in values:
-        if v is None or isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v == 0:
+        if not _number(v) or abs(v) < formatting.TINY:       # a tiny value shows as a power of ten
             continue
         v = float(f"{v:.12g}")
         if float(v).is_integer():
@@ -71,9 +71,19 @@ def number_format(unit: str, kind: str, values) -> str:
             suffix = " /1M tok"
         return '"$"#,##0.00' + (f'"{suffix}"' if suffix else "")
     d = _decimals(values)
-    body = "#,##0" + ("." + "0" * d if d else "")
     label = formatting.unit_label(unit).replace('"', "")
-    return body + (f'" {label}"' if label else "")
+    suffix = f'" {label}"' if label else ""
+    body = "#,##0" + ("." + "0" * d if d else "") + suffix
+    numbers = [v for v in values if _number(v)]
+    if not any(0 < abs(v) < formatting.TINY for v in numbers):
+        return body
+    power = "0.00E+00" + suffix         # formatting's rule: never 0.000000 for 3e-250
+    return f"[=0]{body};[<{formatting.TINY:f}]{power};{body}" if min(numbers) >= 0 else power
+
+
+def _number(v) -> bool:
+    """Whether a cell value is a finite number a format acts on (not a truth value, text or blank)."""
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
 
