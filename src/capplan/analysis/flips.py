@@ -62,6 +62,7 @@ from capplan.engine.exact import (
     rational,
 )
 from capplan.errors import CapplanError
+from capplan.analysis.rational import rational_form
 from capplan.language.walker import Walker
 from capplan.loading.plan import NOMINAL, Input
 
@@ -878,12 +879,20 @@ def _real_roots(poly: sympy.Poly) -> tuple[Fraction, ...]:
 @functools.lru_cache(maxsize=16384)
 def _rational(g, x) -> tuple | None:
     """``g`` as numerator and denominator expressions and polynomials in x; None when it is
-    not a rational function of x (cached: each window of a search asks again)."""
+    not a rational function of x (cached: each window of a search asks again). Built in
+    fractions where :func:`rational_form` can, else by ``sympy.together``."""
+    if (form := rational_form(g, x)) is not None:
+        top, bottom = (_poly(p, x) for p in form)
+        return top.as_expr(), bottom.as_expr(), top, bottom
     try:
         num, den = sympy.fraction(sympy.together(g))
         return num, den, sympy.Poly(num, x), sympy.Poly(den, x)
     except sympy.PolynomialError:
         return None
+
+
+def _poly(coefficients: tuple[Fraction, ...], x) -> sympy.Poly:
+    return sympy.Poly([sympy.Rational(c.numerator, c.denominator) for c in reversed(coefficients)] or [0], x)
 
 
 def _fraction(number) -> Fraction:
