@@ -56,7 +56,7 @@ def test_the_flip_search_takes_the_fraction_form_without_together(monkeypatch):
     calls = []
     monkeypatch.setattr(sympy, "together", lambda g: calls.append(g) or g)
     flips._rational.cache_clear()
-    num, den, top, bottom = flips._rational(90 / (x * sympy.Rational(3, 4)) - 7, x)
+    top, bottom = flips._rational(90 / (x * sympy.Rational(3, 4)) - 7, x)
     assert calls == []
     assert top.degree() == 1 and bottom.degree() == 1
     assert _roots(tuple(Fraction(int(c.p), int(c.q)) for c in reversed(top.all_coeffs()))) == {sympy.Rational(120, 7)}

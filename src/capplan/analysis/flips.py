@@ -824,7 +824,7 @@ def _smooth_crossings(g, x, lo, hi, integers: bool) -> set[Fraction]:
     fraction = _rational(g, x)
     if fraction is None:
         raise NotClosedForm(f"{g} is not a rational function of the variable")
-    _, _, top, bottom = fraction
+    top, bottom = fraction
     poles = _roots(bottom, lo, hi)
     if not integers:
         return _roots(top, lo, hi) | poles
@@ -878,15 +878,14 @@ def _real_roots(poly: sympy.Poly) -> tuple[Fraction, ...]:
 
 @functools.lru_cache(maxsize=16384)
 def _rational(g, x) -> tuple | None:
-    """``g`` as numerator and denominator expressions and polynomials in x; None when it is
+    """``g`` as numerator and denominator polynomials in x; None when it is
     not a rational function of x (cached: each window of a search asks again). Built in
     fractions where :func:`rational_form` can, else by ``sympy.together``."""
     if (form := rational_form(g, x)) is not None:
-        top, bottom = (_poly(p, x) for p in form)
-        return top.as_expr(), bottom.as_expr(), top, bottom
+        return tuple(_poly(p, x) for p in form)
     try:
         num, den = sympy.fraction(sympy.together(g))
-        return num, den, sympy.Poly(num, x), sympy.Poly(den, x)
+        return sympy.Poly(num, x), sympy.Poly(den, x)
     except sympy.PolynomialError:
         return None
 
@@ -1000,14 +999,14 @@ def _smooth_direction(g, x, lo: Fraction, hi: Fraction) -> int | None:
     fraction = _rational(sympy.diff(g, x), x)
     if fraction is None:
         return None
-    num, den, top, bottom = fraction
+    top, bottom = fraction
     if top.is_zero:
         return 0
     if _roots(top, lo, hi) or _roots(bottom, lo, hi):
         return None
     middle = (lo + hi) / 2
     try:
-        sign = compile_exact(num / den, x)(middle)
+        sign = compile_exact(top.as_expr() / bottom.as_expr(), x)(middle)
     except (Undefined, ZeroDivisionError):
         return None
     return 1 if sign > 0 else -1 if sign < 0 else None
