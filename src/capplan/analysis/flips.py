@@ -47,6 +47,8 @@ from fractions import Fraction
 
 import numpy as np
 import sympy
+from sympy.polys.domains import QQ
+from sympy.polys.polyclasses import DMP
 
 from capplan.engine import unitcheck
 from capplan.engine.evaluate import FLEET_LIMIT, Evaluation, evaluate, run_batch
@@ -891,7 +893,10 @@ def _rational(g, x) -> tuple | None:
 
 
 def _poly(coefficients: tuple[Fraction, ...], x) -> sympy.Poly:
-    return sympy.Poly([sympy.Rational(c.numerator, c.denominator) for c in reversed(coefficients)] or [0], x)
+    """A polynomial over the rationals, its coefficients given lowest degree first (built from
+    its dense form directly: ``sympy.Poly(list, x)`` spends three times as long guessing the domain)."""
+    rep = [QQ(c.numerator, c.denominator) for c in reversed(coefficients)]
+    return sympy.Poly.new(DMP.from_list(rep, 0, QQ), x)
 
 
 def _fraction(number) -> Fraction:
