@@ -644,6 +644,9 @@ def base_range(today: Fraction, quantity, spread: Fraction) -> tuple[Fraction, F
 
 # -- closed forms ------------------------------------------------------------------------------
 
+CACHED = 65536      # entries of each search cache: a 1,000-scenario plan fills 16,384 and then recomputes what it evicted
+
+
 class _TooMany(Exception):
     """An atom crosses more integers in the range than are worth listing one by one."""
 
@@ -653,7 +656,7 @@ _BRANCHES = (sympy.Max, sympy.Min, sympy.Abs, sympy.Piecewise, sympy.core.relati
              sympy.And, sympy.Or, sympy.Not)
 
 
-@functools.lru_cache(maxsize=16384)
+@functools.lru_cache(maxsize=CACHED)
 def _points(expr, x, lo, hi) -> frozenset[Fraction]:
     """Every point in (lo, hi) where ``expr`` may jump or switch branch (cached:
     the decisions of a scenario share their atoms, ``ceil(x/7)`` under GPUs and nodes alike)."""
@@ -867,7 +870,7 @@ def _roots(poly: sympy.Poly, lo: Fraction, hi: Fraction) -> set[Fraction]:
     return {r for r in _real_roots(poly) if lo < r < hi}
 
 
-@functools.lru_cache(maxsize=16384)
+@functools.lru_cache(maxsize=CACHED)
 def _real_roots(poly: sympy.Poly) -> tuple[Fraction, ...]:
     """Every real root of a polynomial (cached: the windows of a search ask again)."""
     if poly.degree() < 1:
@@ -878,7 +881,7 @@ def _real_roots(poly: sympy.Poly) -> tuple[Fraction, ...]:
     return tuple(_fraction(r) for r in poly.real_roots())
 
 
-@functools.lru_cache(maxsize=16384)
+@functools.lru_cache(maxsize=CACHED)
 def _rational(g, x) -> tuple | None:
     """``g`` as numerator and denominator polynomials in x; None when it is
     not a rational function of x (cached: each window of a search asks again). Built in
@@ -956,7 +959,7 @@ def _middle(a: Fraction, b: Fraction) -> Fraction | None:
     return (a + b) / 2
 
 
-@functools.lru_cache(maxsize=16384)
+@functools.lru_cache(maxsize=CACHED)
 def _direction(expr, x, lo: Fraction, hi: Fraction) -> int | None:
     """+1 where ``expr`` never falls as x rises on [lo, hi], -1 where it never rises,
     0 where it does not depend on x; None where neither is shown.
@@ -997,7 +1000,7 @@ def _shared(directions: list) -> int | None:
     return moving.pop() if moving else 0
 
 
-@functools.lru_cache(maxsize=16384)
+@functools.lru_cache(maxsize=CACHED)
 def _smooth_direction(g, x, lo: Fraction, hi: Fraction) -> int | None:
     """The direction of a rational function of x: its derivative's sign, when that
     neither vanishes nor has a pole inside (lo, hi)."""
