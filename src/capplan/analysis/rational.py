@@ -17,6 +17,7 @@ caller asks ``together``.
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from fractions import Fraction
 
@@ -49,7 +50,11 @@ def rational_form(g, x) -> tuple[Poly, Poly] | None:
     return top, bottom
 
 
+@functools.lru_cache(maxsize=65536)
 def _form(g, x) -> tuple[Poly, Counter]:
+    """(numerator, denominator factors) of ``g`` (cached: the pieces of one expression
+    that the search solves window by window share most of their parts; the counters
+    returned are never changed)."""
     if g == x:
         return _X, Counter()
     if isinstance(g, sympy.Rational):
