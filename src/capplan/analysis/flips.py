@@ -47,6 +47,8 @@ from fractions import Fraction
 
 import numpy as np
 import sympy
+from sympy.polys.domains import QQ
+from sympy.polys.polyclasses import DMP
 
 from capplan.engine import unitcheck
 from capplan.engine.evaluate import FLEET_LIMIT, Evaluation, evaluate, run_batch
@@ -62,6 +64,7 @@ from capplan.engine.exact import (
     rational,
 )
 from capplan.errors import CapplanError
+from capplan.analysis.rational import rational_form
 from capplan.language.walker import Walker
 from capplan.loading.plan import NOMINAL, Input
 
@@ -641,6 +644,9 @@ def base_range(today: Fraction, quantity, spread: Fraction) -> tuple[Fraction, F
 
 # -- closed forms ------------------------------------------------------------------------------
 
+CACHED = 65536      # entries of each search cache: a 1,000-scenario plan fills 16,384 and then recomputes what it evicted
+
+
 class _TooMany(Exception):
     """An atom crosses more integers in the range than are worth listing one by one."""
 
@@ -650,7 +656,7 @@ _BRANCHES = (sympy.Max, sympy.Min, sympy.Abs, sympy.Piecewise, sympy.core.relati
              sympy.And, sympy.Or, sympy.Not)
 
 
-@functools.lru_cache(maxsize=16384)
+@functools.lru_cache(maxsize=CACHED)
 def _points(expr, x, lo, hi) -> frozenset[Fraction]:
     """Every point in (lo, hi) where ``expr`` may jump or switch branch (cached:
     the decisions of a scenario share their atoms, ``ceil(x/7)`` under GPUs and nodes alike)."""
@@ -823,7 +829,7 @@ def _smooth_crossings(g, x, lo, hi, integers: bool) -> set[Fraction]:
     fraction = _rational(g, x)
     if fraction is None:
         raise NotClosedForm(f"{g} is not a rational function of the variable")
-    _, _, top, bottom = fraction
+    top, bottom = fraction
     poles = _roots(bottom, lo, hi)
     if not integers:
         return _roots(top, lo, hi) | poles
@@ -864,7 +870,7 @@ def _roots(poly: sympy.Poly, lo: Fraction, hi: Fraction) -> set[Fraction]:
     return {r for r in _real_roots(poly) if lo < r < hi}
 
 
-@functools.lru_cache(maxsize=16384)
+@functools.lru_cache(maxsize=CACHED)
 def _real_roots(poly: sympy.Poly) -> tuple[Fraction, ...]:
     """Every real root of a polynomial (cached: the windows of a search ask again)."""
     if poly.degree() < 1:
@@ -875,15 +881,25 @@ def _real_roots(poly: sympy.Poly) -> tuple[Fraction, ...]:
     return tuple(_fraction(r) for r in poly.real_roots())
 
 
-@functools.lru_cache(maxsize=16384)
+@functools.lru_cache(maxsize=CACHED)
 def _rational(g, x) -> tuple | None:
-    """``g`` as numerator and denominator expressions and polynomials in x; None when it is
-    not a rational function of x (cached: each window of a search asks again)."""
+    """``g`` as numerator and denominator polynomials in x; None when it is
+    not a rational function of x (cached: each window of a search asks again). Built in
+    fractions where :func:`rational_form` can, else by ``sympy.together``."""
+    if (form := rational_form(g, x)) is not None:
+        return tuple(_poly(p, x) for p in form)
     try:
         num, den = sympy.fraction(sympy.together(g))
-        return num, den, sympy.Poly(num, x), sympy.Poly(den, x)
+        return sympy.Poly(num, x), sympy.Poly(den, x)
     except sympy.PolynomialError:
         return None
+
+
+def _poly(coefficients: tuple[Fraction, ...], x) -> sympy.Poly:
+    """A polynomial over the rationals, its coefficients given lowest degree first (built from
+    its dense form directly: ``sympy.Poly(list, x)`` spends three times as long guessing the domain)."""
+    rep = [QQ(c.numerator, c.denominator) for c in reversed(coefficients)]
+    return sympy.Poly.new(DMP.from_list(rep, 0, QQ), x)
 
 
 def _fraction(number) -> Fraction:
@@ -943,7 +959,7 @@ def _middle(a: Fraction, b: Fraction) -> Fraction | None:
     return (a + b) / 2
 
 
-@functools.lru_cache(maxsize=16384)
+@functools.lru_cache(maxsize=CACHED)
 def _direction(expr, x, lo: Fraction, hi: Fraction) -> int | None:
     """+1 where ``expr`` never falls as x rises on [lo, hi], -1 where it never rises,
     0 where it does not depend on x; None where neither is shown.
@@ -984,21 +1000,21 @@ def _shared(directions: list) -> int | None:
     return moving.pop() if moving else 0
 
 
-@functools.lru_cache(maxsize=16384)
+@functools.lru_cache(maxsize=CACHED)
 def _smooth_direction(g, x, lo: Fraction, hi: Fraction) -> int | None:
     """The direction of a rational function of x: its derivative's sign, when that
     neither vanishes nor has a pole inside (lo, hi)."""
     fraction = _rational(sympy.diff(g, x), x)
     if fraction is None:
         return None
-    num, den, top, bottom = fraction
+    top, bottom = fraction
     if top.is_zero:
         return 0
     if _roots(top, lo, hi) or _roots(bottom, lo, hi):
         return None
     middle = (lo + hi) / 2
     try:
-        sign = compile_exact(num / den, x)(middle)
+        sign = compile_exact(top.as_expr() / bottom.as_expr(), x)(middle)
     except (Undefined, ZeroDivisionError):
         return None
     return 1 if sign > 0 else -1 if sign < 0 else None

@@ -1,0 +1,152 @@
+"""A sympy expression as a numerator and denominator polynomial in x, without ``sympy.together``.
+
+The flip search asks for the rational form of tens of thousands of expressions
+(each scenario's carry its own constants, so no cache shares them), and
+``together`` spent most of a 1,000-scenario build in ``gcd_terms``. Here the
+form is built straight from the Add/Mul/Pow tree in fractions: the numerator
+one polynomial, the denominator a product of monic factors (a sum takes the
+highest power of each factor, as a common denominator does).
+
+Only a form whose numerator and denominator share no root is returned. Such a
+form is the reduced one, and ``together``'s has the same roots: its denominator
+comes from the same divisions, so any factor it keeps beyond the reduced form
+has roots among the reduced denominator's. A form with a common root (a
+removable point ``together`` may or may not keep) is answered with None, and the
+caller asks ``together``.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import Counter
+from fractions import Fraction
+
+import sympy
+
+Poly = tuple[Fraction, ...]          # coefficients, lowest degree first; () is 0
+
+_ONE: Poly = (Fraction(1),)
+_X: Poly = (Fraction(0), Fraction(1))
+
+
+class _Unsupported(Exception):
+    """A node that is not a rational function of x with rational constants."""
+
+
+def rational_form(g, x) -> tuple[Poly, Poly] | None:
+    """(numerator, denominator) coefficients of ``g`` in ``x``, lowest degree first,
+    sharing no root; None when ``g`` is not built of x, rationals, +, × and
+    whole powers, or when the two share a root."""
+    try:
+        top, factors = _form(g, x)
+    except _Unsupported:
+        return None
+    bottom = _ONE
+    for factor, power in factors.items():
+        for _ in range(power):
+            bottom = _mul(bottom, factor)
+    if len(bottom) > 1 and len(_gcd(top, bottom)) > 1:
+        return None
+    return top, bottom
+
+
+@functools.lru_cache(maxsize=65536)
+def _form(g, x) -> tuple[Poly, Counter]:
+    """(numerator, denominator factors) of ``g`` (cached: the pieces of one expression
+    that the search solves window by window share most of their parts; the counters
+    returned are never changed)."""
+    if g == x:
+        return _X, Counter()
+    if isinstance(g, sympy.Rational):
+        return _trim((Fraction(int(g.p), int(g.q)),)), Counter()
+    if isinstance(g, sympy.Add):
+        parts = [_form(a, x) for a in g.args]
+        common = Counter()
+        for _, factors in parts:
+            common |= factors
+        top: Poly = ()
+        for numerator, factors in parts:
+            top = _add(top, _mul(numerator, _expand(common - factors)))
+        return top, common
+    if isinstance(g, sympy.Mul):
+        top, common = _ONE, Counter()
+        for a in g.args:
+            numerator, factors = _form(a, x)
+            top, common = _mul(top, numerator), common + factors
+        return top, common
+    if isinstance(g, sympy.Pow) and isinstance(g.exp, sympy.Integer):
+        numerator, factors = _form(g.base, x)
+        n = int(g.exp)
+        if n >= 0:
+            return _power(numerator, n), Counter({f: p * n for f, p in factors.items()})
+        if not numerator:
+            raise _Unsupported()                    # a division by 0
+        lead, monic = _monic(numerator)
+        top = _scale(_power(_expand(factors), -n), 1 / lead ** -n)
+        return top, (Counter({monic: -n}) if len(monic) > 1 else Counter())
+    raise _Unsupported()
+
+
+def _expand(factors: Counter) -> Poly:
+    out = _ONE
+    for factor, power in factors.items():
+        out = _mul(out, _power(factor, power))
+    return out
+
+
+def _trim(p) -> Poly:
+    p = list(p)
+    while p and p[-1] == 0:
+        p.pop()
+    return tuple(p)
+
+
+def _add(a: Poly, b: Poly) -> Poly:
+    if len(a) < len(b):
+        a, b = b, a
+    return _trim(u + (b[i] if i < len(b) else 0) for i, u in enumerate(a))
+
+
+def _mul(a: Poly, b: Poly) -> Poly:
+    if not a or not b:
+        return ()
+    out = [Fraction(0)] * (len(a) + len(b) - 1)
+    for i, u in enumerate(a):
+        if u:
+            for j, v in enumerate(b):
+                out[i + j] += u * v
+    return _trim(out)
+
+
+def _power(p: Poly, n: int) -> Poly:
+    out = _ONE
+    for _ in range(n):
+        out = _mul(out, p)
+    return out
+
+
+def _scale(p: Poly, c: Fraction) -> Poly:
+    return _trim(u * c for u in p)
+
+
+def _monic(p: Poly) -> tuple[Fraction, Poly]:
+    lead = p[-1]
+    return lead, tuple(u / lead for u in p)
+
+
+def _gcd(a: Poly, b: Poly) -> Poly:
+    """The greatest common divisor (Euclid in fractions); its length is its degree + 1."""
+    while b:
+        a, b = b, _remainder(a, b)
+    return a
+
+
+def _remainder(a: Poly, b: Poly) -> Poly:
+    a = list(a)
+    while len(a) >= len(b):
+        q = a[-1] / b[-1]
+        shift = len(a) - len(b)
+        for i, v in enumerate(b):
+            a[shift + i] -= q * v
+        a = list(_trim(a))
+    return tuple(a)
