@@ -30,7 +30,7 @@ MAIN = ROOT / "plans" / "llama3-8b-a100-chat-mix.yaml"
 
 
 def one(plan_path: Path, part: str) -> dict:
-    from capplan.build import evaluate_plan
+    from capplan.analysis.pipeline import evaluate_plan
     from capplan.analysis import flips
     from capplan.rendering import view
     from capplan.analysis.declared import variables

@@ -27,7 +27,7 @@ MAIN = ROOT / "plans" / "llama3-8b-a100-chat-mix.yaml"
 
 
 def one(plan_path: Path, samples: int) -> dict:
-    from capplan.build import evaluate_plan
+    from capplan.analysis.pipeline import evaluate_plan
     from capplan.engine import montecarlo
     from capplan.analysis import simulation
 

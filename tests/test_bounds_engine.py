@@ -195,7 +195,7 @@ def test_a_large_fleet_below_the_limit_is_answered_exactly(write_plan, run_main)
 def test_chunks_give_the_same_numbers_as_one_pass(monkeypatch):
     """The graph runs over the draws in chunks; a chunk of 7 draws gives every kept value,
     every draw's verdict and the summary exactly as chunks of thousands do."""
-    from capplan.build import evaluate_plan
+    from capplan.analysis.pipeline import evaluate_plan
     from capplan.engine import montecarlo
     from capplan.analysis import simulation
 
@@ -220,7 +220,7 @@ def test_chunks_give_the_same_numbers_as_one_pass(monkeypatch):
 def test_the_draws_asked_for_must_fit_in_memory(run_main):
     """10 million draws of the main plan would keep 4.5 GiB: refused at once with the largest
     number that fits; that number is accepted (checked without running it)."""
-    from capplan.build import evaluate_plan
+    from capplan.analysis.pipeline import evaluate_plan
     from capplan.engine import montecarlo
     from capplan.analysis import simulation
 
@@ -251,7 +251,7 @@ def _ranged_classes(n: int) -> str:
 def test_ranged_class_weights_are_drawn_to_sum_to_one(write_plan):
     """Every weight ranged: each draw's weights are divided by their sum, so every draw
     evaluates (before, the weights check failed in all but a handful)."""
-    from capplan.build import evaluate_plan
+    from capplan.analysis.pipeline import evaluate_plan
     from capplan.engine import montecarlo
 
     plan, evaluations = evaluate_plan(write_plan(_ranged_classes(20)))
@@ -265,7 +265,7 @@ def test_ranged_class_weights_are_drawn_to_sum_to_one(write_plan):
 
 
 def test_a_fixed_weight_is_rescaled_with_the_ranged_ones(base_plan, write_plan):
-    from capplan.build import evaluate_plan
+    from capplan.analysis.pipeline import evaluate_plan
     from capplan.engine import montecarlo
 
     base_plan["tables"]["classes"]["rows"][0]["weight"] = {"value": 0.7, "range": "0.5 to 0.9", "dist": "uniform"}
@@ -314,7 +314,7 @@ def test_a_simulation_that_mostly_does_not_evaluate_is_refused(base_plan, write_
 def test_500_ranged_classes_stay_within_the_memory_budget(write_plan):
     """500 classes, every weight ranged, at 100,000 draws: what the simulation keeps fits in
     its budget (the graph's values for 500 rows are never held over all draws at once)."""
-    from capplan.build import evaluate_plan
+    from capplan.analysis.pipeline import evaluate_plan
     from capplan.engine import montecarlo
     from capplan.analysis import simulation
 

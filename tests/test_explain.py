@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from conftest import MAIN_PLAN, RETAIL_PLAN
 
-from capplan import build
+from capplan.analysis import pipeline
 from capplan.review import explain
 
 
@@ -122,7 +122,7 @@ def test_unknown_scenario(run_main):
 
 
 def test_derivation_line_for_messages():
-    _, evaluations = build.evaluate_plan(Path(MAIN_PLAN))
+    _, evaluations = pipeline.evaluate_plan(Path(MAIN_PLAN))
     nominal = evaluations[0]
     assert explain.derivation(nominal, "active_gpus") == \
         "active_gpus = active_replicas * gpus_per_replica = 9 × 1 GPU = 9 GPUs  [derived]"

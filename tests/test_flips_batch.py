@@ -14,7 +14,7 @@ import pytest
 from conftest import MAIN_PLAN
 
 from capplan.analysis import flips
-from capplan.build import evaluate_plan
+from capplan.analysis.pipeline import evaluate_plan
 from capplan.rendering.holds import PlanHolds
 
 

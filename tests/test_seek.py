@@ -21,7 +21,7 @@ from conftest import MAIN_PLAN, RETAIL_PLAN
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from capplan.build import evaluate_plan
+from capplan.analysis.pipeline import evaluate_plan
 from capplan.analysis import flips
 from capplan.engine.exact import Undefined, factor
 from capplan.analysis.flips import Search, Target, evaluate_at

@@ -16,7 +16,7 @@ import pytest
 import sympy
 from conftest import MAIN_PLAN
 
-from capplan.build import evaluate_plan
+from capplan.analysis.pipeline import evaluate_plan
 from capplan.analysis import flips
 from capplan.analysis.flips import Target
 from capplan.analysis.holds import PlanHolds

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from conftest import MAIN_PLAN, RETAIL_PLAN
 
-from capplan.build import evaluate_plan
+from capplan.analysis.pipeline import evaluate_plan
 from capplan.engine import montecarlo, sampling
 from capplan.engine.evaluate import Numeric, evaluate
 from capplan.language.formula import FUNCTIONS, parse

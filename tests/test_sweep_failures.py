@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from capplan import build
+from capplan.analysis import pipeline
 from capplan.engine.evaluate import _show
 from capplan.engine.failing_row import why_row_fails
 
@@ -18,7 +18,7 @@ def evaluation(base_plan, write_plan):
     base_plan["tables"]["load_sweep"]["rows"].append(
         {"arrival_rate": "8 req/s", "ttft_p95": "2000 ms", "tpot_p95": "30 ms", "e2e_p99": "2 s",
          "completed": 7, "sent": 100})
-    _, evaluations = build.evaluate_plan(write_plan(base_plan))
+    _, evaluations = pipeline.evaluate_plan(write_plan(base_plan))
     return evaluations[0]
 
 

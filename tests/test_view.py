@@ -10,7 +10,7 @@ from openpyxl import load_workbook
 
 import capplan
 from capplan.rendering import jsonout, view
-from capplan.rendering.layout import layout
+from capplan.analysis.declared import layout
 
 
 def _view(path):

@@ -23,7 +23,7 @@ __all__ = ["CapplanError", "compile", "evaluate", "load"]
 
 def load(path):
     """Read and validate a plan file against the standard model: a ``Plan``."""
-    from capplan.build import load_plan
+    from capplan.analysis.pipeline import load_plan
     return load_plan(path)
 
 

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 from capplan import cache, manifest
 from capplan.ahead import Ahead, free_cpus
-from capplan.analysis.pipeline import display, evaluate_plan, load_plan, run, simulate
+from capplan.analysis.pipeline import display, load_plan, run, simulate
 from capplan.errors import CapplanError
 from capplan.review import check
 
@@ -41,8 +41,7 @@ if TYPE_CHECKING:
     from capplan.language.model import Model
     from capplan.loading.plan import Plan
 
-__all__ = ["Built", "Compiled", "build", "compile_plan", "display", "evaluate_plan", "load_plan", "plan_paths",
-           "write", "write_file"]
+__all__ = ["Built", "Compiled", "build", "compile_plan", "plan_paths", "write", "write_file"]
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)

@@ -117,9 +117,9 @@ def _decode_estimate(gpu: catalog.Entry, model: catalog.Entry, tp: int, quantiti
 
 
 def _builds(path: Path) -> None:
-    from capplan import build
+    from capplan.analysis.pipeline import evaluate_plan   # deferred: sympy and pint load only to build the plan
 
-    build.evaluate_plan(path)
+    evaluate_plan(path)
 
 
 def _gitattributes(path: Path) -> str:

@@ -26,7 +26,7 @@ from pathlib import Path
 from capplan import cache, manifest
 from capplan.ahead import Ahead
 from capplan import build as builder
-from capplan.analysis.pipeline import display
+from capplan.analysis.pipeline import display, load_plan
 from capplan.errors import CapplanError
 
 # Files out/ may hold besides the outputs: the build's record, and git's own settings.
@@ -142,7 +142,7 @@ def _compile_one(path: Path, read: builder.Read) -> dict | str:
     """A plan's manifest entry, from the bytes it was read from, or the message of its error."""
     try:
         if read.plan is None:
-            builder.load_plan(path)               # it did not load: the same error again, to report
+            load_plan(path)                       # it did not load: the same error again, to report
         if read.digest is None:                   # it appeared between the hash and the read
             return f"{display(path)}: the plan changed while it was read; run `capplan check` again"
         return builder.record_of(read, builder.compile_plan(path, loaded=read.plan))

@@ -356,8 +356,12 @@ def _numeric(values, nominal_values, model, graph: Graph | None = None) -> Numer
 
     if graph is None:
         return Numeric(values, nominal_values, show)
-    formulas = {n: node.formula for n, node in graph.nodes.items()}
-    return Numeric(values, nominal_values, show, why=lambda ok, row: why_row_fails(formulas, ok, row, values, show))
+
+    def why(ok, row):          # only when the message is written: this runs for every formula node
+        formulas = {n: node.formula for n, node in graph.nodes.items()}
+        return why_row_fails(formulas, ok, row, values, show)
+
+    return Numeric(values, nominal_values, show, why=why)
 
 
 class DivisionByZero(CapplanError):

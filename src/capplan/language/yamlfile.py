@@ -101,17 +101,7 @@ def _too_large(file: str) -> CapplanError:
 
 def parse(text: str, file: str) -> Document:
     _check_size(len(text), file)
-    return _parse(text, file, MAX_VALUES)
-
-
-def parse_data_file(text: str, file: str) -> object:
-    """A data file (a benchmark report), not a plan: any size, but never more
-    values than it has characters, so aliases cannot expand it past its text."""
-    return _parse(text, file, max(len(text), 1)).data
-
-
-def _parse(text: str, file: str, max_values: int) -> Document:
-    builder = _Builder(file, max_values)
+    builder = _Builder(file, MAX_VALUES)
     loader = _LOADER(text)
     collecting = gc.isenabled()
     gc.disable()        # the events stay alive while the data grows: the cyclic GC would rescan them all

@@ -16,7 +16,7 @@ import jinja2
 from capplan.engine.evaluate import Evaluation
 from capplan.rendering import markdown
 from capplan.rendering.simulation import SimulationView, percent
-from capplan.rendering.layout import layout
+from capplan.analysis.declared import layout
 from capplan.rendering.palette import palette
 from capplan.rendering.view import PlanView
 from capplan.resources import templates_dir

@@ -9,7 +9,7 @@ from __future__ import annotations
 from capplan.engine.evaluate import Evaluation
 from capplan.language.model import Model
 from capplan.loading.plan import Plan
-from capplan.rendering.layout import layout
+from capplan.analysis.declared import layout
 from capplan.rendering.present import UNMEASURED
 from capplan.rendering.view import PlanView
 from capplan.rendering.workbook import holds, scenariosheet, simulation, summary
