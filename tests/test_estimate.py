@@ -25,7 +25,7 @@ L8 = DATA / "llama-3.1-8b-1024-256-h100-sxm5-80gb-tp1.estimate.yaml"
 
 def _plan(base_plan, write_plan, tmp_path, estimate_path=L8, **changes):
     """The base plan on the estimate's GPU and model, importing a copy of the estimate file."""
-    base_plan.update(gpu="h100-sxm5-80gb", model="llama-3.1-8b", **changes)
+    base_plan.update({"gpu": "h100-sxm5-80gb", "model": "llama-3.1-8b", **changes})
     base_plan["tables"]["load_sweep"] = {"import": "est.estimate.yaml"}
     path = write_plan(base_plan)
     shutil.copy(estimate_path, path.parent / "est.estimate.yaml")
@@ -255,3 +255,19 @@ def test_names_the_tool_lacks_are_refused(base_plan, write_plan):
     plan = load(write_plan(base_plan))
     with pytest.raises(CapplanError, match="unknown estimator 'vidur'; known: aiconfigurator, aisimulate"):
         estimate.run(plan, "vidur", configs=[], load=estimate.workload(plan), backend="vllm", out_dir=None)
+
+
+def test_an_estimate_of_another_parallelism_is_refused_and_of_the_plans_is_read(base_plan, write_plan, tmp_path,
+                                                                                run_main):
+    tp8 = DATA / "llama-3.3-70b-sharegpt-h200-sxm-141gb-tp8.estimate.yaml"
+    base_plan["inputs"].update(gpus_per_replica=2, tpot_p95_slo="50 ms", e2e_p99_slo="30 s")
+    path = _plan(base_plan, write_plan, tmp_path, tp8, gpu="h200", model="llama-3.3-70b")
+    code, _, err = run_main("eval", path)
+    assert code == 1
+    assert ("the imported sweep measured 8 GPUs per replica (tensor_parallel_size 8 x pipeline_parallel_size 1), "
+            "not the plan's gpus_per_replica 2") in err
+    path.write_text(path.read_text(encoding="utf-8").replace("gpus_per_replica: 2", "gpus_per_replica: 8"),
+                    encoding="utf-8")
+    plan = load(path)
+    assert plan.nominal.tables["load_sweep"].imported[0].evidence[0].startswith(
+        "estimated, not measured: aiconfigurator 0.12.0 predicted llama-3.3-70b on h200-sxm-141gb, tensor parallel 8")
