@@ -8,6 +8,7 @@ import hashlib
 import json
 import shutil
 import stat
+import sys
 
 import pytest
 import yaml
@@ -206,6 +207,9 @@ def test_estimate_writes_one_file_per_configuration_deterministically(base_plan,
     assert yaml.safe_load(written[1].read_bytes())["tensor_parallel_size"] == 2
     assert run_main("estimate", path, "--with", "aiconfigurator", "--tool-python", tool, "--tp", "1")[0] == 0
     assert written[0].read_bytes() == first
+    code, _, err = run_main("estimate", path, "--with", "aiconfigurator", "--tool-python", tool, "--out", written[0])
+    assert code == 1                                        # --out names a file, not a folder
+    assert f"cannot write the estimate files to {written[0]}: File exists" in err
 
 
 @pytest.mark.parametrize("body, message", [
@@ -224,16 +228,20 @@ def test_a_tool_that_fails_is_one_message(base_plan, write_plan, tmp_path, run_m
     assert not (tmp_path / "plans" / "estimates").exists()
 
 
-def test_a_missing_interpreter_or_aisimulate_says_how_to_install(base_plan, write_plan, tmp_path, run_main):
+def test_a_missing_interpreter_says_how_to_install(base_plan, write_plan, tmp_path, run_main):
     path = write_plan(base_plan | {"gpu": "h100", "model": "llama-3.1-8b"})
     code, _, err = run_main("estimate", path, "--with", "aiconfigurator", "--tool-python", tmp_path / "none")
     assert code == 1
     assert f"aiconfigurator cannot run: no interpreter {tmp_path / 'none'}; install capplan[estimate]" in err
     assert "aisimulate, its successor, is published only on NVIDIA's index" in err
-    tool = _tool(tmp_path, f"echo '{json.dumps(ANSWER)}'")
-    code, _, err = run_main("estimate", path, "--with", "aisimulate", "--tool-python", tool)
+
+
+def test_the_worker_refuses_a_tool_that_is_not_installed_before_any_work(run_main, base_plan, write_plan):
+    # capplan's own interpreter has neither aiconfigurator nor aisimulate (the extra is not installed here)
+    path = write_plan(base_plan | {"gpu": "h100", "model": "llama-3.1-8b"})
+    code, _, err = run_main("estimate", path, "--with", "aisimulate", "--tool-python", sys.executable)
     assert code == 1
-    assert f"aisimulate is not installed for {tool} (aiconfigurator 0.12.0 there: use --with aiconfigurator)" in err
+    assert f"aisimulate is not installed for {sys.executable}: install capplan[estimate]" in err
 
 
 def test_a_tool_that_hangs_is_stopped(tmp_path):

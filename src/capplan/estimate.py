@@ -90,18 +90,20 @@ def chosen(plan, gpus: list[str] | None, tps: list[int] | None) -> list[Config]:
 
 def run(plan, tool: str, *, configs: list[Config], load: Workload, backend: str, out_dir: Path,
         python: str | None = None, tool_model: str | None = None) -> list[Path]:
-    """Predict each configuration with ``tool`` and write its estimate file; the files written."""
+    """Predict each configuration with ``tool`` and write its estimate file; the files written
+    (none when a prediction fails)."""
     if tool not in TOOLS:
         raise CapplanError(f"unknown estimator '{tool}'; known: {', '.join(TOOLS)}")
     adapter = importlib.import_module(f"capplan.adapters.{TOOLS[tool]}")
-    written = []
-    for config in configs:
-        text = document(plan, tool, adapter, config, load, backend, python, tool_model)
-        path = out_dir / f"{plan.name}-{config.gpu}-tp{config.tp}.estimate.yaml"
+    texts = {out_dir / f"{plan.name}-{config.gpu}-tp{config.tp}.estimate.yaml":
+             document(plan, tool, adapter, config, load, backend, python, tool_model) for config in configs}
+    try:                            # every configuration predicted before any file is written
         out_dir.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-        written.append(path)
-    return written
+        for path, text in texts.items():
+            path.write_text(text, encoding="utf-8")
+    except OSError as err:
+        raise CapplanError(f"cannot write the estimate files to {out_dir}: {err.strerror or err}") from None
+    return list(texts)
 
 
 def document(plan, tool: str, adapter, config: Config, load: Workload, backend: str,
@@ -118,7 +120,7 @@ def document(plan, tool: str, adapter, config: Config, load: Workload, backend: 
         raise CapplanError(f"{tool} predicted no point for {plan.model_entry.id} on {config.gpu} TP {config.tp}: "
                            f"{answer['stopped']}")
     versions = {p["backend_version"] for p in answer["points"]}
-    head = {"tool": tool, "tool_version": answer["versions"].get(tool) or answer["versions"]["aiconfigurator"],
+    head = {"tool": tool, "tool_version": answer["versions"][tool],
             "backend": backend, "database_version": ", ".join(sorted(versions)),
             "database_mode": adapter.DATABASE_MODE, "system": request["system"], "gpu": config.gpu,
             "model": plan.model_entry.id, "tool_model": model_path + (f" ({model_note})" if model_note else ""),

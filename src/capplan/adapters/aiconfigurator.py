@@ -80,8 +80,8 @@ def run(request: dict, tool: str, python: str | None = None, timeout: float = 18
     the replica holds) and ``stopped`` (why the batch sweep ended early, or '')."""
     interpreter = python or sys.executable
     try:
-        done = subprocess.run([interpreter, "-I", str(WORKER)], input=json.dumps(request), capture_output=True,
-                              text=True, timeout=timeout, check=False)
+        done = subprocess.run([interpreter, "-I", str(WORKER)], input=json.dumps({**request, "distribution": tool}),
+                              capture_output=True, text=True, timeout=timeout, check=False)
     except FileNotFoundError:
         raise CapplanError(f"{tool} cannot run: no interpreter {interpreter}; {INSTALL}") from None
     except subprocess.TimeoutExpired:
@@ -91,12 +91,7 @@ def run(request: dict, tool: str, python: str | None = None, timeout: float = 18
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
         raise CapplanError(f"{tool} refused {_shown(request)}: {last}")
-    answer = json.loads(done.stdout)
-    if tool == "aisimulate" and not answer["versions"].get("aisimulate"):
-        raise CapplanError(f"aisimulate is not installed for {interpreter} (aiconfigurator "
-                           f"{answer['versions'].get('aiconfigurator') or 'is'} there: use --with aiconfigurator); "
-                           f"{INSTALL}")
-    return answer
+    return json.loads(done.stdout)
 
 
 def _shown(request: dict) -> str:

@@ -4,7 +4,9 @@ A script, not a capplan module: it is run by ``python aiconfigurator_worker.py``
 with the tool's interpreter, which need not have capplan, so it imports only
 the standard library and the tool. It reads one JSON request on stdin and
 writes one JSON answer on stdout: the tool's versions and, per batch size,
-the fields of its ``EstimateResult`` that an estimate file keeps. Running
+the fields of its ``EstimateResult`` that an estimate file keeps. Exit 4
+also when the distribution asked for (``aiconfigurator`` or ``aisimulate``,
+which keeps its module and call) is not installed, before any work. Running
 the tool in its own process keeps its 200-450 MB and its dependencies
 (pandas, pyarrow) out of capplan's, and lets it live in another virtual
 environment. Exit 4: the tool cannot be imported (the adapter says how to
@@ -32,6 +34,9 @@ def _version(name):
 
 def main():
     request = json.load(sys.stdin)
+    if not _version(request["distribution"]):
+        print(f"no distribution {request['distribution']} installed", file=sys.stderr)
+        return 4
     warnings.simplefilter("ignore")
     logging.disable(logging.WARNING)
     try:
