@@ -29,7 +29,8 @@ LAYERS = (
     ("analysis",),
     ("rendering",),
     ("review",),
-    ("manifest", "cache", "build", "verify", "ahead", "scaffold", "cli", ""),     # "": capplan/__init__, the API
+    ("adapters",),
+    ("manifest", "cache", "build", "verify", "ahead", "scaffold", "estimate", "cli", ""),     # "": capplan/__init__, the API
 )
 
 

@@ -236,6 +236,26 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("query", nargs="?", help="filter by id, name or alias (e.g. h100)")
     p.add_argument("--json", action="store_true", help="print JSON for scripts")
     p.set_defaults(run=cmd_catalog)
+
+    p = sub.add_parser("estimate", help="predict a plan's deployment with a performance model (aiconfigurator): "
+                       "estimate files a plan imports like a sweep",
+                       description="Runs the tool once per configuration (the plan's own GPU and TP, or the "
+                       "--gpu/--tp given) and writes <plan-dir>/estimates/<plan>-<gpu>-tp<N>.estimate.yaml; "
+                       "import it under tables: load_sweep: import:. Builds never run the tool.")
+    p.add_argument("plan", help="plan file")
+    p.add_argument("--with", dest="tool", required=True, choices=("aiconfigurator", "aisimulate"),
+                   help="the performance model to run")
+    p.add_argument("--gpu", action="append", help="catalog GPU id or alias (repeatable; default: the plan's)")
+    p.add_argument("--tp", type=_positive, action="append", metavar="N",
+                   help="GPUs per replica (repeatable; default: the plan's gpus_per_replica)")
+    p.add_argument("--backend", choices=("vllm", "trtllm", "sglang"), default="vllm",
+                   help="serving engine whose database the tool uses (default: vllm)")
+    p.add_argument("--isl", type=_positive, help="prompt tokens (default: the class mix's weighted mean)")
+    p.add_argument("--osl", type=_positive, help="output tokens (default: the class mix's weighted mean)")
+    p.add_argument("--tool-python", help="interpreter that has the tool (default: capplan's own)")
+    p.add_argument("--tool-model", help="the tool's name for the model (default: from the catalog)")
+    p.add_argument("--out", help="folder for the estimate files (default: estimates/ beside the plan)")
+    p.set_defaults(run=cmd_estimate)
     return parser
 
 
@@ -520,6 +540,19 @@ def cmd_catalog(args) -> int:
         sys.stdout.write(jsonout.dumps({"kind": kind, "query": args.query, "entries": rows}))
     else:
         sys.stdout.write(catalogtable.text(kind, rows))
+    return EXIT_OK
+
+
+def cmd_estimate(args) -> int:
+    from capplan import estimate
+
+    plan = pipeline.load_plan(Path(args.plan))
+    written = estimate.run(plan, args.tool, configs=estimate.chosen(plan, args.gpu, args.tp),
+                           load=estimate.workload(plan, args.isl, args.osl), backend=args.backend,
+                           out_dir=Path(args.out) if args.out else Path(args.plan).parent / "estimates",
+                           python=args.tool_python, tool_model=args.tool_model)
+    for path in written:
+        print(f"wrote {path}; import it under tables: load_sweep: import:")
     return EXIT_OK
 
 

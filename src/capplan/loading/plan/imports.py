@@ -9,7 +9,9 @@ import math
 
 from capplan.errors import CapplanError
 from capplan.language import units
+from capplan.loading import catalog
 from capplan.loading import sweeps as sweep_import
+from capplan.loading.sweeps import estimate
 from capplan.loading.plan.context import Context
 
 IMPORTABLE = ("load_sweep",)     # tables that can be read from benchmark result files
@@ -43,6 +45,9 @@ def read(ctx: Context, patterns, path, select=None) -> tuple[tuple, tuple, list[
     except CapplanError as err:
         where = f"{err.file}: " if err.file else ""
         raise ctx.err(f"{where}{err.message}", *path) from None
+    wrong_gpu = estimate.gpu_mismatch(files, catalog.resolve("gpu", str(ctx.data.get("gpu"))))
+    if wrong_gpu:
+        raise ctx.err(f"{wrong_gpu}: it is no evidence for this plan (run capplan estimate for the plan's GPU)", *path)
     points = [p for f in files for p in f.points]
     if select is not None or any(math.isfinite(p.arrival_rate) for p in points):    # closed loops: no series
         points = _series(ctx, points, select, path[:-1])

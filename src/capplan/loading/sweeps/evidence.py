@@ -66,7 +66,7 @@ def match_plan(tables: dict, raw: dict, entry: catalog.Entry, inputs: dict, err)
     warning = _token_warning(points, tables.get("classes"))
     if warning:
         notes.append(warning)
-    data.imported = tuple(replace(f, evidence=_measured(f)) for f in data.imported)
+    data.imported = tuple(replace(f, evidence=f.evidence or _measured(f)) for f in data.imported)
     if notes:
         data.note = " ".join(([data.note] if data.note else []) + notes)
 

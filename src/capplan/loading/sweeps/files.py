@@ -28,7 +28,7 @@ from typing import Any
 
 from capplan.language.model import Slo, standard_model
 from capplan.errors import CapplanError
-from capplan.loading.sweeps import reading, vllm, yamldata
+from capplan.loading.sweeps import estimate, reading, vllm, yamldata
 from capplan.loading.sweeps.csv_table import parse_csv
 from capplan.loading.sweeps.fields import err
 from capplan.loading.sweeps.guidellm import parse_guidellm, release
@@ -119,6 +119,8 @@ def _parse_file(data: bytes, rel: str, slos) -> tuple[str, list[SweepPoint], str
         doc = yamldata.load_yaml(text)                 # aliases cannot expand past the text
         if isinstance(doc, dict) and "benchmarks" in doc:
             return (*parse_guidellm(doc, rel, slos), release(doc))
+        if estimate.looks_like(doc):
+            return estimate.FORMAT, estimate.parse(doc, rel, slos), estimate.release(doc)
         raise _unknown(doc)
 
     documents, sequence = _load_json_documents(text, data, jsonl=suffix == ".jsonl")
@@ -169,7 +171,9 @@ def _read_one(plan_dir: Path, rel: str, slos) -> tuple[SweepFile, int]:
                                 "a YAML benchmark report" if yaml else "a benchmark file")
     digest = hashlib.sha256(data).hexdigest()
     fmt, points, version = _parse_file(data, rel, slos)
-    return SweepFile(path=rel, sha256=digest, format=fmt, points=tuple(points), release=version), len(data)
+    evidence = estimate.evidence(points) if fmt == estimate.FORMAT else ()
+    return SweepFile(path=rel, sha256=digest, format=fmt, points=tuple(points), release=version,
+                     evidence=evidence), len(data)
 
 
 def read_sweep(plan_dir: Path, patterns: list[str], slos: tuple[Slo, ...] | None = None) -> list[SweepFile]:

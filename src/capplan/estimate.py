@@ -1,0 +1,136 @@
+"""``capplan estimate PLAN --with aiconfigurator``: a performance model's predictions as evidence files.
+
+For each configuration (:func:`configurations`: the plan's own GPU and
+parallelism, or those the command line gives), the chosen tool's adapter
+(:mod:`capplan.adapters`) predicts a replica's throughput and latencies over
+a range of batch sizes, and the predictions are written to
+``<plan-dir>/estimates/<plan>-<gpu>-tp<N>.estimate.yaml`` in the format of
+:mod:`capplan.loading.sweeps.estimate`, which a plan imports like a sweep.
+The same tool, database and inputs write the same bytes (no date, numbers
+to 6 digits), so a re-run shows in ``git diff`` only what changed.
+
+The tool predicts for one prompt and one output length; the plan's class
+mix is reduced to its weighted means (rounded to whole tokens), which the
+file states, unless ``--isl``/``--osl`` are given.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from capplan.adapters import TOOLS
+from capplan.errors import CapplanError
+from capplan.language import units
+from capplan.loading import catalog
+from capplan.loading.sweeps import estimate as estimate_file
+
+
+@dataclass(frozen=True)
+class Config:
+    """One deployment to predict: GPU (catalog id), GPUs per replica (tensor parallel), formats."""
+
+    gpu: str
+    tp: int
+    weights: str
+    kv_cache: str
+
+
+@dataclass(frozen=True)
+class Workload:
+    isl: int
+    osl: int
+    text: str
+
+
+def configurations(plan) -> list[Config]:
+    """The configurations a plan asks to be estimated: for now its own (GPU, gpus_per_replica,
+    weight format, KV cache format); a plan's candidates will be added here."""
+    return [Config(plan.gpu.id, round(plan.nominal.inputs["gpus_per_replica"].value), _weights(plan),
+                   _kv_cache(plan))]
+
+
+def _weights(plan) -> str:
+    raw = plan.doc.data.get("model") if plan.doc is not None else None
+    chosen = raw.get("weights") if isinstance(raw, dict) else None
+    return str(chosen or next(iter(plan.model_entry.weights), "bf16"))
+
+
+def _kv_cache(plan) -> str:
+    kv = plan.nominal.inputs["kv_bytes_per_element"]
+    size = units.to_display(kv.value, "B")
+    return {2.0: "bf16", 1.0: "fp8"}.get(size, f"{size:g} B")
+
+
+def workload(plan, isl: int | None = None, osl: int | None = None) -> Workload:
+    """One ISL/OSL for the tool: the class mix's weighted mean prompt and output tokens, or those given."""
+    rows = plan.nominal.tables["classes"].rows
+    total = sum(r["weight"] for r in rows) or 1.0
+    means = [sum(r["weight"] * r[c] for r in rows) / total for c in ("prompt_tokens", "output_tokens")]
+    given = [isl, osl]
+    chosen = [g if g is not None else max(1, round(m)) for g, m in zip(given, means)]
+    if given == [None, None]:
+        text = (f"the plan's class mix ({len(rows)} class{'es' if len(rows) != 1 else ''}) reduced to its "
+                f"weighted means, {means[0]:.1f} prompt and {means[1]:.1f} output tokens, rounded")
+    else:
+        text = (f"ISL/OSL given on the command line; the plan's class mix averages {means[0]:.1f} prompt and "
+                f"{means[1]:.1f} output tokens")
+    return Workload(chosen[0], chosen[1], text)
+
+
+def chosen(plan, gpus: list[str] | None, tps: list[int] | None) -> list[Config]:
+    """The plan's configurations, or the cross product of the GPUs and TPs the command line gives."""
+    own = configurations(plan)
+    if not gpus and not tps:
+        return own
+    ids = [catalog.lookup("gpu", g).id for g in gpus] if gpus else sorted({c.gpu for c in own})
+    return [Config(g, t, own[0].weights, own[0].kv_cache) for g in ids for t in (tps or sorted({c.tp for c in own}))]
+
+
+def run(plan, tool: str, *, configs: list[Config], load: Workload, backend: str, out_dir: Path,
+        python: str | None = None, tool_model: str | None = None) -> list[Path]:
+    """Predict each configuration with ``tool`` and write its estimate file; the files written
+    (none when a prediction fails)."""
+    if tool not in TOOLS:
+        raise CapplanError(f"unknown estimator '{tool}'; known: {', '.join(TOOLS)}")
+    adapter = importlib.import_module(f"capplan.adapters.{TOOLS[tool]}")
+    texts = {out_dir / f"{plan.name}-{config.gpu}-tp{config.tp}.estimate.yaml":
+             document(plan, tool, adapter, config, load, backend, python, tool_model) for config in configs}
+    try:                            # every configuration predicted before any file is written
+        out_dir.mkdir(parents=True, exist_ok=True)
+        for path, text in texts.items():
+            path.write_text(text, encoding="utf-8")
+    except OSError as err:
+        raise CapplanError(f"cannot write the estimate files to {out_dir}: {err.strerror or err}") from None
+    return list(texts)
+
+
+def document(plan, tool: str, adapter, config: Config, load: Workload, backend: str,
+             python: str | None, tool_model: str | None) -> str:
+    """The estimate file of one configuration: the adapter's request, its answer, in the file's format."""
+    model_path, model_note = adapter.model(plan.model_entry.id, plan.model_entry.hf_id, tool_model)
+    request = {"model_path": model_path, "system": adapter.system(config.gpu), "backend": backend,
+               "backend_version": None, "database_mode": adapter.DATABASE_MODE, "isl": load.isl, "osl": load.osl,
+               "tp": config.tp, "pp": 1, "gemm_quant_mode": adapter.quant(adapter.WEIGHTS, config.weights, "weights"),
+               "kvcache_quant_mode": adapter.quant(adapter.KV_CACHE, config.kv_cache, "KV cache"),
+               "batch_sizes": list(adapter.BATCH_SIZES)}
+    answer = adapter.run(request, tool, python)
+    if not answer["points"]:
+        raise CapplanError(f"{tool} predicted no point for {plan.model_entry.id} on {config.gpu} TP {config.tp}: "
+                           f"{answer['stopped']}")
+    versions = {p["backend_version"] for p in answer["points"]}
+    head = {"tool": tool, "tool_version": answer["versions"][tool],
+            "backend": backend, "database_version": ", ".join(sorted(versions)),
+            "database_mode": adapter.DATABASE_MODE, "system": request["system"], "gpu": config.gpu,
+            "model": plan.model_entry.id, "tool_model": model_path + (f" ({model_note})" if model_note else ""),
+            "tensor_parallel_size": config.tp, "pipeline_parallel_size": 1, "weight_dtype": config.weights,
+            "kv_cache_dtype": config.kv_cache, "isl": load.isl, "osl": load.osl, "workload": load.text,
+            "call": adapter.call(request), "latencies": adapter.LATENCIES}
+    if answer["stopped"]:
+        head["stopped"] = answer["stopped"]
+    points = [{"concurrency": p["concurrency"], "request_rate_req_s": p["seq/s"],
+               "output_tok_s_per_replica": p["tokens/s"], "output_tok_s_per_gpu": p["tokens/s/gpu"],
+               "ttft_ms": p["ttft"], "tpot_ms": p["tpot"], "e2e_s": p["request_latency"] / 1000.0}
+              for p in answer["points"]]
+    return estimate_file.dump(head, points)
