@@ -185,7 +185,7 @@ def _lambda_star(evaluations, cands, first):
             elif measured[i]:
                 lam[i, j], tags[i] = own, transfer.MEASURED
                 basis[i] = f"the plan's sweep ({_rate(own)})"
-            elif reference is not None and c.weights == cands[reference].weights:
+            elif reference is not None:
                 lam[i, j], tags[i], band[i] = own * ratio[i], transfer.TRANSFERRED, transfer.TRANSFER_BAND
                 bound = ("decode-bound: HBM bandwidth × GPUs / bytes per decode step" if decode
                          else "prefill-bound: tensor FLOP/s × GPUs")
