@@ -47,8 +47,6 @@ OVERRIDE_KEYS = ("match", "set")
 # bytes per cached K or V element of each KV-cache dtype vLLM's --kv-cache-dtype takes
 KV_DTYPES = {"auto": None, "bf16": 2.0, "bfloat16": 2.0, "fp16": 2.0, "float16": 2.0,
              "fp8": 1.0, "fp8_e4m3": 1.0, "fp8_e5m2": 1.0}
-_KV_INPUT = "kv_bytes_per_element"
-_WEIGHTS_INPUT = "weight_bytes_per_param"
 
 
 @dataclass(frozen=True)
@@ -208,9 +206,6 @@ def _plan_format(ctx: Context) -> str | None:
 def _kv_dtypes(ctx: Context, raw) -> list[str]:
     if raw is None:
         return ["auto"]
-    if _KV_INPUT not in ctx.active:
-        raise ctx.err(f"the model has no KV-cache dtype input ({_KV_INPUT}) under these settings",
-                      SECTION, "kv_cache_dtype")
     out = []
     for i, dtype in enumerate(_list(ctx, raw, "kv_cache_dtype", f"one of {', '.join(KV_DTYPES)}")):
         if str(dtype) not in KV_DTYPES:
