@@ -173,6 +173,7 @@ def _lambda_star(evaluations, cands, first):
         e2e = _slo(e, "e2e")
         step = transfer.step(reads, tpot, e2e)
         estimate = step.rate().reshape(-1)
+        spread = step.band().reshape(-1)
         own = _scalar(e, "instance_max_rate")
         if reference is not None:
             decode = bool(step.decode_bound(own)[reference].reshape(-1)[0]) if step.r0.ndim else True
@@ -192,7 +193,7 @@ def _lambda_star(evaluations, cands, first):
                 basis[i] = f"{ratio[i]:.3g} × {_rate(own)} measured on {cands[reference].label} ({bound})"
             else:
                 lam[i, j], tags[i] = estimate[i], transfer.ESTIMATED
-                band[i] = 1 - 1 / transfer.ESTIMATE_HIGH
+                band[i] = spread[i]
                 basis[i] = f"mixed-batch roofline and Little's law ({_rate(estimate[i])}, a bound)"
     return lam, tags, basis, band, reference
 
