@@ -16,6 +16,7 @@ are written in capplan's ranking order, so a tie ranks as capplan's does.
 
 from __future__ import annotations
 
+import itertools
 from typing import TYPE_CHECKING
 
 from capplan.analysis import ranking as ranked
@@ -80,10 +81,7 @@ def write_candidates(book: Book, taken: set[str]) -> Sheet | None:
     view = book.view.candidates
     if view is None:
         return None
-    title, n = TITLE, 2
-    while title.lower() in taken:
-        title, n = f"{TITLE}_{n}", n + 1
-    ws = Sheet(title)
+    ws = Sheet(next(t for t in (TITLE, *(f"{TITLE}_{k}" for k in itertools.count(2))) if t.lower() not in taken))
     styles = book.styles
     r = view.ranking
     ev = r.evaluated
