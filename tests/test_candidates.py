@@ -201,3 +201,13 @@ def test_candidates_need_a_sweep_plan(write_plan):
     del plan["tables"]["load_sweep"]
     with pytest.raises(CapplanError, match="sizing: littles_law does not have"):
         load_plan(write_plan(plan))
+
+
+def test_diff_names_a_change_of_winner(write_plan, run_main):
+    old = write_plan(three(), "old")
+    new = write_plan(three(h200_price="39.99 USD/h"), "new")
+    code, out, _ = run_main("diff", old, new)
+    assert code == 0
+    assert "Recommended candidate h100-sxm5-80gb TP2 on p5 → h200-sxm-141gb TP1 on p5e" in out
+    code, out, _ = run_main("diff", old, old)
+    assert "Recommended candidate" not in out
