@@ -211,3 +211,22 @@ def test_diff_names_a_change_of_winner(write_plan, run_main):
     assert "Recommended candidate h100-sxm5-80gb TP2 on p5 → h200-sxm-141gb TP1 on p5e" in out
     code, out, _ = run_main("diff", old, old)
     assert "Recommended candidate" not in out
+
+
+def test_gpus_all_expands_over_the_catalog_and_names_the_gpus_no_offer_rents(write_plan):
+    from capplan.loading import catalog
+
+    plan = three()
+    plan["candidates"]["gpus"] = "all"
+    loaded = load_plan(write_plan(plan))
+    assert {c.gpu.id for c in loaded.candidates.candidates} == {"h100-sxm5-80gb", "h200-sxm-141gb"}
+    assert set(loaded.candidates.unpriced) == set(catalog.ids("gpu")) - {"h100-sxm5-80gb", "h200-sxm-141gb"}
+
+
+def test_the_catalog_lists_each_models_checkpoints_with_their_sources(run_main):
+    code, out, _ = run_main("catalog", "models", "llama-3.3")
+    assert code == 0
+    assert out.splitlines()[0].split()[-1] == "checkpoints" and "bf16, fp8" in out.splitlines()[1]
+    assert "weights fp8 (RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic, 1.0298 B/param): vLLM on an H100" in out
+    code, out, _ = run_main("catalog", "models", "llama-3.3", "--json")
+    assert '"bytes_per_param": 1.0298' in out
