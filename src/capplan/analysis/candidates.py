@@ -67,7 +67,7 @@ def evaluate(evaluations: list[Evaluation]) -> Evaluated | None:
         return None
     cands = plan.candidates.candidates
     model = evaluations[0].model
-    first = [_run(e, cands, np.ones(len(cands)), np.zeros(len(cands)), nominal=None) for e in evaluations]
+    first = [run_candidates(e, cands, np.ones(len(cands)), np.zeros(len(cands)), nominal=None) for e in evaluations]
     lam, tags, basis, band, reference = _lambda_star(evaluations, cands, first)
     compliant = np.where(np.array(tags) == transfer.MEASURED, 1.0, 0.0)
     values: dict[str, list] = {n: [] for n in KEEP}
@@ -75,7 +75,7 @@ def evaluate(evaluations: list[Evaluation]) -> Evaluated | None:
     nominal_values = None
     for j, e in enumerate(evaluations):
         share = compliant * e.values.get("compliant_share", 0.0)
-        out, holds, failed, broken = _run(e, cands, lam[:, j], share, nominal=nominal_values)
+        out, holds, failed, broken = run_candidates(e, cands, lam[:, j], share, nominal=nominal_values)
         nominal_values = out if j == 0 else nominal_values
         for name in KEEP:
             values[name].append(np.broadcast_to(out[name][:, :1], (len(cands), 1)))
@@ -86,7 +86,7 @@ def evaluate(evaluations: list[Evaluation]) -> Evaluated | None:
                      reference, plan.candidates.unpriced)
 
 
-def _run(e: Evaluation, cands, lam: np.ndarray, compliant: np.ndarray, nominal, tile: int = 1,
+def run_candidates(e: Evaluation, cands, lam: np.ndarray, compliant: np.ndarray, nominal, tile: int = 1,
          drawn: dict[str, np.ndarray] | None = None):
     """One scenario over every candidate (``tile`` times over, each tile one draw: candidate ``i``
     of draw ``d`` is row ``d·C + i``): the values, and what run_batch says of checks and failures."""
@@ -117,36 +117,35 @@ def _layout(e: Evaluation, cands, nominal: bool):
 
 
 def _candidate_inputs(e: Evaluation, graph, cands, inputs: dict) -> None:
-    """Each candidate's GPU facts, GPUs per replica, weight and KV bytes, offer and overrides."""
+    """Each candidate's GPU facts, GPUs per replica, weight and KV bytes, offer and overrides
+    (each value parsed once per GPU or format, then spread over the candidates by index)."""
     model, plan = e.model, e.plan
     n = len(cands)
+    gpus = list({c.gpu.id: c.gpu for c in cands}.values())
+    position = {g.id: k for k, g in enumerate(gpus)}
+    which = np.array([position[c.gpu.id] for c in cands])
     derived: dict[str, np.ndarray] = {}
-    for name in sorted({k for c in cands for k in c.gpu.values} | set(plan.gpu.values)):
+    for name in sorted({k for g in gpus for k in g.values} | set(plan.gpu.values)):
         if name not in graph.nodes:
             continue
         q = model.quantities[name]
-        column = np.full(n, np.nan)
-        for i, c in enumerate(cands):
-            if c.gpu.id == plan.gpu.id:
-                column[i] = float(np.asarray(e.values[name]).reshape(-1)[0])
-            elif name in c.gpu.values:
-                column[i] = units.parse_value(c.gpu.values[name]["value"], q.unit)
-            elif q.default is not None:
-                column[i] = units.parse_value(q.default, q.unit)
-        (inputs if graph.nodes[name].formula is None else derived)[name] = column.reshape((-1, 1))
+        per_gpu = np.array([_scalar(e, name) if g.id == plan.gpu.id
+                            else units.parse_value(g.values[name]["value"], q.unit) if name in g.values
+                            else units.parse_value(q.default, q.unit) if q.default is not None else np.nan
+                            for g in gpus])
+        (inputs if graph.nodes[name].formula is None else derived)[name] = per_gpu[which].reshape((-1, 1))
     for name, column in derived.items():       # a derived fact some GPUs pin: the others compute it
         formula = model.quantities[name].formula_for(plan.switches)
         computed = np.broadcast_to(np.asarray(Numeric(inputs, batch=True).visit(formula.expr), dtype=float),
                                    column.shape)
         inputs[name] = np.where(np.isnan(column), computed, column)
-    inputs["gpus_per_replica"] = np.array([[float(c.tp)] for c in cands])
-    own_w, own_kv = _scalar(e, "weight_bytes_per_param"), _scalar(e, "kv_bytes_per_element")
-    weights = plan.model_entry.weights
-    inputs["weight_bytes_per_param"] = np.array(
-        [[units.parse_value(weights[c.weights]["value"], "B") if c.weights else own_w] for c in cands])
-    inputs["kv_bytes_per_element"] = np.array([[KV_DTYPES.get(c.kv_cache_dtype) or own_kv] for c in cands])
-    inputs["deployments.gpus_per_node"] = np.array([[c.offer.gpus_per_node] for c in cands])
-    inputs["deployments.node_hourly_cost"] = np.array([[c.offer.node_hourly_cost] for c in cands])
+    static = _static(plan, cands)
+    inputs["gpus_per_replica"] = static["gpus_per_replica"]
+    inputs["weight_bytes_per_param"] = np.where(np.isnan(static["weights"]), _scalar(e, "weight_bytes_per_param"),
+                                                static["weights"])
+    inputs["kv_bytes_per_element"] = np.where(np.isnan(static["kv"]), _scalar(e, "kv_bytes_per_element"), static["kv"])
+    inputs["deployments.gpus_per_node"] = static["gpus_per_node"]
+    inputs["deployments.node_hourly_cost"] = static["node_hourly_cost"]
     for name in sorted({i.name for c in cands for i in c.overrides} - set(PINS)):
         base = np.broadcast_to(inputs[name], (n, 1)).copy()
         for k, c in enumerate(cands):
@@ -156,47 +155,80 @@ def _candidate_inputs(e: Evaluation, graph, cands, inputs: dict) -> None:
         inputs[name] = base
 
 
+_STATIC: dict[int, tuple] = {}
+
+
+def _static(plan, cands) -> dict[str, np.ndarray]:
+    """What each candidate sets whatever the scenario, as ``(C, 1)`` columns (NaN: the plan's own),
+    built once per candidate list (a batch asks for it in every scenario)."""
+    held = _STATIC.get(id(cands))
+    if held is None or held[0] is not cands:
+        weights = {fmt: units.parse_value(spec["value"], "B") for fmt, spec in plan.model_entry.weights.items()}
+        column = lambda xs: np.fromiter(xs, dtype=float, count=len(cands)).reshape((-1, 1))  # noqa: E731
+        _STATIC.clear()
+        _STATIC[id(cands)] = held = (cands, {
+            "gpus_per_replica": column(c.tp for c in cands),
+            "weights": column(weights[c.weights] if c.weights else np.nan for c in cands),
+            "kv": column(KV_DTYPES.get(c.kv_cache_dtype) or np.nan for c in cands),
+            "gpus_per_node": column(c.offer.gpus_per_node for c in cands),
+            "node_hourly_cost": column(c.offer.node_hourly_cost for c in cands)})
+    return held[1]
+
+
 def _scalar(e: Evaluation, name: str) -> float:
     return float(np.asarray(e.values[name]).reshape(-1)[0])
 
 
 def _lambda_star(evaluations, cands, first):
-    """λ* per candidate and scenario ``(C, S)``, with each candidate's tag, basis and band."""
+    """λ* per candidate and scenario ``(C, S)``, with each candidate's tag, basis and band
+    (the basis in words as the nominal scenario has it)."""
     n, s = len(cands), len(evaluations)
-    measured = np.array([_is_plan_own(evaluations[0], c) for c in cands])
+    measured = _plan_own(evaluations[0], cands)
     reference = int(np.flatnonzero(measured)[0]) if measured.any() else None
+    given = {i: g for i, c in enumerate(cands) for g in c.overrides if g.name == "instance_max_rate"}
+    tag = np.full(n, transfer.ESTIMATED if reference is None else transfer.TRANSFERRED, dtype=object)
+    tag[measured] = transfer.MEASURED
+    tag[list(given)] = transfer.GIVEN
     lam = np.zeros((n, s))
-    tags, basis = [transfer.ESTIMATED] * n, [""] * n
     band = np.zeros(n)
     for j, (e, (values, *_)) in enumerate(zip(evaluations, first)):
         reads = {name: values[name] for name in transfer.READS}
-        tpot = _slo(e, "tpot")
-        e2e = _slo(e, "e2e")
-        step = transfer.step(reads, tpot, e2e)
-        estimate = step.rate().reshape(-1)
-        spread = step.band().reshape(-1)
+        step = transfer.step(reads, _slo(e, "tpot"), _slo(e, "e2e"))
         own = _scalar(e, "instance_max_rate")
         if reference is not None:
-            decode = bool(step.decode_bound(own)[reference].reshape(-1)[0]) if step.r0.ndim else True
-            ratio = transfer.ratio(reads, reference, decode).reshape(-1)
-        for i, c in enumerate(cands):
-            given = next((g for g in c.overrides if g.name == "instance_max_rate"), None)
-            if given is not None:
-                lam[i, j], tags[i] = given.value, transfer.GIVEN
-                basis[i] = f"given: {given.source or 'the candidate set: instance_max_rate'}"
-            elif measured[i]:
-                lam[i, j], tags[i] = own, transfer.MEASURED
-                basis[i] = f"the plan's sweep ({_rate(own)})"
-            elif reference is not None:
-                lam[i, j], tags[i], band[i] = own * ratio[i], transfer.TRANSFERRED, transfer.TRANSFER_BAND
-                bound = ("decode-bound: HBM bandwidth × GPUs / bytes per decode step" if decode
-                         else "prefill-bound: tensor FLOP/s × GPUs")
-                basis[i] = f"{ratio[i]:.3g} × {_rate(own)} measured on {cands[reference].label} ({bound})"
-            else:
-                lam[i, j], tags[i] = estimate[i], transfer.ESTIMATED
-                band[i] = spread[i]
-                basis[i] = f"mixed-batch roofline and Little's law ({_rate(estimate[i])}, a bound)"
-    return lam, tags, basis, band, reference
+            decode = bool(np.broadcast_to(step.decode_bound(own), (n, 1))[reference, 0])
+            ratio = np.broadcast_to(transfer.ratio(reads, reference, decode), (n, 1))[:, 0]
+            lam[:, j] = own * ratio
+            band[:] = transfer.TRANSFER_BAND
+        else:
+            lam[:, j] = np.broadcast_to(step.rate(), (n, 1))[:, 0]
+            band[:] = np.broadcast_to(step.band(), (n, 1))[:, 0]
+        lam[measured, j] = own
+        for i, g in given.items():
+            lam[i, j] = g.value
+        if j == 0:
+            basis = _basis(cands, tag, lam[:, 0], given, own, reference, ratio if reference is not None else None,
+                           decode if reference is not None else None)
+    band[(tag == transfer.MEASURED) | (tag == transfer.GIVEN)] = 0
+    return lam, list(tag), basis, band, reference
+
+
+def _basis(cands, tag, lam, given, own, reference, ratio, decode) -> list[str]:
+    """What each candidate's λ* rests on, in words."""
+    measured_on = f"{_rate(own)} measured on {cands[reference].label}" if reference is not None else ""
+    bound = ("decode-bound: HBM bandwidth × GPUs / bytes per decode step" if decode
+             else "prefill-bound: tensor FLOP/s × GPUs")
+    out = []
+    for i, t in enumerate(tag):
+        if t == transfer.GIVEN:
+            out.append(f"given: {given[i].source or 'the candidate sets instance_max_rate'}")
+        elif t == transfer.MEASURED:
+            out.append(f"the plan's sweep ({_rate(own)})")
+        elif t == transfer.TRANSFERRED:
+            out.append(f"{ratio[i]:.3g} × {measured_on} ({bound})")
+        else:
+            out.append(f"mixed-batch roofline and Little's law ({_rate(lam[i])}, a bound)")
+    return out
 
 
 def _slo(e: Evaluation, metric: str) -> np.ndarray:
@@ -204,14 +236,16 @@ def _slo(e: Evaluation, metric: str) -> np.ndarray:
     return np.array([[min(_scalar(e, s.limit) for s in e.model.slos if s.metric == metric)]])
 
 
-def _is_plan_own(e: Evaluation, c: Candidate) -> bool:
-    """Whether the plan's own sweep measured this candidate: its GPU, GPUs per replica, weights and KV bytes."""
+def _plan_own(e: Evaluation, cands) -> np.ndarray:
+    """Which candidates the plan's own sweep measured: its GPU, GPUs per replica, weights and KV bytes."""
     plan = e.plan
-    own_w = _scalar(e, "weight_bytes_per_param")
-    same_w = c.weights is None or units.parse_value(plan.model_entry.weights[c.weights]["value"], "B") == own_w
-    same_kv = KV_DTYPES.get(c.kv_cache_dtype) in (None, _scalar(e, "kv_bytes_per_element"))
-    return (c.gpu.id == plan.gpu.id and c.tp == _scalar(e, "gpus_per_replica") and same_w and same_kv
-            and "instance_max_rate" in e.values)
+    if "instance_max_rate" not in e.values:
+        return np.zeros(len(cands), dtype=bool)
+    own_w, own_kv, own_tp = (_scalar(e, n) for n in ("weight_bytes_per_param", "kv_bytes_per_element",
+                                                       "gpus_per_replica"))
+    same_w = {fmt: units.parse_value(spec["value"], "B") == own_w for fmt, spec in plan.model_entry.weights.items()}
+    return np.array([c.gpu.id == plan.gpu.id and c.tp == own_tp and (c.weights is None or same_w[c.weights])
+                     and KV_DTYPES.get(c.kv_cache_dtype) in (None, own_kv) for c in cands])
 
 
 def _reasons(model, cands, out, failed, broken, lam, tags) -> list[str]:

@@ -240,13 +240,23 @@ def _offers(ctx: Context, raw) -> list[Offer]:
         for column in ("gpus_per_node", "node_hourly_cost"):
             q = ctx.model.quantities[f"deployments.{column}"]
             cells[column], _ = values.cell(ctx, row[column], q, q.unit, path + (column,))
-        as_of = row.get("as_of")
-        if as_of is not None and not isinstance(as_of, dt.date):
-            raise ctx.err(f"as_of must be a date (YYYY-MM-DD), got {kind(as_of)}", *path, "as_of")
+        as_of = _date(row.get("as_of"))
+        if as_of is False:
+            raise ctx.err(f"as_of must be a date (YYYY-MM-DD), got {kind(row.get('as_of'))}", *path, "as_of")
         out.append(Offer(name, gpu, cells["gpus_per_node"], cells["node_hourly_cost"],
                          as_of.isoformat() if as_of else None, ctx.text(row.get("source"), *path, "source"),
                          ctx.text(row.get("note"), *path, "note"), ctx.doc.line(path)))
     return out
+
+
+def _date(raw) -> dt.date | None | bool:
+    """A date as YAML reads it or as quoted text; None when not given, False when not a date."""
+    if raw is None or isinstance(raw, dt.date):
+        return raw
+    try:
+        return dt.date.fromisoformat(str(raw))
+    except ValueError:
+        return False
 
 
 def _matches(ctx: Context, raw, path: tuple) -> list[dict]:

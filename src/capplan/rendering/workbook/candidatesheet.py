@@ -81,7 +81,8 @@ def write_candidates(book: Book, taken: set[str]) -> Sheet | None:
     view = book.view.candidates
     if view is None:
         return None
-    ws = Sheet(next(t for t in (TITLE, *(f"{TITLE}_{k}" for k in itertools.count(2))) if t.lower() not in taken))
+    titles = itertools.chain((TITLE,), (f"{TITLE}_{k}" for k in itertools.count(2)))
+    ws = Sheet(next(t for t in titles if t.lower() not in taken))
     styles = book.styles
     r = view.ranking
     ev = r.evaluated
