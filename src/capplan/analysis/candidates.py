@@ -18,7 +18,7 @@ The ranking (:mod:`capplan.analysis.ranking`) reads the arrays kept here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -103,7 +103,7 @@ def _layout(e: Evaluation, cands, nominal: bool):
     place of the plan's; ``(1, …)`` or ``(C, 1)``) and its table rows (deployments: one, the offer)."""
     model, plan = e.model, e.plan
     pinned = frozenset(n for n, i in e.scenario.inputs.items() if i.pinned) | frozenset(PINS)
-    graph = build(model, plan.switches, pinned, nominal=nominal)
+    graph = _pruned(model, build(model, plan.switches, pinned, nominal=nominal))
     rows = {t: len(d.rows) for t, d in e.scenario.tables.items()}
     rows["deployments"] = 1
     inputs = {}
@@ -114,6 +114,22 @@ def _layout(e: Evaluation, cands, nominal: bool):
             inputs[name] = np.asarray(e.values[name], dtype=float).reshape((1, -1))
     _candidate_inputs(e, graph, cands, inputs)
     return graph, inputs, rows
+
+
+_PRUNED: dict[int, tuple] = {}
+
+
+def _pruned(model, graph):
+    """The graph cut to what a candidate's ranking reads (:data:`KEEP`, the λ* inputs, the model's
+    checks) and what they are computed from: the queueing figures no ranking reads are left out."""
+    held = _PRUNED.get(id(graph))
+    if held is None or held[0] is not graph:
+        wanted = {n for n in (*KEEP, *transfer.READS) if n in graph.nodes}
+        wanted |= {d for deps in graph.check_deps for d in deps}
+        for name in list(wanted):
+            wanted.update(graph.upstream(name))
+        held = _PRUNED[id(graph)] = (graph, replace(graph, order=tuple(n for n in graph.order if n in wanted)))
+    return held[1]
 
 
 def _candidate_inputs(e: Evaluation, graph, cands, inputs: dict) -> None:
