@@ -192,11 +192,11 @@ class CandidatesView:
         folder = f"sweeps/{c.gpu.id}-tp{c.tp}" + (f"-{c.weights}" if c.weights else "")
         kv = f" --kv-cache-dtype {c.kv_cache_dtype}" if c.kv_cache_dtype != "auto" else ""
         serve = f"vllm serve {checkpoint} --tensor-parallel-size {c.tp}{kv}"
-        bench = (f"for r in {' '.join(formatting.number(x, 3) for x in rates)}; do vllm bench serve --model "
-                 f"{checkpoint} --dataset-name random --random-input-len {prompt} --random-output-len {output} "
-                 f"--request-rate $r --num-prompts $(python3 -c \"print(max(200, round($r * {SECONDS_PER_RATE})))\") "
-                 f"--percentile-metrics ttft,tpot,itl,e2el --metric-percentiles 50,95,99 --goodput {slos} "
-                 f"--save-result --result-dir {folder} --result-filename qps_$r.json; done")
+        bench = "\n".join(
+            f"vllm bench serve --model {checkpoint} --dataset-name random --random-input-len {prompt} "
+            f"--random-output-len {output} --request-rate {rate:g} --num-prompts {max(200, round(rate * SECONDS_PER_RATE))} "
+            f"--percentile-metrics ttft,tpot,itl,e2el --metric-percentiles 50,95,99 --goodput {slos} "
+            f"--save-result --result-dir {folder} --result-filename qps_{rate:g}.json" for rate in rates)
         return {"candidate": c.label, "offer": c.offer.name, "tag": ev.tags[i], "predicted_knee": self._lambda(i),
                 "serve": serve, "bench": bench,
                 "import": f"load_sweep: {{import: [{folder}/qps_*.json]}}   # in a plan with gpu: {c.gpu.id}, "

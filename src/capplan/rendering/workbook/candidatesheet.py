@@ -24,7 +24,7 @@ from capplan.rendering.workbook.formulaprinter import ExcelPrinter
 from capplan.rendering.workbook.lint import lint_formula
 from capplan.rendering.workbook.plantext import quote_sheet, set_text
 from capplan.rendering.workbook.sheetmodel import Sheet, column_letter
-from capplan.errors import CapplanError
+from capplan.errors import InternalError
 from capplan.language import units
 
 if TYPE_CHECKING:
@@ -64,7 +64,7 @@ class _Refs:
         return self._own(name) or f"{quote_sheet(nominal.ws.title)}!{nominal.scalar_cell(name, absolute=True)}"
 
     def column(self, name: str) -> str:
-        raise CapplanError(f"internal error: the Candidates sheet reads no table column ({name})")
+        raise InternalError(f"the Candidates sheet reads no table column ({name})")
 
     def cell(self, name: str):
         return self._own(name)
@@ -128,7 +128,7 @@ def write_candidates(book: Book, taken: set[str]) -> Sheet | None:
             text = ExcelPrinter(refs).doprint(book.formulas.folded(name, formula))
             problems = lint_formula(text, book.formulas.name_set)
             if problems:
-                raise CapplanError(f"internal error compiling {name} for the Candidates sheet: {'; '.join(problems)}")
+                raise InternalError(f"compiling {name} for the Candidates sheet: {'; '.join(problems)}")
             cell.formula(text, _display(book, name, r.value(name, i)) if not ev.reasons[i] else None)
             styles.dress(cell, number_format=book.number_format(name))
         ws.cell(row, feasible_col).number(0 if ev.reasons[i] else 1)
