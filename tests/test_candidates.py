@@ -230,3 +230,20 @@ def test_the_catalog_lists_each_models_checkpoints_with_their_sources(run_main):
     assert "weights fp8 (RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic, 1.0298 B/param): vLLM on an H100" in out
     code, out, _ = run_main("catalog", "models", "llama-3.3", "--json")
     assert '"bytes_per_param": 1.0298' in out
+
+
+def test_the_peak_flip_is_where_the_fleets_steps_cross(write_plan):
+    """h100 TP2 (λ_safe 10.5, 4 replicas a node, $29,280 a node-month) against h200 TP1 (λ_safe 6.3, 8 a
+    node, $36,600). Below: at a peak of 44.1 (7 × 6.3) the h200's 7 + 1 replicas fit one node, $36,600,
+    while the h100 TP2 needs ceil(44.1 / 10.5) + 1 = 6 replicas, 2 nodes, $58,560. Above: past 73.5
+    (7 × 10.5) the h100 TP2 needs 8 + 1 replicas, 3 nodes, $87,840, the h200 ceil(73.5 / 6.3) + 1 = 13,
+    still 2 nodes, $73,200."""
+    _, r = ranking_of(write_plan, three())
+    assert r.flips.peak_below == pytest.approx(44.1)
+    assert r.flips.peak_above == pytest.approx(73.5)
+    for peak, winner in (("44.1 req/s", "h200-sxm-141gb TP1"), ("44.2 req/s", "h100-sxm5-80gb TP2"),
+                         ("73.5 req/s", "h100-sxm5-80gb TP2"), ("73.6 req/s", "h200-sxm-141gb TP1")):
+        plan = three()
+        plan["inputs"]["peak_arrival_rate"] = peak
+        _, moved = ranking_of(write_plan, plan)
+        assert moved.evaluated.candidates[moved.winner].label == winner, peak

@@ -38,6 +38,8 @@ from capplan.engine.evaluate import Evaluation
 DRAWS = 1_000                 # Monte Carlo draws of the ranking
 MAX_ROWS = 200_000            # contenders × draws evaluated in one batch at most (each node holds that many floats)
 SEED = 20261111
+PEAK_SPAN = 4                 # the peak flip is looked for from 0 to 4 × today's peak
+MAX_EDGES = 10_000            # whole-replica steps of one candidate looked at, at most
 _Z90 = 1.6448536269514722     # the standard normal's 95th percentile: a band is a 90 % interval
 MONTH = "deployments.monthly_cost"
 PER_M = "deployments.cost_per_million_tokens"
@@ -61,6 +63,8 @@ class Flips:
     runner_price: float | None     # the runner-up wins below this node price
     winner_price: float | None     # the winner loses above this node price
     runner_lambda: float | None    # the runner-up wins at or above this λ*
+    peak_above: float | None = None   # the runner-up is cheaper once the peak exceeds this
+    peak_below: float | None = None   # … or once it falls to this or less
 
 
 @dataclass
@@ -122,7 +126,7 @@ def rank(evaluations: list[Evaluation], evaluated: batch.Evaluated, draws: int =
     ranking = Ranking(evaluated, order, None, None)
     ranking.scenario_winners = [_cheapest(evaluated, j) for j in range(len(evaluated.scenarios))]
     if ranking.runner_up is not None:
-        ranking.flips = flips(ranking)
+        ranking.flips = flips(ranking, evaluations[0])
         ranking.stays, ranking.draws = _stays(evaluations, ranking, draws)
     return ranking
 
@@ -132,14 +136,42 @@ def _cheapest(evaluated: batch.Evaluated, scenario: int) -> int | None:
     return int(np.argmin(cost)) if np.isfinite(cost).any() else None
 
 
-def flips(ranking: Ranking) -> Flips:
-    """The exact prices and λ* at which #1 and #2 swap (module docstring)."""
+def flips(ranking: Ranking, nominal: Evaluation) -> Flips:
+    """The exact prices, λ* and peaks at which #1 and #2 swap (module docstring)."""
     w, r = ranking.winner, ranking.runner_up
     cost_w, cost_r = ranking.value(MONTH, w), ranking.value(MONTH, r)
     hours = ranking.value("hours_per_month", w)
     runner_price = cost_w / (ranking.value("deployments.nodes", r) * hours)
     winner_price = cost_r / (ranking.value("deployments.nodes", w) * hours)
-    return Flips(runner_price, winner_price, _lambda_flip(ranking, r, cost_w))
+    return Flips(runner_price, winner_price, _lambda_flip(ranking, r, cost_w), *_peak_flips(ranking, nominal))
+
+
+def _peak_flips(ranking: Ranking, e: Evaluation) -> tuple[float | None, float | None]:
+    """The nearest peaks above and below today's at which the runner-up costs less than the winner.
+
+    Either fleet's size changes only where the peak crosses a whole number of its λ_safe
+    (``ceil(peak / λ_safe)``), so both costs are constant between those points: the model's
+    formulas are evaluated once inside each interval (one batch), from 0 to :data:`PEAK_SPAN`
+    times today's peak."""
+    ev, w, r = ranking.evaluated, ranking.winner, ranking.runner_up
+    peak = ranking.value("peak_arrival_rate", w)
+    edges = {0.0, PEAK_SPAN * peak}
+    for i in (w, r):
+        safe = ranking.value("safe_rate_per_replica", i)
+        count = min(int(PEAK_SPAN * peak / safe), MAX_EDGES)
+        edges.update(k * safe for k in range(1, count + 1))
+    edges = np.array(sorted(edges))
+    mids = (edges[:-1] + edges[1:]) / 2
+    pair = (ev.candidates[w], ev.candidates[r])
+    lam = np.tile(ev.values["instance_max_rate"][[w, r], 0], len(mids))
+    compliant = np.zeros(2 * len(mids))
+    out, *_ = batch.run_candidates(e, pair, lam, compliant, None, tile=len(mids),
+                                   drawn={"peak_arrival_rate": np.repeat(mids, 2).reshape((-1, 1))})
+    cost = np.broadcast_to(out[MONTH], (2 * len(mids), 1)).reshape((len(mids), 2))
+    cheaper = cost[:, 1] < cost[:, 0]
+    above = [k for k in range(len(mids)) if mids[k] > peak and cheaper[k]]
+    below = [k for k in range(len(mids)) if mids[k] < peak and cheaper[k]]
+    return (float(edges[above[0]]) if above else None, float(edges[below[-1] + 1]) if below else None)
 
 
 def _lambda_flip(ranking: Ranking, r: int, cost_w: float) -> float | None:

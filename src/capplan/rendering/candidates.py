@@ -139,6 +139,11 @@ class CandidatesView:
                f"(today {money(u.offer.node_hourly_cost * 3600)}/h)",
                f"{w.label} on {w.offer.name} loses above {money(f.winner_price * 3600)}/h a node "
                f"(today {money(w.offer.node_hourly_cost * 3600)}/h)"]
+        peaks = [f"above {formatting.number(f.peak_above, 4)} req/s" if f.peak_above is not None else "",
+                 f"at {formatting.number(f.peak_below, 4)} req/s or less" if f.peak_below is not None else ""]
+        if any(peaks):
+            out.append(f"{u.label} is cheaper when the peak is {' or '.join(p for p in peaks if p)} (today "
+                       f"{formatting.number(self._value('peak_arrival_rate', r.winner), 4)} req/s, every λ* as today)")
         if f.runner_lambda is not None:
             out.append(f"{u.label} wins at a λ* of {formatting.number(f.runner_lambda, 3)} req/s or more "
                        f"(today {self._lambda(r.runner_up)}, {ev.tags[r.runner_up]})")
@@ -161,6 +166,17 @@ class CandidatesView:
         infeasible = [i for i in r.order if ev.reasons[i]][:3]
         out += [f"{ev.candidates[i].label} on {ev.candidates[i].offer.name}: {ev.reasons[i]}" for i in infeasible]
         return out
+
+    @property
+    def undecided(self) -> str:
+        """Which candidates a benchmark would make the ranking decisive for, in words ('' for none)."""
+        ev = self.evaluated
+        names = [f"{ev.candidates[i].label} on {ev.candidates[i].offer.name} ({ev.tags[i]})"
+                 for i in self.ranking.needs_benchmark()]
+        if not names:
+            return ""
+        return (f"The ranking is not decisive until these are measured (each λ*'s band reaches the winner's "
+                f"cost, or the runner-up's for the winner): {'; '.join(names)}.")
 
     @property
     def scenario_winners(self) -> list[str]:
@@ -232,7 +248,9 @@ class CandidatesView:
                 "flips": None if f is None else {
                     "runner_up_price_below": _num(f.runner_price * 3600, 4),
                     "winner_price_above": _num(f.winner_price * 3600, 4),
-                    "runner_up_lambda_star_at_least": _num(f.runner_lambda, 6) if f.runner_lambda else None},
+                    "runner_up_lambda_star_at_least": _num(f.runner_lambda, 6) if f.runner_lambda else None,
+                    "runner_up_cheaper_above_peak": _num(f.peak_above) if f.peak_above is not None else None,
+                    "runner_up_cheaper_at_or_below_peak": _num(f.peak_below) if f.peak_below is not None else None},
                 "p_winner_stays": r.stays, "draws": r.draws, "recommendation": self.sentence,
                 "unpriced_gpus": list(ev.unpriced)}
 
