@@ -231,7 +231,7 @@ class CandidatesView:
                     "source": c.offer.source},
                 "lambda_star": {"tag": ev.tags[i], "basis": ev.basis[i], "band": float(ev.band[i])},
                 "feasible": not ev.reasons[i], "reason": ev.reasons[i] or None,
-                "scenarios": {s: {"lambda_star": _num(r.value("instance_max_rate", i, j)),
+                "scenarios": None if ev.reasons[i] else {s: {"lambda_star": _num(r.value("instance_max_rate", i, j)),
                                   "safe_rate_per_replica": _num(r.value("safe_rate_per_replica", i, j)),
                                   "active_replicas": _num(r.value("active_replicas", i, j)),
                                   "resilient_replicas": _num(r.value("resilient_replicas", i, j)),
