@@ -247,3 +247,23 @@ def test_the_peak_flip_is_where_the_fleets_steps_cross(write_plan):
         plan["inputs"]["peak_arrival_rate"] = peak
         _, moved = ranking_of(write_plan, plan)
         assert moved.evaluated.candidates[moved.winner].label == winner, peak
+
+
+def test_without_a_measured_candidate_every_lambda_is_estimated_with_its_band(write_plan):
+    plan = three()
+    plan["candidates"].update(gpus=["h200"], tp=[1], overrides=[], exclude=[])
+    evaluations, r = ranking_of(write_plan, plan)
+    ev = r.evaluated
+    assert ev.tags == ["estimated"] and ev.reference is None
+    assert 0 < ev.band[0] < 0.9 and ev.values["instance_max_rate"][0, 0] > 0
+    assert ev.basis[0].startswith("mixed-batch roofline and Little's law (")
+    view = CandidatesView(r, evaluations)
+    assert view.rests_on[0].endswith("its latencies are a bound, not a percentile")
+
+
+def test_p_winner_stays_draws_the_plans_uncertain_inputs_too(write_plan):
+    plan = three()
+    plan["inputs"]["peak_arrival_rate"] = {"value": "60 req/s", "range": "40 to 80 req/s"}
+    _, r = ranking_of(write_plan, plan)
+    assert r.draws == 50
+    assert 0 < r.stays < 1        # the peak moves the fleets' whole-node steps (44.1 and 73.5 req/s)
