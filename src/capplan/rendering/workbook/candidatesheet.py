@@ -19,9 +19,12 @@ from __future__ import annotations
 import itertools
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from capplan.analysis import ranking as ranked
 from capplan.rendering.workbook.formulaprinter import ExcelPrinter
 from capplan.rendering.workbook.lint import lint_formula
+from capplan.rendering.workbook.manifest import CellInfo
 from capplan.rendering.workbook.plantext import quote_sheet, set_text
 from capplan.rendering.workbook.sheetmodel import Sheet, column_letter
 from capplan.errors import InternalError
@@ -119,33 +122,45 @@ def write_candidates(book: Book, taken: set[str]) -> Sheet | None:
         set_text(ws.cell(row, 3), ev.tags[i] + (f" ±{100 * ev.band[i]:.0f} %" if ev.band[i] else ""))
         for name in INPUTS:
             cell = ws.cell(row, columns[name])
-            cell.number(_display(book, name, r.value(name, i)))
+            value = _display(book, name, r.value(name, i))
+            cell.number(value)
             styles.dress(cell, number_format=book.number_format(name))
+            book.cells.append(CellInfo(ws.title, cell.coordinate, name, ev.scenarios[0], k, "input", value))
+        sized = all(np.isfinite(r.value(name, i)) for name in DERIVED) and r.value("instance_max_rate", i) > 0
         refs = _Refs(book, columns, row)
         for name in DERIVED:
             cell = ws.cell(row, columns[name])
+            if not sized:                 # no λ*: nothing to size (the row is infeasible, and says why)
+                set_text(cell, "–")
+                continue
             formula = book.model.quantities[name].formula_for(book.plan.switches)
             text = ExcelPrinter(refs).doprint(book.formulas.folded(name, formula))
             problems = lint_formula(text, book.formulas.name_set)
             if problems:
                 raise InternalError(f"compiling {name} for the Candidates sheet: {'; '.join(problems)}")
-            cell.formula(text, _display(book, name, r.value(name, i)) if not ev.reasons[i] else None)
+            book.formula(ws, cell, text, name, ev.scenarios[0], k, "derived", _display(book, name, r.value(name, i)))
             styles.dress(cell, number_format=book.number_format(name))
-        ws.cell(row, feasible_col).number(0 if ev.reasons[i] else 1)
+        feasible = ws.cell(row, feasible_col)
+        feasible.number(0 if ev.reasons[i] else 1)
+        book.cells.append(CellInfo(ws.title, feasible.coordinate, "feasible", ev.scenarios[0], k, "input",
+                                   feasible.value))
         f, monthly = f"{column_letter(feasible_col)}{row}", f"{column_letter(columns[ranked.MONTH])}{row}"
         month_value = _display(book, ranked.MONTH, r.value(ranked.MONTH, i))
-        ws.cell(row, rank_key_col).formula(f"IF({f}=1,{monthly},{INFEASIBLE:.0E})",
-                                           month_value if not ev.reasons[i] else INFEASIBLE)
+        keyed = ws.cell(row, rank_key_col)
+        book.formula(ws, keyed, f"IF({f}=1,{monthly},{INFEASIBLE:.0E})" if sized else f"{INFEASIBLE:.0E}",
+                     "rank key", ev.scenarios[0], k, "derived", month_value if not ev.reasons[i] else INFEASIBLE)
         key = f"{column_letter(rank_key_col)}{row}"
         above = f"${column_letter(rank_key_col)}${FIRST}:{key}"
-        ws.cell(row, rank_col).formula(f"RANK({key},{key_range},1)+COUNTIF({above},{key})-1", k + 1)
+        book.formula(ws, ws.cell(row, rank_col), f"RANK({key},{key_range},1)+COUNTIF({above},{key})-1", "rank",
+                     ev.scenarios[0], k, "derived", k + 1)
     rank_range = f"${column_letter(rank_col)}${FIRST}:${column_letter(rank_col)}${last}"
     best = f"MATCH(1,{rank_range},0)"
     set_text(ws.cell(3, 1), "Recommended (rank 1):")
     styles.dress(ws.cell(3, 1), styles.bold)
     winner = r.order[0]
-    ws.cell(3, 2).formula(f'INDEX($A${FIRST}:$A${last},{best})&" on "&INDEX($B${FIRST}:$B${last},{best})',
-                          f"{ev.candidates[winner].label} on {ev.candidates[winner].offer.name}")
+    book.formula(ws, ws.cell(3, 2), f'INDEX($A${FIRST}:$A${last},{best})&" on "&INDEX($B${FIRST}:$B${last},{best})',
+                 "recommendation", ev.scenarios[0], None, "derived",
+                 f"{ev.candidates[winner].label} on {ev.candidates[winner].offer.name}")
     return ws
 
 
