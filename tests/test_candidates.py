@@ -267,3 +267,24 @@ def test_p_winner_stays_draws_the_plans_uncertain_inputs_too(write_plan):
     _, r = ranking_of(write_plan, plan)
     assert r.draws == 50
     assert 0 < r.stays < 1        # the peak moves the fleets' whole-node steps (44.1 and 73.5 req/s)
+
+
+def test_what_it_would_take_rho_and_tp(write_plan):
+    """The runner-up h200 TP1 wins once its one node's 7 active replicas carry the peak: at λ* 9,
+    ρ ≥ 60 / (7 × 9) = 0.952; an infeasible TP8 on a 4-GPU node is told which TP fits."""
+    evaluations, r = ranking_of(write_plan, three())
+    assert r.flips.runner_rho == pytest.approx(60 / (7 * 9))
+    plan = three()
+    plan["candidates"].update(tp=[1, 8], exclude=[])
+    plan["candidates"]["offers"][1]["gpus_per_node"] = 4
+    evaluations, r = ranking_of(write_plan, plan)
+    view = CandidatesView(r, evaluations)
+    assert any(line.startswith("h200-sxm-141gb TP8 on p5e: a replica of 8 GPUs does not fit") for line in view.near_misses)
+    plan["candidates"]["tp"] = [1, 2]
+    plan["model"] = "llama-3.3-70b"
+    plan["inputs"]["gpus_per_replica"] = "2 GPU"
+    plan["candidates"]["weights"] = ["bf16"]
+    evaluations, r = ranking_of(write_plan, plan)
+    view = CandidatesView(r, evaluations)
+    line = next(x for x in view.near_misses if x.startswith("h100-sxm5-80gb TP1 on p5"))
+    assert line.startswith("h100-sxm5-80gb TP1 on p5: the weights do not fit") and line.endswith("; TP2 fits (rank 1)")

@@ -63,6 +63,7 @@ class Flips:
     runner_price: float | None     # the runner-up wins below this node price
     winner_price: float | None     # the winner loses above this node price
     runner_lambda: float | None    # the runner-up wins at or above this λ*
+    runner_rho: float | None = None   # … or at or above this ρ (at its λ*), when ρ ≤ 1 reaches it
     peak_above: float | None = None   # the runner-up is cheaper once the peak exceeds this
     peak_below: float | None = None   # … or once it falls to this or less
 
@@ -143,7 +144,10 @@ def flips(ranking: Ranking, nominal: Evaluation) -> Flips:
     hours = ranking.value("hours_per_month", w)
     runner_price = cost_w / (ranking.value("deployments.nodes", r) * hours)
     winner_price = cost_r / (ranking.value("deployments.nodes", w) * hours)
-    return Flips(runner_price, winner_price, _lambda_flip(ranking, r, cost_w), *_peak_flips(ranking, nominal))
+    lam = _lambda_flip(ranking, r, cost_w)
+    rho = None if lam is None else lam * ranking.value("rho_target", r) / ranking.value("instance_max_rate", r)
+    return Flips(runner_price, winner_price, lam, rho if rho is not None and rho <= 1 else None,
+                 *_peak_flips(ranking, nominal))
 
 
 def _peak_flips(ranking: Ranking, e: Evaluation) -> tuple[float | None, float | None]:

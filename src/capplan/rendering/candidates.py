@@ -147,6 +147,9 @@ class CandidatesView:
         if f.runner_lambda is not None:
             out.append(f"{u.label} wins at a λ* of {formatting.number(f.runner_lambda, 3)} req/s or more "
                        f"(today {self._lambda(r.runner_up)}, {ev.tags[r.runner_up]})")
+        if f.runner_rho is not None:
+            out.append(f"{u.label} wins at ρ {formatting.number(f.runner_rho, 3)} or more at today's λ* "
+                       f"(today {formatting.number(self._value('rho_target', r.runner_up), 3)})")
         return out
 
     @property
@@ -164,8 +167,20 @@ class CandidatesView:
             out.append(f"{c.label} on {c.offer.name}: +{100 * (r.value(ranked.MONTH, i) / cost_w - 1):.1f} %; "
                        f"wins below {formatting.money(price * 3600)}/h a node")
         infeasible = [i for i in r.order if ev.reasons[i]][:3]
-        out += [f"{ev.candidates[i].label} on {ev.candidates[i].offer.name}: {ev.reasons[i]}" for i in infeasible]
+        out += [f"{ev.candidates[i].label} on {ev.candidates[i].offer.name}: {ev.reasons[i]}{self._would_take(i)}"
+                for i in infeasible]
         return out
+
+    def _would_take(self, i: int) -> str:
+        """What would make an infeasible candidate feasible: the smallest TP of the same GPU, formats
+        and offer that is ('' when none of the candidates is)."""
+        ev, c = self.evaluated, self.evaluated.candidates[i]
+        larger = [j for j in self.ranking.feasible if ev.candidates[j].keys | {"tp": c.tp} == c.keys
+                  and ev.candidates[j].tp > c.tp]
+        if not larger:
+            return ""
+        j = min(larger, key=lambda k: ev.candidates[k].tp)
+        return f"; TP{ev.candidates[j].tp} fits (rank {self.ranking.feasible.index(j) + 1})"
 
     @property
     def undecided(self) -> str:
