@@ -73,6 +73,8 @@ class Candidate:
     kv_cache_dtype: str            # 'auto' keeps the plan's
     offer: Offer
     overrides: tuple[Input, ...] = ()
+    weights_label: str = field(default="", compare=False)   # shown when the section weighs several formats
+    kv_label: str = field(default="", compare=False)
 
     @property
     def keys(self) -> dict[str, object]:
@@ -88,9 +90,6 @@ class Candidate:
     @property
     def name(self) -> str:
         return f"{self.label} on {self.offer.name}"
-
-    weights_label: str = field(default="", compare=False)
-    kv_label: str = field(default="", compare=False)
 
 
 @dataclass(frozen=True)
