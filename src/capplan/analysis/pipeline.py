@@ -31,6 +31,7 @@ from capplan.errors import CapplanError
 
 if TYPE_CHECKING:
     from capplan.analysis.holds import PlanHolds
+    from capplan.analysis.ranking import Ranking
     from capplan.analysis.simulation import Simulated
     from capplan.engine.evaluate import Evaluation
     from capplan.language.model import Model
@@ -93,6 +94,14 @@ class Artifacts:
         from capplan.analysis.holds import PlanHolds           # deferred: sympy (module docstring)
 
         return PlanHolds(self.evaluations)
+
+    @cached_property
+    def candidates(self) -> Ranking | None:
+        """The plan's candidates ranked by the cost of serving its forecast (None without ``candidates:``)."""
+        from capplan.analysis import candidates, ranking    # deferred: numpy (module docstring)
+
+        evaluated = candidates.evaluate(self.evaluations)
+        return ranking.rank(self.evaluations, evaluated) if evaluated is not None else None
 
     @cached_property
     def simulation(self) -> Simulated | None:

@@ -57,18 +57,22 @@ def _entry(entry: catalog.Entry) -> dict:
     if entry.kind == "model":
         out["attention"] = entry.attention or "gqa"
         out["weights"] = list(entry.weights)
+        out["checkpoints"] = {fmt: {"bytes_per_param": units.parse_value(spec.get("value"), "B"),
+                                    "checkpoint": spec.get("checkpoint", ""), "source": spec.get("source", "")}
+                              for fmt, spec in entry.weights.items()}
     out["file"] = entry.file
     return out
 
 
 def text(kind: str, rows: list[dict]) -> str:
     """A table of ids, names and facts, then each fact's source under its entry."""
-    headings = ["id", "name", *(h for _n, _u, h in FACTS[kind])] + (["attention"] if kind == "model" else [])
+    headings = ["id", "name", *(h for _n, _u, h in FACTS[kind])] + (["attention", "checkpoints"] if kind == "model"
+                                                                    else [])
     table = [headings]
     for row in rows:
         cells = [row["id"], row["name"]]
         cells += [_number(row["facts"][name]) for name, _u, _h in FACTS[kind]]
-        cells += [row["attention"]] if kind == "model" else []
+        cells += [row["attention"], ", ".join(row["weights"]) or "—"] if kind == "model" else []
         table.append(cells)
     widths = [max(len(r[i]) for r in table) for i in range(len(headings))]
     numeric = range(2, 2 + len(FACTS[kind]))
@@ -82,6 +86,8 @@ def text(kind: str, rows: list[dict]) -> str:
         for name, _u, _h in FACTS[kind]:
             fact = row["facts"][name]
             lines.append(f"  {name}: {fact['source'] if fact else 'not in the catalog; give it under inputs:'}")
+        for fmt, spec in row.get("checkpoints", {}).items():
+            lines.append(f"  weights {fmt} ({spec['checkpoint']}, {spec['bytes_per_param']:g} B/param): {spec['source']}")
     return "\n".join(lines) + "\n"
 
 

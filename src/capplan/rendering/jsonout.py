@@ -39,6 +39,7 @@ def document(view: PlanView) -> dict:
                       for e, s in zip(view.evaluations, view.scenarios)},
         "breakeven": view.holds.breakeven,
         **({"simulation": view.simulation.as_json()} if view.simulation else {}),
+        **({"candidates": view.candidates.as_json()} if view.candidates else {}),
     }
 
 

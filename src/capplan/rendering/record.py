@@ -49,6 +49,7 @@ def render(view: PlanView) -> str:
         "overrides": view.overrides,
         "graphs": dependency_graphs(nominal),
         "simulation": _simulation_section(view, len(view.sections) + 1),
+        "candidates": view.candidates,
     }
     text = _environment().get_template("record.md.j2").render(**context)
     while "\n\n\n" in text:

@@ -28,7 +28,9 @@ from capplan.analysis.declared import Slot, declared, decisions, key_slots, layo
 from capplan.analysis.pipeline import Artifacts
 from capplan.engine.evaluate import Evaluation
 from capplan.loading.plan import Plan
+from capplan.rendering import candidates as candidatesview
 from capplan.rendering import sweepview
+from capplan.rendering.candidates import CandidatesView
 from capplan.rendering.charts import scenarios as scenariochart
 from capplan.rendering.charts import simulation as simchart
 from capplan.rendering.charts import sweep as sweepchart
@@ -170,6 +172,11 @@ class PlanView:
         text = sentence("decision", breaks=rows, scenarios=len(self.scenarios), pending=pending)
         return {"text": text, "fleet_breaks": {r["row"]: r["scenarios"] for r in rows},
                 "pending": {p["name"]: p["decisions"] for p in pending}}
+
+    @cached_property
+    def candidates(self) -> CandidatesView | None:
+        """The candidates' ranking and recommendation (:mod:`capplan.rendering.candidates`), or None."""
+        return candidatesview.build(self.artifacts.candidates, self.evaluations)
 
     @cached_property
     def simulation(self) -> SimulationView | None:

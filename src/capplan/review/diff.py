@@ -297,7 +297,8 @@ def compare_plan(old: Side | None, new: Side | None) -> dict:
     out["scenario_changes"] = _scenario_changes(old.plan, new.plan)
     out["scenarios"], out["fleet_flips"] = _scenarios(old, new)
     out["flip_points"] = crossings(old.view, new.view)
-    moved = (any(r["changed"] for r in out["key_results"]) or out["results"] or out["fleet_flips"]
+    out["winner"] = _winner_change(o_v, n_v)
+    moved = (out["winner"] or any(r["changed"] for r in out["key_results"]) or out["results"] or out["fleet_flips"]
              or any(c["changed"] for s in out["scenarios"] for c in s["cells"])
              or any(s["status"] != "both" for s in out["scenarios"]))
     out["status"] = "changed" if moved else "unchanged"
@@ -565,6 +566,15 @@ def _row_text(side: Side, e: Evaluation | None, s: ScenarioView | None, key: str
     return side.view.row_summary(e, results[0].index) if results else None
 
 
+def _winner_change(old: view.PlanView, new: view.PlanView) -> dict | None:
+    """The recommended candidate before and after, when it changes (plans with ``candidates:``)."""
+    def winner(v):
+        r = v.candidates.ranking if v.candidates else None
+        return r.evaluated.candidates[r.winner].name if r and r.winner is not None else None
+    before, after = winner(old), winner(new)
+    return {"old": before, "new": after} if before != after else None
+
+
 def _headline(p: dict) -> str:
     """'Monthly cost rises by $29,982 (+50 %) on aws-p4de.24xlarge; active GPUs 9 → 13.'
 
@@ -576,7 +586,8 @@ def _headline(p: dict) -> str:
     role = lambda name: [r for r in rows if r["role"] == name]        # noqa: E731
     costs = [r for r in role("cost") if r["old"] is not None and r["new"] is not None]
     moved = sorted((r for r in costs if r["changed"]), key=lambda r: -abs(r["new"] - r["old"]))
-    parts = []
+    parts = [f"Recommended candidate {p['winner']['old'] or 'none'} → {p['winner']['new'] or 'none'}"] \
+        if p.get("winner") else []
     if moved:
         phrases = []
         for r in moved[:2]:

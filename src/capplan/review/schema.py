@@ -35,6 +35,7 @@ from pathlib import Path
 from capplan.language.model import TAGS, Model, Quantity, standard_model
 from capplan.loading import catalog, uncertain
 from capplan.loading import plan as plan_module
+from capplan.loading.plan import candidates
 from capplan.names import nearest
 
 DRAFT = "http://json-schema.org/draft-07/schema#"
@@ -187,6 +188,7 @@ class _Generator:
             "inputs": {"description": "Input values (and pins of derived quantities), by canonical name.",
                        "allOf": [{"$ref": _REF + "inputs"}]},
             "tables": {"$ref": _REF + "tables"},
+            "candidates": candidates.SCHEMA,
             "scenarios": {"$ref": _REF + "scenarios"},
             "expect": {"description": "Results the plan must produce; `capplan check` enforces them to the "
                                       "digits written.", "allOf": [{"$ref": _REF + "expect"}]},

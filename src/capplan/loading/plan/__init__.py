@@ -18,6 +18,7 @@ them in order:
 - ``values``: one value with its unit and range, shared by inputs, cells and ``set:``
 - ``tables``: ``tables:``, their rows and ``units:``; ``imports``: a table's ``import:``
 - ``scenarios``: ``scenarios:`` and their ``set:``; ``expect``: ``expect:``
+- ``candidates``: ``candidates:``, the hardware the plan weighs (GPU × TP × formats × offers)
 - ``context``: the plan being read and where its mistakes are reported; ``data``: what a plan is
 """
 
@@ -28,7 +29,7 @@ from pathlib import Path
 
 from capplan.language import yamlfile
 from capplan.language.model import Model
-from capplan.loading.plan import document, engine, entries, expect, inputs, scenarios, tables
+from capplan.loading.plan import candidates, document, engine, entries, expect, inputs, scenarios, tables
 from capplan.loading.plan.context import Context
 from capplan.loading.plan.data import NOMINAL, Expectation, Input, Plan, Scenario, TableData
 from capplan.loading.plan.document import PLAN_KEYS, PLAN_SWITCHES
@@ -59,7 +60,8 @@ def load(path: Path, model: Model, display: str | None = None) -> Plan:
                        expect.read(ctx, ctx.data.get("expect") or {}, ("expect",)), [])
     every = [nominal] + scenarios.read_all(ctx, nominal)
     return Plan(path=path, file=ctx.doc.file, name=path.stem, **document.texts(ctx), gpu=gpu,
-                model_entry=model_entry, switches=ctx.switches, scenarios=every, doc=ctx.doc, slos=ctx.slos)
+                model_entry=model_entry, switches=ctx.switches, scenarios=every, doc=ctx.doc, slos=ctx.slos,
+                candidates=candidates.read(ctx))
 
 
 __all__ = ["INPUT_KEYS", "NOMINAL", "PLAN_KEYS", "PLAN_SWITCHES", "ROW_META", "SCENARIO_KEYS", "TABLE_KEYS",

@@ -95,6 +95,7 @@ class Plan:
     doc: yamlfile.Document | None = None
     notes: str = ""
     slos: tuple[tuple[str, str], ...] = ()   # the SLOs the plan names, (metric, key); see Model.with_slos
+    candidates: object = None    # the expanded candidates: section (loading.plan.candidates.Candidates)
 
     def line(self, key: str) -> int | None:
         """Line of a dotted key in the plan file ('tables.classes'), if written there."""

@@ -12,7 +12,7 @@ from capplan.loading.plan import Plan
 from capplan.analysis.declared import layout
 from capplan.rendering.present import UNMEASURED
 from capplan.rendering.view import PlanView
-from capplan.rendering.workbook import holds, scenariosheet, simulation, summary
+from capplan.rendering.workbook import candidatesheet, holds, scenariosheet, simulation, summary
 from capplan.rendering.workbook.formulas import Formulas, Refs
 from capplan.rendering.workbook.layout import SheetLayout, plan_sheet
 from capplan.rendering.workbook.manifest import BuiltWorkbook, CellInfo
@@ -87,6 +87,7 @@ class Book:
         if simulated:
             print_setup(simulated, look, (1, 1), (1, 1), charts_per_page=look["simulation_charts_per_page"])
             worksheets.append(simulated)
+        worksheets += [ws for ws in (candidatesheet.write_candidates(self, taken),) if ws is not None]
         positions = {s.ws.title: {**{n: s.scalar_cell(n) for n in s.scalar_row},
                                   **{(n, i): s.table_cell(n, i) for t in s.tables.values()
                                      for n in t.columns for i in range(t.n_rows)}}

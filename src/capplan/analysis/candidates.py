@@ -1,0 +1,304 @@
+"""Every candidate of a plan's ``candidates:`` section through the plan's own graph, as one batch.
+
+A candidate is the plan with other inputs: the GPU's catalog facts,
+``gpus_per_replica``, the checkpoint's bytes per parameter, the KV dtype's
+bytes, one offer as the only deployment row, and its λ* pinned
+(:mod:`capplan.analysis.transfer` says where each λ* comes from). Each scenario
+is one :func:`capplan.engine.evaluate.run_batch` over all candidates: a
+scalar input a candidate changes is a ``(C, 1)`` column, one it does not is
+``(1, 1)``; the deployments table has the candidate's offer as its one row.
+Replicas, nodes, monthly cost and $ per 1M tokens are the model's formulas,
+not a second implementation; a candidate's feasibility is the model's own
+checks (the weights fit, the replica fits a node of the offer) and its KV pool
+holding one request of the longest context. An infeasible candidate stays in
+the list with its reason.
+
+The ranking (:mod:`capplan.analysis.ranking`) reads the arrays kept here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from capplan import formatting
+from capplan.analysis import transfer
+from capplan.engine.evaluate import Evaluation, Numeric, run_batch
+from capplan.engine.graph import build
+from capplan.language import units
+from capplan.loading.plan.candidates import KV_DTYPES, Candidate
+
+PINS = ("instance_max_rate", "compliant_share")
+# what each candidate's batch keeps, per scenario (base units)
+KEEP = ("instance_max_rate", "safe_rate_per_replica", "active_replicas", "resilient_replicas", "active_gpus",
+        "deployments.nodes", "deployments.deployed_gpus", "deployments.monthly_cost",
+        "deployments.cost_per_million_tokens", "deployments.cost_per_million_compliant_tokens",
+        "deployments.replicas_per_node", "deployments.nodes_per_replica", "deployments.fleet_holds", "rho_target", "peak_arrival_rate",
+        "redundancy_replicas", "hours_per_month", "weight_memory", "usable_vram", "kv_pool",
+        "max_concurrency_worst", "max_context_tokens", "ttft_bound", "deployments.node_hourly_cost",
+        "deployments.gpus_per_node", "gpus_per_replica", "deployments.hourly_cost")
+_FITS, _NODE = "kv_pool > 0", "deployments.nodes_per_replica"
+
+
+@dataclass
+class Evaluated:
+    """All candidates over all scenarios: ``values[name]`` is ``(C, S)`` in base units."""
+
+    candidates: tuple[Candidate, ...]
+    scenarios: tuple[str, ...]
+    values: dict[str, np.ndarray]
+    tags: list[str]               # per candidate: measured, transferred, estimated, given
+    basis: list[str]              # per candidate: what its λ* rests on, in words
+    band: np.ndarray              # (C,) ± share of λ* (0 for measured)
+    reasons: list[str]            # per candidate: '' when feasible, else why not
+    reference: int | None         # the measured candidate transfers start from
+    unpriced: tuple[str, ...]
+
+    @property
+    def feasible(self) -> np.ndarray:
+        return np.array([not r for r in self.reasons])
+
+
+def evaluate(evaluations: list[Evaluation]) -> Evaluated | None:
+    """Every candidate in every scenario of the plan (None for a plan without ``candidates:``)."""
+    plan = evaluations[0].plan
+    if plan.candidates is None:
+        return None
+    cands = plan.candidates.candidates
+    model = evaluations[0].model
+    first = [run_candidates(e, cands, np.ones(len(cands)), np.zeros(len(cands)), nominal=None) for e in evaluations]
+    lam, tags, basis, band, reference = _lambda_star(evaluations, cands, first)
+    compliant = np.where(np.array(tags) == transfer.MEASURED, 1.0, 0.0)
+    values: dict[str, list] = {n: [] for n in KEEP}
+    reasons = [""] * len(cands)
+    nominal_values = None
+    for j, e in enumerate(evaluations):
+        share = compliant * e.values.get("compliant_share", 0.0)
+        out, holds, failed, broken = run_candidates(e, cands, lam[:, j], share, nominal=nominal_values)
+        nominal_values = out if j == 0 else nominal_values
+        for name in KEEP:
+            values[name].append(np.broadcast_to(out[name][:, :1], (len(cands), 1)))
+        if j == 0:
+            reasons = _reasons(model, cands, out, failed, broken, lam[:, 0], tags)
+    kept = {n: np.concatenate(v, axis=1) for n, v in values.items()}
+    return Evaluated(cands, tuple(e.scenario.name for e in evaluations), kept, tags, basis, band, reasons,
+                     reference, plan.candidates.unpriced)
+
+
+def run_candidates(e: Evaluation, cands, lam: np.ndarray, compliant: np.ndarray, nominal, tile: int = 1,
+         drawn: dict[str, np.ndarray] | None = None):
+    """One scenario over every candidate (``tile`` times over, each tile one draw: candidate ``i``
+    of draw ``d`` is row ``d·C + i``): the values, and what run_batch says of checks and failures."""
+    graph, inputs, rows = _layout(e, cands, nominal is None)
+    inputs = {n: (np.tile(v, (tile, 1)) if v.shape[0] > 1 else v) for n, v in inputs.items()}
+    inputs.update(drawn or {})
+    inputs["instance_max_rate"] = lam.reshape((-1, 1))
+    inputs["compliant_share"] = np.asarray(compliant, dtype=float).reshape((-1, 1))
+    return run_batch(graph, e.model, inputs, rows, nominal)
+
+
+def _layout(e: Evaluation, cands, nominal: bool):
+    """The scenario's graph with λ* pinned, its inputs (the scenario's own, the candidates' in
+    place of the plan's; ``(1, …)`` or ``(C, 1)``) and its table rows (deployments: one, the offer)."""
+    model, plan = e.model, e.plan
+    pinned = frozenset(n for n, i in e.scenario.inputs.items() if i.pinned) | frozenset(PINS)
+    graph = _pruned(model, build(model, plan.switches, pinned, nominal=nominal))
+    rows = {t: len(d.rows) for t, d in e.scenario.tables.items()}
+    rows["deployments"] = 1
+    inputs = {}
+    for name in graph.order:
+        node = graph.nodes[name]
+        q = node.quantity
+        if node.formula is None and q.kind != "text" and q.table != "deployments":
+            inputs[name] = np.asarray(e.values[name], dtype=float).reshape((1, -1))
+    _candidate_inputs(e, graph, cands, inputs)
+    return graph, inputs, rows
+
+
+_PRUNED: dict[int, tuple] = {}
+
+
+def _pruned(model, graph):
+    """The graph cut to what a candidate's ranking reads (:data:`KEEP`, the λ* inputs, the model's
+    checks) and what they are computed from: the queueing figures no ranking reads are left out."""
+    held = _PRUNED.get(id(graph))
+    if held is None or held[0] is not graph:
+        wanted = {n for n in (*KEEP, *transfer.READS) if n in graph.nodes}
+        wanted |= {d for deps in graph.check_deps for d in deps}
+        for name in list(wanted):
+            wanted.update(graph.upstream(name))
+        held = _PRUNED[id(graph)] = (graph, replace(graph, order=tuple(n for n in graph.order if n in wanted)))
+    return held[1]
+
+
+def _candidate_inputs(e: Evaluation, graph, cands, inputs: dict) -> None:
+    """Each candidate's GPU facts, GPUs per replica, weight and KV bytes, offer and overrides
+    (each value parsed once per GPU or format, then spread over the candidates by index)."""
+    model, plan = e.model, e.plan
+    n = len(cands)
+    gpus = list({c.gpu.id: c.gpu for c in cands}.values())
+    position = {g.id: k for k, g in enumerate(gpus)}
+    which = np.array([position[c.gpu.id] for c in cands])
+    derived: dict[str, np.ndarray] = {}
+    for name in sorted({k for g in gpus for k in g.values} | set(plan.gpu.values)):
+        if name not in graph.nodes:
+            continue
+        q = model.quantities[name]
+        per_gpu = np.array([_scalar(e, name) if g.id == plan.gpu.id
+                            else units.parse_value(g.values[name]["value"], q.unit) if name in g.values
+                            else units.parse_value(q.default, q.unit) if q.default is not None else np.nan
+                            for g in gpus])
+        (inputs if graph.nodes[name].formula is None else derived)[name] = per_gpu[which].reshape((-1, 1))
+    for name, column in derived.items():       # a derived fact some GPUs pin: the others compute it
+        formula = model.quantities[name].formula_for(plan.switches)
+        computed = np.broadcast_to(np.asarray(Numeric(inputs, batch=True).visit(formula.expr), dtype=float),
+                                   column.shape)
+        inputs[name] = np.where(np.isnan(column), computed, column)
+    static = _static(plan, cands)
+    inputs["gpus_per_replica"] = static["gpus_per_replica"]
+    inputs["weight_bytes_per_param"] = np.where(np.isnan(static["weights"]), _scalar(e, "weight_bytes_per_param"),
+                                                static["weights"])
+    inputs["kv_bytes_per_element"] = np.where(np.isnan(static["kv"]), _scalar(e, "kv_bytes_per_element"), static["kv"])
+    inputs["deployments.gpus_per_node"] = static["gpus_per_node"]
+    inputs["deployments.node_hourly_cost"] = static["node_hourly_cost"]
+    for name in sorted({i.name for c in cands for i in c.overrides} - set(PINS)):
+        base = np.broadcast_to(inputs[name], (n, 1)).copy()
+        for k, c in enumerate(cands):
+            for given in c.overrides:
+                if given.name == name:
+                    base[k, 0] = given.value
+        inputs[name] = base
+
+
+_STATIC: dict[int, tuple] = {}
+
+
+def _static(plan, cands) -> dict[str, np.ndarray]:
+    """What each candidate sets whatever the scenario, as ``(C, 1)`` columns (NaN: the plan's own),
+    built once per candidate list (a batch asks for it in every scenario)."""
+    held = _STATIC.get(id(cands))
+    if held is None or held[0] is not cands:
+        weights = {fmt: units.parse_value(spec["value"], "B") for fmt, spec in plan.model_entry.weights.items()}
+        column = lambda xs: np.fromiter(xs, dtype=float, count=len(cands)).reshape((-1, 1))  # noqa: E731
+        _STATIC.clear()
+        _STATIC[id(cands)] = held = (cands, {
+            "gpus_per_replica": column(c.tp for c in cands),
+            "weights": column(weights[c.weights] if c.weights else np.nan for c in cands),
+            "kv": column(KV_DTYPES.get(c.kv_cache_dtype) or np.nan for c in cands),
+            "gpus_per_node": column(c.offer.gpus_per_node for c in cands),
+            "node_hourly_cost": column(c.offer.node_hourly_cost for c in cands)})
+    return held[1]
+
+
+def _scalar(e: Evaluation, name: str) -> float:
+    return float(np.asarray(e.values[name]).reshape(-1)[0])
+
+
+def _lambda_star(evaluations, cands, first):
+    """λ* per candidate and scenario ``(C, S)``, with each candidate's tag, basis and band
+    (the basis in words as the nominal scenario has it)."""
+    n, s = len(cands), len(evaluations)
+    measured = _plan_own(evaluations[0], cands)
+    reference = int(np.flatnonzero(measured)[0]) if measured.any() else None
+    given = {i: g for i, c in enumerate(cands) for g in c.overrides if g.name == "instance_max_rate"}
+    tag = np.full(n, transfer.ESTIMATED if reference is None else transfer.TRANSFERRED, dtype=object)
+    tag[measured] = transfer.MEASURED
+    tag[list(given)] = transfer.GIVEN
+    lam = np.zeros((n, s))
+    band = np.zeros(n)
+    for j, (e, (values, *_)) in enumerate(zip(evaluations, first)):
+        reads = {name: values[name] for name in transfer.READS}
+        step = transfer.step(reads, _slo(e, "tpot"), _slo(e, "e2e"))
+        own = _scalar(e, "instance_max_rate")
+        if reference is not None:
+            decode = bool(np.broadcast_to(step.decode_bound(own), (n, 1))[reference, 0])
+            ratio = np.broadcast_to(transfer.ratio(reads, reference, decode), (n, 1))[:, 0]
+            lam[:, j] = own * ratio
+            band[:] = transfer.TRANSFER_BAND
+        else:
+            lam[:, j] = np.broadcast_to(step.rate(), (n, 1))[:, 0]
+            band[:] = np.broadcast_to(step.band(), (n, 1))[:, 0]
+        lam[measured, j] = own
+        for i, g in given.items():
+            lam[i, j] = g.value
+        if j == 0:
+            basis = _basis(cands, tag, lam[:, 0], given, own, reference, ratio if reference is not None else None,
+                           decode if reference is not None else None)
+    band[(tag == transfer.MEASURED) | (tag == transfer.GIVEN)] = 0
+    return lam, list(tag), basis, band, reference
+
+
+def _basis(cands, tag, lam, given, own, reference, ratio, decode) -> list[str]:
+    """What each candidate's λ* rests on, in words."""
+    measured_on = f"{_rate(own)} measured on {cands[reference].label}" if reference is not None else ""
+    bound = ("decode-bound: HBM bandwidth × GPUs / bytes per decode step" if decode
+             else "prefill-bound: tensor FLOP/s × GPUs")
+    out = []
+    for i, t in enumerate(tag):
+        if t == transfer.GIVEN:
+            out.append(f"given: {given[i].source or 'the candidate sets instance_max_rate'}")
+        elif t == transfer.MEASURED:
+            out.append(f"the plan's sweep ({_rate(own)})")
+        elif t == transfer.TRANSFERRED:
+            out.append(f"{ratio[i]:.3g} × {measured_on} ({bound})")
+        else:
+            out.append(f"mixed-batch roofline and Little's law ({_rate(lam[i])}, a bound)")
+    return out
+
+
+def _slo(e: Evaluation, metric: str) -> np.ndarray:
+    """The tightest SLO of one metric the scenario checks."""
+    return np.array([[min(_scalar(e, s.limit) for s in e.model.slos if s.metric == metric)]])
+
+
+def _plan_own(e: Evaluation, cands) -> np.ndarray:
+    """Which candidates the plan's own sweep measured: its GPU, GPUs per replica, weights and KV bytes."""
+    plan = e.plan
+    if "instance_max_rate" not in e.values:
+        return np.zeros(len(cands), dtype=bool)
+    own_w, own_kv, own_tp = (_scalar(e, n) for n in ("weight_bytes_per_param", "kv_bytes_per_element",
+                                                       "gpus_per_replica"))
+    same_w = {fmt: units.parse_value(spec["value"], "B") == own_w for fmt, spec in plan.model_entry.weights.items()}
+    return np.array([c.gpu.id == plan.gpu.id and c.tp == own_tp and (c.weights is None or same_w[c.weights])
+                     and KV_DTYPES.get(c.kv_cache_dtype) in (None, own_kv) for c in cands])
+
+
+def _reasons(model, cands, out, failed, broken, lam, tags) -> list[str]:
+    """Why each candidate cannot serve the plan ('' when it can), from the model's checks and quantities."""
+    reasons = []
+    by_check = {c.written: f for c, f in zip(model.checks, failed)}
+    fits_fail = np.broadcast_to(by_check.get(_FITS, np.zeros((1, 1), bool)), (len(cands), 1))
+    node_fail = np.broadcast_to(next((f for c, f in zip(model.checks, failed) if _NODE in c.written),
+                                     np.zeros((1, 1), bool)), (len(cands), 1))
+    worst = np.broadcast_to(out["max_concurrency_worst"], (len(cands), 1))
+    broken = np.broadcast_to(broken, (len(cands), 1))
+    for i, c in enumerate(cands):
+        def show(name):
+            return _show(model, name, np.broadcast_to(out[name], (len(cands), 1))[i, 0])
+        if fits_fail[i, 0]:
+            reasons.append(f"the weights do not fit: {show('weight_memory')} of weights in {show('usable_vram')} "
+                           f"usable on {c.tp} GPU(s)")
+        elif worst[i, 0] < 1:
+            reasons.append(f"the KV pool ({show('kv_pool')}) cannot hold one request of the longest context "
+                           f"({show('max_context_tokens')})")
+        elif node_fail[i, 0]:
+            reasons.append(f"a replica of {c.tp} GPUs does not fit a node of {c.offer.gpus_per_node:g} GPUs "
+                           f"(max_nodes_per_replica)")
+        elif not lam[i] > 0:
+            reasons.append(f"no λ*: the {tags[i]} step time exceeds the TPOT target at any rate")
+        elif broken[i, 0] or not np.isfinite(np.broadcast_to(out["deployments.monthly_cost"],
+                                                             (len(cands), 1))[i, 0]):
+            reasons.append("a formula is undefined for this candidate (a division by zero)")
+        else:
+            reasons.append("")
+    return reasons
+
+
+def _show(model, name: str, value: float) -> str:
+    q = model.quantities[name]
+    return formatting.quantity(units.to_display(float(value), q.unit), q.unit, q.kind)
+
+
+def _rate(value: float) -> str:
+    return f"{formatting.number(float(value), 3)} req/s"

@@ -1,0 +1,264 @@
+"""Rank a plan's candidates by the monthly cost of serving its forecast, and say how firmly.
+
+The order is the nominal scenario's monthly cost (the model's ``monthly_cost``
+of the candidate's offer), cheaper first, then $ per 1M output tokens, then
+the name; infeasible candidates follow with their reasons. Around the winner
+and the runner-up:
+
+- **flip points**, solved exactly on the model's cost formulas: ``monthly_cost
+  = nodes · node_hourly_cost · hours_per_month`` is linear in the price at fixed
+  nodes, so the runner-up wins below ``cost_winner / (nodes · hours)`` an hour
+  (and the winner loses above the mirror figure); the runner-up's nodes fall to
+  the largest count that would cost less than the winner once ``ceil(peak /
+  (λ*·ρ)) + spares`` replicas fit on them, which gives the λ* it needs;
+- **near misses**: each other candidate with the price it would need, or its
+  reason for being infeasible;
+- **P(winner stays winner)**: a Monte Carlo over every candidate at once
+  (each draw is one more block of the batch), drawing each transferred or
+  estimated λ* inside its band (lognormal, the band as its 90 % interval) and
+  the plan's uncertain scalar inputs as ``capplan simulate`` draws them. Only
+  the contenders are drawn: the feasible candidates whose cost at the low end
+  of their band (squared, for the whole-node steps) reaches the winner's at the
+  high end of its own; the others cannot be cheapest in any draw.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from capplan import formatting
+from capplan.analysis import candidates as batch
+from capplan.analysis import transfer
+from capplan.engine import sampling
+from capplan.engine.evaluate import Evaluation
+
+DRAWS = 1_000                 # Monte Carlo draws of the ranking
+MAX_ROWS = 200_000            # contenders × draws evaluated in one batch at most (each node holds that many floats)
+SEED = 20261111
+PEAK_SPAN = 4                 # the peak flip is looked for from 0 to 4 × today's peak
+MAX_EDGES = 10_000            # whole-replica steps of one candidate looked at, at most
+_Z90 = 1.6448536269514722     # the standard normal's 95th percentile: a band is a 90 % interval
+MONTH = "deployments.monthly_cost"
+PER_M = "deployments.cost_per_million_tokens"
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option for the record's first screen (formatted strings)."""
+
+    name: str
+    monthly_cost: str
+    cost_per_million: str
+    holds: str
+    note: str
+
+
+@dataclass(frozen=True)
+class Flips:
+    """What swaps #1 and #2 (base units; None where no value does)."""
+
+    runner_price: float | None     # the runner-up wins below this node price
+    winner_price: float | None     # the winner loses above this node price
+    runner_lambda: float | None    # the runner-up wins at or above this λ*
+    runner_rho: float | None = None   # … or at or above this ρ (at its λ*), when ρ ≤ 1 reaches it
+    peak_above: float | None = None   # the runner-up is cheaper once the peak exceeds this
+    peak_below: float | None = None   # … or once it falls to this or less
+
+
+@dataclass
+class Ranking:
+    evaluated: batch.Evaluated
+    order: list[int]                    # feasible by nominal monthly cost, then infeasible
+    flips: Flips | None
+    stays: float | None                 # P(winner stays winner), None without uncertainty
+    draws: int = 0
+    scenario_winners: list[int | None] = field(default_factory=list)
+
+    @property
+    def feasible(self) -> list[int]:
+        return [i for i in self.order if not self.evaluated.reasons[i]]
+
+    @property
+    def winner(self) -> int | None:
+        return self.feasible[0] if self.feasible else None
+
+    @property
+    def runner_up(self) -> int | None:
+        return self.feasible[1] if len(self.feasible) > 1 else None
+
+    def value(self, name: str, i: int, scenario: int = 0) -> float:
+        return float(self.evaluated.values[name][i, scenario])
+
+    @property
+    def gap(self) -> float | None:
+        """How much more the runner-up costs a month than the winner, as a share."""
+        w, r = self.winner, self.runner_up
+        return None if r is None else self.value(MONTH, r) / self.value(MONTH, w) - 1
+
+    def needs_benchmark(self) -> list[int]:
+        """Transferred or estimated candidates whose λ* band reaches the winner's cost: a benchmark
+        would make the ranking decisive (the winner itself included when its own band reaches #2)."""
+        w = self.winner
+        if w is None:
+            return []
+        out = []
+        for i in self.feasible[:10]:
+            band = self.evaluated.band[i]
+            if band <= 0:
+                continue
+            best = self.value(MONTH, i) * (1 - band)      # cost scales at most like 1/λ*
+            worst = self.value(MONTH, i) / (1 - band)
+            if (i != w and best <= self.value(MONTH, w)) or (
+                    i == w and self.runner_up is not None and worst >= self.value(MONTH, self.runner_up)):
+                out.append(i)
+        return out
+
+
+def rank(evaluations: list[Evaluation], evaluated: batch.Evaluated, draws: int = DRAWS) -> Ranking:
+    month = evaluated.values[MONTH][:, 0]
+    per_m = evaluated.values[PER_M][:, 0]
+    feasible = evaluated.feasible
+    names = [c.name for c in evaluated.candidates]
+    order = sorted(range(len(names)), key=lambda i: (not feasible[i], month[i] if feasible[i] else 0,
+                                                     per_m[i] if feasible[i] else 0, names[i]))
+    ranking = Ranking(evaluated, order, None, None)
+    ranking.scenario_winners = [_cheapest(evaluated, j) for j in range(len(evaluated.scenarios))]
+    if ranking.runner_up is not None:
+        ranking.flips = flips(ranking, evaluations[0])
+        ranking.stays, ranking.draws = _stays(evaluations, ranking, draws)
+    return ranking
+
+
+def _cheapest(evaluated: batch.Evaluated, scenario: int) -> int | None:
+    cost = np.where(evaluated.feasible, evaluated.values[MONTH][:, scenario], np.inf)
+    return int(np.argmin(cost)) if np.isfinite(cost).any() else None
+
+
+def flips(ranking: Ranking, nominal: Evaluation) -> Flips:
+    """The exact prices, λ* and peaks at which #1 and #2 swap (module docstring)."""
+    w, r = ranking.winner, ranking.runner_up
+    cost_w, cost_r = ranking.value(MONTH, w), ranking.value(MONTH, r)
+    hours = ranking.value("hours_per_month", w)
+    runner_price = cost_w / (ranking.value("deployments.nodes", r) * hours)
+    winner_price = cost_r / (ranking.value("deployments.nodes", w) * hours)
+    lam = _lambda_flip(ranking, r, cost_w)
+    rho = None if lam is None else lam * ranking.value("rho_target", r) / ranking.value("instance_max_rate", r)
+    return Flips(runner_price, winner_price, lam, rho if rho is not None and rho <= 1 else None,
+                 *_peak_flips(ranking, nominal))
+
+
+def _peak_flips(ranking: Ranking, e: Evaluation) -> tuple[float | None, float | None]:
+    """The nearest peaks above and below today's at which the runner-up costs less than the winner.
+
+    Either fleet's size changes only where the peak crosses a whole number of its λ_safe
+    (``ceil(peak / λ_safe)``), so both costs are constant between those points: the model's
+    formulas are evaluated once inside each interval (one batch), from 0 to :data:`PEAK_SPAN`
+    times today's peak."""
+    ev, w, r = ranking.evaluated, ranking.winner, ranking.runner_up
+    peak = ranking.value("peak_arrival_rate", w)
+    edges = {0.0, PEAK_SPAN * peak}
+    for i in (w, r):
+        safe = ranking.value("safe_rate_per_replica", i)
+        count = min(int(PEAK_SPAN * peak / safe), MAX_EDGES)
+        edges.update(k * safe for k in range(1, count + 1))
+    edges = np.array(sorted(edges))
+    mids = (edges[:-1] + edges[1:]) / 2
+    pair = (ev.candidates[w], ev.candidates[r])
+    lam = np.tile(ev.values["instance_max_rate"][[w, r], 0], len(mids))
+    compliant = np.zeros(2 * len(mids))
+    out, *_ = batch.run_candidates(e, pair, lam, compliant, None, tile=len(mids),
+                                   drawn={"peak_arrival_rate": np.repeat(mids, 2).reshape((-1, 1))})
+    cost = np.broadcast_to(out[MONTH], (2 * len(mids), 1)).reshape((len(mids), 2))
+    cheaper = cost[:, 1] < cost[:, 0]
+    above = [k for k in range(len(mids)) if mids[k] > peak and cheaper[k]]
+    below = [k for k in range(len(mids)) if mids[k] < peak and cheaper[k]]
+    return (float(edges[above[0]]) if above else None, float(edges[below[-1] + 1]) if below else None)
+
+
+def _lambda_flip(ranking: Ranking, r: int, cost_w: float) -> float | None:
+    """The smallest λ* at which candidate ``r``'s fleet costs less than ``cost_w``."""
+    price = ranking.evaluated.candidates[r].offer.node_hourly_cost
+    hours = ranking.value("hours_per_month", r)
+    most_nodes = math.ceil(cost_w / (price * hours)) - 1 if price > 0 else None
+    if most_nodes is None:
+        return None
+    span = ranking.value("deployments.nodes_per_replica", r)
+    per_node = max(ranking.value("deployments.replicas_per_node", r), 1)
+    active = math.floor(most_nodes / span) * per_node - ranking.value("redundancy_replicas", r)
+    if active < 1:
+        return None
+    return ranking.value("peak_arrival_rate", r) / (active * ranking.value("rho_target", r))
+
+
+def _stays(evaluations: list[Evaluation], ranking: Ranking, draws: int) -> tuple[float | None, int]:
+    """P(the winner is the cheapest feasible candidate) over draws of the uncertain values."""
+    ev = ranking.evaluated
+    e = evaluations[0]
+    uncertain = {n: i for n, i in e.scenario.inputs.items() if i.uncertain and not i.pinned}
+    if not (ev.band > 0).any() and not uncertain:
+        return None, 0
+    month = ev.values[MONTH][:, 0]
+    w = ranking.winner
+    reach = month[w] / (1 - ev.band[w]) ** 2
+    chosen = [i for i in ranking.feasible if month[i] * (1 - ev.band[i]) ** 2 <= reach or uncertain]
+    n = len(chosen)
+    draws = max(1, min(draws, MAX_ROWS // n))
+    lam = ev.values["instance_max_rate"][chosen, 0]
+    band = ev.band[chosen]
+    rng = sampling.stream(SEED, "candidates λ*")
+    sigma = np.log((1 + band) / (1 - band).clip(1e-9)) / (2 * _Z90)
+    z = rng.standard_normal((draws, n))
+    drawn_lam = (lam[None, :] * np.exp(sigma[None, :] * z)).reshape(-1)
+    drawn = {name: np.repeat(sampling.draw(i.uncertain, e.model.quantities[name], name, SEED, draws).values, n)
+             .reshape((-1, 1)) for name, i in uncertain.items()}
+    compliant = np.tile(np.where(np.array(ev.tags)[chosen] == transfer.MEASURED, 1.0, 0.0), draws)
+    contenders = tuple(ev.candidates[i] for i in chosen)
+    out, *_ = batch.run_candidates(e, contenders, drawn_lam, compliant, None, tile=draws, drawn=drawn)
+    cost = np.broadcast_to(out[MONTH], (draws * n, 1)).reshape((draws, n))
+    cost = np.where(np.isfinite(cost), cost, np.inf)
+    best = np.argmin(cost, axis=1)
+    return float(np.mean(best == chosen.index(w))), draws
+
+
+def option_name(ranking: Ranking, i: int) -> str:
+    c = ranking.evaluated.candidates[i]
+    nodes = ranking.value("deployments.nodes", i)
+    return f"{nodes:g} × {c.offer.name} ({c.label})"
+
+
+def sentence(ranking: Ranking, money=formatting.money) -> str:
+    """'Recommended: 2 × p5en (H200 TP1), $x a month; runner-up … at +y % — swaps if …'."""
+    w, r = ranking.winner, ranking.runner_up
+    if w is None:
+        return "No candidate can serve the plan: every one is infeasible (see the reasons)."
+    ev = ranking.evaluated
+    text = (f"Recommended: {option_name(ranking, w)}, {money(ranking.value(MONTH, w))} a month "
+            f"({ev.tags[w]} λ*)")
+    if r is None:
+        return text + "; no other candidate is feasible."
+    c = ev.candidates[r]
+    text += f"; runner-up {c.label} on {c.offer.name} at +{100 * ranking.gap:.1f} % ({ev.tags[r]} λ*)"
+    f = ranking.flips
+    swaps = [f"its price falls below {money(f.runner_price * 3600)}/h"] if f.runner_price else []
+    if f.runner_lambda is not None:
+        kind = "measured " if ev.tags[r] != transfer.MEASURED else ""
+        swaps.append(f"its {kind}λ* reaches {formatting.number(f.runner_lambda, 3)} req/s")
+    return text + (f" — swaps if {' or if '.join(swaps)}." if swaps else ".")
+
+
+def options(ranking: Ranking, money=formatting.money, count: int = 3) -> list[Option]:
+    """The first ``count`` feasible candidates as options for the record's first screen."""
+    ev = ranking.evaluated
+    out = []
+    for i in ranking.feasible[:count]:
+        failing = [s for j, s in enumerate(ev.scenarios) if not ranking.value("deployments.fleet_holds", i, j)]
+        holds = "every scenario" if not failing else f"fails in {', '.join(failing)}"
+        note = f"{ev.tags[i]} λ* {formatting.number(ranking.value('instance_max_rate', i), 3)} req/s"
+        if ev.band[i]:
+            note += f" ±{100 * ev.band[i]:.0f} %"
+        out.append(Option(option_name(ranking, i), money(ranking.value(MONTH, i)),
+                          money(ranking.value(PER_M, i) * 1e6), holds, note))
+    return out

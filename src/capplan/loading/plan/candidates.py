@@ -1,0 +1,334 @@
+"""``candidates:``: the hardware a plan weighs, as a cross product of GPU types,
+GPUs per replica (TP), checkpoint formats, KV-cache dtypes and offers.
+
+Which GPU, which parallelism, on which offer: the plan states the forecast and
+the SLOs once, and each candidate is the same plan with the GPU's catalog
+facts, ``gpus_per_replica``, the weights' and the KV cache's bytes and one
+offer's node price in place of the plan's own. :mod:`capplan.analysis.candidates`
+evaluates them; this module only reads and expands the section::
+
+    candidates:
+      gpus: [h100, h200, b200]           # catalog ids or aliases, or `all`
+      tp: [1, 2, 4, 8]                   # gpus_per_replica
+      weights: [bf16, fp8]               # the model's checkpoint formats, or `all` (default: the plan's)
+      kv_cache_dtype: [bf16, fp8]        # default: the plan's
+      offers:                            # a deployment row and the GPU it rents
+        - {name: aws-p5en.48xlarge, gpu: h200, gpus_per_node: 8, node_hourly_cost: 84.8 USD/h,
+           as_of: 2026-05-01, source: ...}
+      exclude: [{gpu: h100, tp: 1}]      # mappings matched against a candidate's keys
+      overrides:                         # inputs set for the candidates a mapping matches
+        - {match: {gpu: b200}, set: {hbm_efficiency: 0.8}}
+
+A candidate's keys are ``gpu`` (catalog id), ``tp``, ``weights``,
+``kv_cache_dtype`` and ``offer`` (the offer's name). A GPU no offer rents
+gives no candidate; the record names it. Every bad key or value is one
+message naming the file, the key and what is wrong.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+from dataclasses import dataclass, field
+
+from capplan.errors import CapplanError
+from capplan.loading import catalog
+from capplan.loading.plan import inputs as input_reader
+from capplan.loading.plan import values
+from capplan.loading.plan.context import Context, kind
+from capplan.loading.plan.data import Input
+from capplan.names import nearest
+
+SECTION = "candidates"
+KEYS = ("gpus", "tp", "weights", "kv_cache_dtype", "offers", "exclude", "overrides")
+OFFER_KEYS = ("name", "gpu", "gpus_per_node", "node_hourly_cost", "as_of", "source", "note")
+MATCH_KEYS = ("gpu", "tp", "weights", "kv_cache_dtype", "offer")
+OVERRIDE_KEYS = ("match", "set")
+# bytes per cached K or V element of each KV-cache dtype vLLM's --kv-cache-dtype takes
+KV_DTYPES = {"auto": None, "bf16": 2.0, "bfloat16": 2.0, "fp16": 2.0, "float16": 2.0,
+             "fp8": 1.0, "fp8_e4m3": 1.0, "fp8_e5m2": 1.0}
+
+
+@dataclass(frozen=True)
+class Offer:
+    """One offer: a deployment row and the GPU it rents."""
+
+    name: str
+    gpu: str                       # catalog id
+    gpus_per_node: float
+    node_hourly_cost: float        # base units (USD/s)
+    as_of: str | None
+    source: str | None
+    note: str | None = None
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One candidate: a GPU, its GPUs per replica, weight and KV formats and an offer."""
+
+    gpu: catalog.Entry
+    tp: int
+    weights: str | None            # checkpoint format (None: the plan's model lists none)
+    kv_cache_dtype: str            # 'auto' keeps the plan's
+    offer: Offer
+    overrides: tuple[Input, ...] = ()
+    weights_label: str = field(default="", compare=False)   # shown when the section weighs several formats
+    kv_label: str = field(default="", compare=False)
+
+    @property
+    def keys(self) -> dict[str, object]:
+        return {"gpu": self.gpu.id, "tp": self.tp, "weights": self.weights, "kv_cache_dtype": self.kv_cache_dtype,
+                "offer": self.offer.name}
+
+    @property
+    def label(self) -> str:
+        """'h200-sxm-141gb TP1' (the weight and KV formats when they are not the plan's)."""
+        extra = "".join(f" {v}" for v in (self.weights_label, self.kv_label) if v)
+        return f"{self.gpu.id} TP{self.tp}{extra}"
+
+    @property
+    def name(self) -> str:
+        return f"{self.label} on {self.offer.name}"
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """The expanded section: every candidate, and the GPUs no offer rents."""
+
+    candidates: tuple[Candidate, ...]
+    unpriced: tuple[str, ...]
+    line: int | None = None
+
+    def __len__(self) -> int:
+        return len(self.candidates)
+
+
+def read(ctx: Context) -> Candidates | None:
+    spec = ctx.data.get(SECTION)
+    if spec is None:
+        return None
+    path = (SECTION,)
+    if not isinstance(spec, dict):
+        raise ctx.err(f"expected a mapping with {', '.join(KEYS)}, got {kind(spec)}", *path)
+    for key in spec:
+        if key not in KEYS:
+            raise ctx.err(f"unknown key '{key}'{nearest(str(key), KEYS)} (candidates keys: {', '.join(KEYS)})",
+                          *path, key)
+    if ctx.switches.get("sizing") != "load_sweep":
+        raise ctx.err("candidates are ranked by their λ* (a measured, transferred or estimated sweep knee), "
+                      "which a plan with sizing: littles_law does not have; use sizing: load_sweep", *path)
+    gpus = _gpus(ctx, spec.get("gpus"))
+    tps = _tps(ctx, spec.get("tp"))
+    weights = _weights(ctx, spec.get("weights"))
+    kvs = _kv_dtypes(ctx, spec.get("kv_cache_dtype"))
+    offers = _offers(ctx, spec.get("offers"))
+    exclude = _matches(ctx, spec.get("exclude"), path + ("exclude",))
+    overrides = _overrides(ctx, spec.get("overrides"))
+    several_w, several_kv = len(weights) > 1, len(kvs) > 1
+    out = []
+    for gpu, tp, w, kv in itertools.product(gpus, tps, weights, kvs):
+        for offer in (o for o in offers if o.gpu == gpu.id):
+            c = Candidate(gpu, tp, w, kv, offer, weights_label=w if several_w else "",
+                          kv_label=f"KV {kv}" if several_kv else "")
+            if any(_matches_keys(m, c.keys) for m in exclude):
+                continue
+            given = tuple(i for m, set_ in overrides if _matches_keys(m, c.keys) for i in set_)
+            out.append(Candidate(c.gpu, tp, w, kv, offer, given, c.weights_label, c.kv_label))
+    if not out:
+        raise ctx.err("no candidate is left: every GPU/offer combination is excluded, or no offer rents "
+                      "one of the GPUs listed", *path)
+    rented = {o.gpu for o in offers}
+    return Candidates(tuple(out), tuple(g.id for g in gpus if g.id not in rented), ctx.doc.line(path))
+
+
+def _list(ctx: Context, raw, key: str, example: str) -> list:
+    if raw is None:
+        raise ctx.err(f"missing '{key}:' ({example})", SECTION)
+    items = raw if isinstance(raw, list) else [raw]
+    if not items:
+        raise ctx.err(f"an empty list ({example})", SECTION, key)
+    return items
+
+
+def _gpus(ctx: Context, raw) -> list[catalog.Entry]:
+    if raw == "all":
+        return catalog.entries("gpu")
+    found: list[catalog.Entry] = []
+    for i, name in enumerate(_list(ctx, raw, "gpus", "catalog ids or aliases, or all")):
+        try:
+            entry = catalog.lookup("gpu", str(name))
+        except CapplanError as err:
+            raise ctx.err(err.message, SECTION, "gpus", i) from None
+        if entry not in found:
+            found.append(entry)
+    return found
+
+
+def _tps(ctx: Context, raw) -> list[int]:
+    if raw is None:
+        return [int(ctx.inputs["gpus_per_replica"].value)]
+    out = []
+    for i, tp in enumerate(_list(ctx, raw, "tp", "GPUs per replica, e.g. [1, 2, 4, 8]")):
+        if isinstance(tp, bool) or not isinstance(tp, int) or tp < 1:
+            raise ctx.err(f"GPUs per replica must be a whole number of at least 1, got {kind(tp)}",
+                          SECTION, "tp", i)
+        out.append(tp)
+    return list(dict.fromkeys(out))
+
+
+def _weights(ctx: Context, raw) -> list[str | None]:
+    formats = list(ctx.model_entry.weights)
+    plan_format = _plan_format(ctx)
+    if raw is None:
+        return [plan_format]
+    if not formats:
+        raise ctx.err(f"model '{ctx.model_entry.id}' lists no checkpoint formats in the catalog; leave "
+                      f"weights: out (the plan's weight_bytes_per_param holds)", SECTION, "weights")
+    if raw == "all":
+        return formats
+    out = []
+    for i, fmt in enumerate(_list(ctx, raw, "weights", f"the model's formats: {', '.join(formats)}, or all")):
+        if str(fmt) not in formats:
+            raise ctx.err(f"model '{ctx.model_entry.id}' has no checkpoint format '{fmt}'; known: "
+                          f"{', '.join(formats)}", SECTION, "weights", i)
+        out.append(str(fmt))
+    return list(dict.fromkeys(out))
+
+
+def _plan_format(ctx: Context) -> str | None:
+    """The format of the plan's own weights (None when the model lists none)."""
+    name = ctx.model_entry.name
+    return next((f for f in ctx.model_entry.weights if name.endswith(f"({f.upper()})")), None)
+
+
+def _kv_dtypes(ctx: Context, raw) -> list[str]:
+    if raw is None:
+        return ["auto"]
+    out = []
+    for i, dtype in enumerate(_list(ctx, raw, "kv_cache_dtype", f"one of {', '.join(KV_DTYPES)}")):
+        if str(dtype) not in KV_DTYPES:
+            raise ctx.err(f"unknown KV-cache dtype '{dtype}'{nearest(str(dtype), KV_DTYPES)} (vLLM's "
+                          f"--kv-cache-dtype: {', '.join(KV_DTYPES)})", SECTION, "kv_cache_dtype", i)
+        out.append(str(dtype))
+    return list(dict.fromkeys(out))
+
+
+def _offers(ctx: Context, raw) -> list[Offer]:
+    rows = _list(ctx, raw, "offers", "rows like a deployment row plus gpu:")
+    out: list[Offer] = []
+    for i, row in enumerate(rows):
+        path = (SECTION, "offers", i)
+        if not isinstance(row, dict):
+            raise ctx.err(f"an offer is a mapping ({', '.join(OFFER_KEYS)}), got {kind(row)}", *path)
+        for key in row:
+            if key not in OFFER_KEYS:
+                raise ctx.err(f"unknown key '{key}'{nearest(str(key), OFFER_KEYS)} (offer keys: "
+                              f"{', '.join(OFFER_KEYS)})", *path, key)
+        for key in ("name", "gpu", "gpus_per_node", "node_hourly_cost"):
+            if key not in row:
+                raise ctx.err(f"missing '{key}:'", *path)
+        name = ctx.text(row["name"], *path, "name")
+        if any(o.name == name for o in out):
+            raise ctx.err(f"two offers are named '{name}'", *path, "name")
+        try:
+            gpu = catalog.lookup("gpu", str(row["gpu"])).id
+        except CapplanError as err:
+            raise ctx.err(err.message, *path, "gpu") from None
+        cells = {}
+        for column in ("gpus_per_node", "node_hourly_cost"):
+            q = ctx.model.quantities[f"deployments.{column}"]
+            cells[column], _ = values.cell(ctx, row[column], q, q.unit, path + (column,))
+        as_of = _date(row.get("as_of"))
+        if as_of is False:
+            raise ctx.err(f"as_of must be a date (YYYY-MM-DD), got {kind(row.get('as_of'))}", *path, "as_of")
+        out.append(Offer(name, gpu, cells["gpus_per_node"], cells["node_hourly_cost"],
+                         as_of.isoformat() if as_of else None, ctx.text(row.get("source"), *path, "source"),
+                         ctx.text(row.get("note"), *path, "note"), ctx.doc.line(path)))
+    return out
+
+
+def _date(raw) -> dt.date | None | bool:
+    """A date as YAML reads it or as quoted text; None when not given, False when not a date."""
+    if raw is None or isinstance(raw, dt.date):
+        return raw
+    try:
+        return dt.date.fromisoformat(str(raw))
+    except ValueError:
+        return False
+
+
+def _matches(ctx: Context, raw, path: tuple) -> list[dict]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise ctx.err(f"expected a list of mappings such as {{gpu: h100, tp: 1}}, got {kind(raw)}", *path)
+    return [_match(ctx, m, path + (i,)) for i, m in enumerate(raw)]
+
+
+def _match(ctx: Context, raw, path: tuple) -> dict:
+    if not isinstance(raw, dict) or not raw:
+        raise ctx.err(f"expected a mapping of candidate keys ({', '.join(MATCH_KEYS)}), got {kind(raw)}", *path)
+    out = {}
+    for key, value in raw.items():
+        if key not in MATCH_KEYS:
+            raise ctx.err(f"unknown key '{key}'{nearest(str(key), MATCH_KEYS)} (a candidate's keys: "
+                          f"{', '.join(MATCH_KEYS)})", *path, key)
+        if key == "gpu":
+            try:
+                value = catalog.lookup("gpu", str(value)).id
+            except CapplanError as err:
+                raise ctx.err(err.message, *path, key) from None
+        out[key] = value
+    return out
+
+
+def _matches_keys(match: dict, keys: dict) -> bool:
+    return all(keys[k] == v or str(keys[k]) == str(v) for k, v in match.items())
+
+
+def _overrides(ctx: Context, raw) -> list[tuple[dict, tuple[Input, ...]]]:
+    path = (SECTION, "overrides")
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise ctx.err(f"expected a list of {{match: {{...}}, set: {{...}}}}, got {kind(raw)}", *path)
+    out = []
+    for i, item in enumerate(raw):
+        where = path + (i,)
+        if not isinstance(item, dict) or set(item) - set(OVERRIDE_KEYS) or "set" not in item:
+            raise ctx.err(f"an override is {{match: {{gpu: b200}}, set: {{input: value}}}}, got {kind(item)}",
+                          *where)
+        match = _match(ctx, item["match"], where + ("match",)) if item.get("match") is not None else {}
+        given = input_reader.read_all(ctx, item["set"], where + ("set",), origin="candidate")
+        for name, given_input in given.items():
+            if given_input.pinned and name != "instance_max_rate":
+                raise ctx.err(f"'{name}' is derived; a candidate may pin only instance_max_rate (its λ*)",
+                              *where, "set", name)
+        out.append((match, tuple(given.values())))
+    return out
+
+
+_LIST = {"oneOf": [{"type": "array", "items": {"type": "string"}}, {"type": "string"}]}
+_MATCH = {"type": "object", "properties": {k: {} for k in MATCH_KEYS}, "additionalProperties": False}
+SCHEMA = {
+    "type": "object",
+    "description": "The hardware the plan weighs: GPU types × GPUs per replica × checkpoint formats × KV-cache "
+                   "dtypes × offers, ranked by the monthly cost of serving the forecast.",
+    "properties": {
+        "gpus": {**_LIST, "description": "Catalog ids or aliases, or `all`."},
+        "tp": {"type": "array", "items": {"type": "integer", "minimum": 1}, "description": "GPUs per replica."},
+        "weights": {**_LIST, "description": "The model's checkpoint formats, or `all`."},
+        "kv_cache_dtype": {"oneOf": [{"type": "array", "items": {"type": "string", "enum": list(KV_DTYPES)}},
+                                     {"type": "string", "enum": list(KV_DTYPES)}]},
+        "offers": {"type": "array", "items": {
+            "type": "object", "required": ["name", "gpu", "gpus_per_node", "node_hourly_cost"],
+            "properties": {k: {} for k in OFFER_KEYS}, "additionalProperties": False}},
+        "exclude": {"type": "array", "items": _MATCH},
+        "overrides": {"type": "array", "items": {"type": "object", "required": ["set"],
+                                                 "properties": {"match": _MATCH, "set": {"type": "object"}},
+                                                 "additionalProperties": False}},
+    },
+    "required": ["gpus", "offers"],
+    "additionalProperties": False,
+}

@@ -1,0 +1,288 @@
+"""The candidates' ranking as every output shows it: rows, the recommendation, what it rests on.
+
+Built from the ranking artifact (:mod:`capplan.analysis.ranking`); the record's
+section (``templates/candidates.md.j2``), the JSON document and the record's
+first screen (:meth:`CandidatesView.options`, :attr:`CandidatesView.sentence`)
+read it. Every λ* shows its tag (measured, transferred, estimated, given) next
+to the cost it leads to, and an estimated row's latencies are bounds, not
+percentiles. For the top candidates whose λ* is not measured it writes the
+benchmark that would measure it: a ``vllm bench serve`` run per rate around
+the predicted knee, with the plan's class mix, and the ``import:`` line to
+paste back.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cached_property
+
+from capplan import formatting
+from capplan.analysis import ranking as ranked
+from capplan.analysis import transfer
+from capplan.analysis.ranking import Option, Ranking
+
+SHOWN = 40                      # rows the record's table shows (the JSON has them all)
+BENCHMARKED = 3                 # candidates a benchmark command is written for
+KNEE_STEPS = (0.5, 0.75, 1.0, 1.25, 1.5)   # rates around the predicted knee, as shares of it
+SECONDS_PER_RATE = 300          # each rate runs this long (prompts = rate × seconds): many E2E latencies
+
+
+@dataclass(frozen=True)
+class Row:
+    rank: str
+    candidate: str
+    offer: str
+    tag: str
+    lambda_star: str
+    safe_rate: str
+    replicas: str
+    nodes: str
+    monthly: str
+    per_million: str
+    per_million_compliant: str
+    feasible: str
+
+    def as_json(self) -> dict:
+        return dict(self.__dict__)
+
+
+class CandidatesView:
+    def __init__(self, ranking: Ranking, evaluations):
+        self.ranking = ranking
+        self.evaluated = ranking.evaluated
+        self.evaluations = evaluations
+
+    @property
+    def sentence(self) -> str:
+        return ranked.sentence(self.ranking)
+
+    def options(self) -> list[Option]:
+        return ranked.options(self.ranking)
+
+    def _value(self, name, i, scenario=0):
+        return self.ranking.value(name, i, scenario)
+
+    def _lambda(self, i: int) -> str:
+        ev = self.evaluated
+        text = f"{formatting.number(self._value('instance_max_rate', i), 3)} req/s"
+        return text + (f" ±{100 * ev.band[i]:.0f} %" if ev.band[i] else "")
+
+    def row(self, i: int, rank: int | None) -> Row:
+        ev, r = self.evaluated, self.ranking
+        c = ev.candidates[i]
+        money = formatting.money
+        reason = ev.reasons[i]
+        compliant = self._value("deployments.cost_per_million_compliant_tokens", i)
+        return Row(str(rank) if rank else "–", c.label, c.offer.name, ev.tags[i], self._lambda(i),
+                   f"{formatting.number(self._value('safe_rate_per_replica', i), 3)} req/s",
+                   f"{self._value('active_replicas', i):g} + {self._value('redundancy_replicas', i):g}"
+                   if not reason else "–",
+                   f"{self._value('deployments.nodes', i):g}" if not reason else "–",
+                   money(self._value(ranked.MONTH, i)) if not reason else "–",
+                   money(self._value(ranked.PER_M, i) * 1e6) if not reason else "–",
+                   money(compliant * 1e6) if compliant and not reason else "not measured",
+                   "yes" if not reason else f"no: {reason}")
+
+    @cached_property
+    def rows(self) -> list[Row]:
+        feasible = set(self.ranking.feasible)
+        out, rank = [], 0
+        for i in self.ranking.order:
+            rank += i in feasible
+            out.append(self.row(i, rank if i in feasible else None))
+        return out
+
+    @property
+    def shown_rows(self) -> list[Row]:
+        return self.rows[:SHOWN]
+
+    @property
+    def more(self) -> int:
+        return max(0, len(self.rows) - SHOWN)
+
+    @property
+    def stays(self) -> str:
+        r = self.ranking
+        if r.stays is None:
+            return ""
+        return (f"P(the winner stays the cheapest) = {100 * r.stays:.1f} % over {r.draws:,} draws of the "
+                f"transferred and estimated λ* within their bands and of the plan's uncertain inputs")
+
+    @property
+    def rests_on(self) -> list[str]:
+        """What the recommendation rests on: each of the top two's λ* and its basis, and the plan's inputs."""
+        ev, r = self.evaluated, self.ranking
+        out = []
+        for label, i in (("winner", r.winner), ("runner-up", r.runner_up)):
+            if i is None:
+                continue
+            c = ev.candidates[i]
+            text = f"{label} {c.label}: {ev.tags[i]} λ* {self._lambda(i)} — {ev.basis[i]}; offer {c.offer.name} at " \
+                   f"{formatting.money(c.offer.node_hourly_cost * 3600)}/h"
+            text += f" (as of {c.offer.as_of})" if c.offer.as_of else ""
+            text += f", {c.offer.source}" if c.offer.source else ""
+            if ev.tags[i] == transfer.ESTIMATED:
+                text += "; its latencies are a bound, not a percentile"
+            out.append(text)
+        return out
+
+    @property
+    def flips(self) -> list[str]:
+        r, ev = self.ranking, self.evaluated
+        f = r.flips
+        if f is None:
+            return []
+        w, u = ev.candidates[r.winner], ev.candidates[r.runner_up]
+        money = formatting.money
+        out = [f"{u.label} on {u.offer.name} wins below {money(f.runner_price * 3600)}/h a node "
+               f"(today {money(u.offer.node_hourly_cost * 3600)}/h)",
+               f"{w.label} on {w.offer.name} loses above {money(f.winner_price * 3600)}/h a node "
+               f"(today {money(w.offer.node_hourly_cost * 3600)}/h)"]
+        peaks = [f"above {formatting.number(f.peak_above, 4)} req/s" if f.peak_above is not None else "",
+                 f"at {formatting.number(f.peak_below, 4)} req/s or less" if f.peak_below is not None else ""]
+        if any(peaks):
+            out.append(f"{u.label} is cheaper when the peak is {' or '.join(p for p in peaks if p)} (today "
+                       f"{formatting.number(self._value('peak_arrival_rate', r.winner), 4)} req/s, every λ* as today)")
+        if f.runner_lambda is not None:
+            out.append(f"{u.label} wins at a λ* of {formatting.number(f.runner_lambda, 3)} req/s or more "
+                       f"(today {self._lambda(r.runner_up)}, {ev.tags[r.runner_up]})")
+        if f.runner_rho is not None:
+            out.append(f"{u.label} wins at ρ {formatting.number(f.runner_rho, 3)} or more at today's λ* "
+                       f"(today {formatting.number(self._value('rho_target', r.runner_up), 3)})")
+        return out
+
+    @property
+    def near_misses(self) -> list[str]:
+        """The next candidates with the price that would make each the winner, and the infeasible
+        ones nearest to the plan (the first few) with their reasons."""
+        r, ev = self.ranking, self.evaluated
+        if r.winner is None:
+            return []
+        cost_w = r.value(ranked.MONTH, r.winner)
+        out = []
+        for i in r.feasible[2:5]:
+            c = ev.candidates[i]
+            price = cost_w / (r.value("deployments.nodes", i) * r.value("hours_per_month", i))
+            out.append(f"{c.label} on {c.offer.name}: +{100 * (r.value(ranked.MONTH, i) / cost_w - 1):.1f} %; "
+                       f"wins below {formatting.money(price * 3600)}/h a node")
+        infeasible = [i for i in r.order if ev.reasons[i]][:3]
+        out += [f"{ev.candidates[i].label} on {ev.candidates[i].offer.name}: {ev.reasons[i]}{self._would_take(i)}"
+                for i in infeasible]
+        return out
+
+    def _would_take(self, i: int) -> str:
+        """What would make an infeasible candidate feasible: the smallest TP of the same GPU, formats
+        and offer that is ('' when none of the candidates is)."""
+        ev, c = self.evaluated, self.evaluated.candidates[i]
+        larger = [j for j in self.ranking.feasible if ev.candidates[j].keys | {"tp": c.tp} == c.keys
+                  and ev.candidates[j].tp > c.tp]
+        if not larger:
+            return ""
+        j = min(larger, key=lambda k: ev.candidates[k].tp)
+        return f"; TP{ev.candidates[j].tp} fits (rank {self.ranking.feasible.index(j) + 1})"
+
+    @property
+    def undecided(self) -> str:
+        """Which candidates a benchmark would make the ranking decisive for, in words ('' for none)."""
+        ev = self.evaluated
+        names = [f"{ev.candidates[i].label} on {ev.candidates[i].offer.name} ({ev.tags[i]})"
+                 for i in self.ranking.needs_benchmark()]
+        if not names:
+            return ""
+        return (f"The ranking is not decisive until these are measured (each λ*'s band reaches the winner's "
+                f"cost, or the runner-up's for the winner): {'; '.join(names)}.")
+
+    @property
+    def scenario_winners(self) -> list[str]:
+        ev = self.evaluated
+        return [f"{s}: {ev.candidates[i].label} on {ev.candidates[i].offer.name}" if i is not None else f"{s}: none"
+                for s, i in zip(ev.scenarios, self.ranking.scenario_winners)]
+
+    @property
+    def benchmarks(self) -> list[dict]:
+        """The benchmark that would make each top transferred or estimated candidate measured."""
+        r, ev = self.ranking, self.evaluated
+        want = [i for i in r.needs_benchmark()] or [i for i in r.feasible[:2] if ev.tags[i] in
+                                                    (transfer.TRANSFERRED, transfer.ESTIMATED)]
+        return [self._benchmark(i) for i in want[:BENCHMARKED]]
+
+    def _benchmark(self, i: int) -> dict:
+        ev = self.evaluated
+        c = ev.candidates[i]
+        e = self.evaluations[0]
+        entry = e.plan.model_entry
+        checkpoint = (entry.weights.get(c.weights, {}).get("checkpoint") if c.weights else None) or entry.hf_id \
+            or entry.id
+        knee = self._value("instance_max_rate", i)
+        rates = sorted({_round_rate(knee * k) for k in KNEE_STEPS})
+        prompt = round(float(e.values["avg_prompt_tokens"]))
+        output = round(float(e.values["avg_output_tokens"]))
+        slos = ",".join(f"{s.metric if s.metric != 'e2e' else 'e2el'}:{_ms(float(e.values[s.limit]))}"
+                        for s in e.model.slos if s.metric in ("ttft", "tpot", "e2e"))
+        folder = f"sweeps/{c.gpu.id}-tp{c.tp}" + (f"-{c.weights}" if c.weights else "")
+        kv = f" --kv-cache-dtype {c.kv_cache_dtype}" if c.kv_cache_dtype != "auto" else ""
+        serve = f"vllm serve {checkpoint} --tensor-parallel-size {c.tp}{kv}"
+        bench = "\n".join(
+            f"vllm bench serve --model {checkpoint} --dataset-name random --random-input-len {prompt} "
+            f"--random-output-len {output} --request-rate {rate:g} --num-prompts {max(200, round(rate * SECONDS_PER_RATE))} "
+            f"--percentile-metrics ttft,tpot,itl,e2el --metric-percentiles 50,95,99 --goodput {slos} "
+            f"--save-result --result-dir {folder} --result-filename qps_{rate:g}.json" for rate in rates)
+        return {"candidate": c.label, "offer": c.offer.name, "tag": ev.tags[i], "predicted_knee": self._lambda(i),
+                "serve": serve, "bench": bench,
+                "import": f"load_sweep: {{import: [{folder}/qps_*.json]}}   # in a plan with gpu: {c.gpu.id}, "
+                          f"gpus_per_replica: {c.tp}",
+                "mix": f"the plan's class mix as its weighted means: {prompt} prompt and {output} output tokens"}
+
+    def as_json(self) -> dict:
+        ev, r = self.evaluated, self.ranking
+        money = lambda x: round(float(x), 2)  # noqa: E731 (USD)
+        cands = []
+        for i, c in enumerate(ev.candidates):
+            cands.append({
+                "candidate": c.label, "keys": c.keys, "offer": {
+                    "name": c.offer.name, "gpus_per_node": c.offer.gpus_per_node,
+                    "node_hourly_cost": money(c.offer.node_hourly_cost * 3600), "as_of": c.offer.as_of,
+                    "source": c.offer.source},
+                "lambda_star": {"tag": ev.tags[i], "basis": ev.basis[i], "band": float(ev.band[i])},
+                "feasible": not ev.reasons[i], "reason": ev.reasons[i] or None,
+                "scenarios": None if ev.reasons[i] else {s: {"lambda_star": _num(r.value("instance_max_rate", i, j)),
+                                  "safe_rate_per_replica": _num(r.value("safe_rate_per_replica", i, j)),
+                                  "active_replicas": _num(r.value("active_replicas", i, j)),
+                                  "resilient_replicas": _num(r.value("resilient_replicas", i, j)),
+                                  "nodes": _num(r.value("deployments.nodes", i, j)),
+                                  "monthly_cost": _num(r.value(ranked.MONTH, i, j), 2),
+                                  "cost_per_million_tokens": _num(r.value(ranked.PER_M, i, j) * 1e6, 4)}
+                              for j, s in enumerate(ev.scenarios)}})
+        f = r.flips
+        return {"candidates": cands,
+                "ranking": [ev.candidates[i].name for i in r.feasible],
+                "winner": ev.candidates[r.winner].name if r.winner is not None else None,
+                "runner_up": ev.candidates[r.runner_up].name if r.runner_up is not None else None,
+                "gap": _num(r.gap, 6) if r.gap is not None else None,
+                "flips": None if f is None else {
+                    "runner_up_price_below": _num(f.runner_price * 3600, 4),
+                    "winner_price_above": _num(f.winner_price * 3600, 4),
+                    "runner_up_lambda_star_at_least": _num(f.runner_lambda, 6) if f.runner_lambda else None,
+                    "runner_up_cheaper_above_peak": _num(f.peak_above) if f.peak_above is not None else None,
+                    "runner_up_cheaper_at_or_below_peak": _num(f.peak_below) if f.peak_below is not None else None},
+                "p_winner_stays": r.stays, "draws": r.draws, "recommendation": self.sentence,
+                "unpriced_gpus": list(ev.unpriced)}
+
+
+def _num(x, digits: int = 6):
+    x = float(x)
+    return round(x, digits) if math.isfinite(x) else None
+
+
+def _round_rate(x: float) -> float:
+    """A rate to sweep: two significant digits."""
+    return float(f"{x:.2g}") if x > 0 else 0.1
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:g}"
+
+
+def build(ranking: Ranking | None, evaluations) -> CandidatesView | None:
+    return CandidatesView(ranking, evaluations) if ranking is not None else None

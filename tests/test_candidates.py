@@ -1,0 +1,290 @@
+"""Candidates ranked by the cost of serving the forecast: values worked by hand.
+
+The three-candidate plan: peak 60 req/s, ρ 0.7, one spare replica, 732 h a
+month, 8-GPU nodes; the sweep's λ* is 4 req/s (6 req/s misses the TTFT SLO).
+
+- h100 TP1 (measured, λ* 4): λ_safe 2.8, ceil(60/2.8) = 22 active + 1 = 23
+  replicas, 8 a node: 3 nodes × $40/h × 732 h = $87,840;
+- h100 TP2 (λ* given 15): λ_safe 10.5, ceil(5.71) = 6 + 1 = 7 replicas, 4 a
+  node: 2 nodes × $40 × 732 = $58,560 — the winner;
+- h200 TP1 (λ* given 9): λ_safe 6.3, ceil(9.52) = 10 + 1 = 11 replicas, 8 a
+  node: 2 nodes × $50 × 732 = $73,200 — the runner-up, +25 %.
+
+The runner-up wins below 58,560 / (2 × 732) = $40.00/h a node; the winner
+loses above 73,200 / (2 × 732) = $50.00/h; the runner-up's one node holds 8
+replicas, 7 active, so it wins from λ* = 60 / (7 × 0.7) = 12.2449 req/s.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+from conftest import BASE_PLAN, ROOT
+
+from capplan.analysis import candidates as batch
+from capplan.analysis import ranking as ranked
+from capplan.analysis.pipeline import evaluate_plan, load_plan
+from capplan.errors import CapplanError
+from capplan.rendering.candidates import CandidatesView
+
+REFERENCE = ROOT / "plans" / "llama3.3-70b-candidates.yaml"
+
+
+def three(h200_price="50 USD/h", h200_lambda="9 req/s", **extra):
+    plan = copy.deepcopy(BASE_PLAN)
+    plan["gpu"] = "h100"
+    plan["candidates"] = {
+        "gpus": ["h100", "h200"], "tp": [1, 2],
+        "offers": [{"name": "p5", "gpu": "h100", "gpus_per_node": 8, "node_hourly_cost": "40 USD/h"},
+                   {"name": "p5e", "gpu": "h200", "gpus_per_node": 8, "node_hourly_cost": h200_price}],
+        "exclude": [{"gpu": "h200", "tp": 2}],
+        "overrides": [{"match": {"gpu": "h100", "tp": 2}, "set": {"instance_max_rate": "15 req/s"}},
+                      {"match": {"gpu": "h200"}, "set": {"instance_max_rate": h200_lambda}}],
+        **extra}
+    return plan
+
+
+def ranking_of(write_plan, plan):
+    _, evaluations = evaluate_plan(write_plan(plan))
+    return evaluations, ranked.rank(evaluations, batch.evaluate(evaluations), draws=50)
+
+
+def test_three_candidates_ranked_by_hand(write_plan):
+    _, r = ranking_of(write_plan, three())
+    ev = r.evaluated
+    labels = [ev.candidates[i].label for i in r.order]
+    assert labels == ["h100-sxm5-80gb TP2", "h200-sxm-141gb TP1", "h100-sxm5-80gb TP1"]
+    by = {c.label: i for i, c in enumerate(ev.candidates)}
+    expected = {"h100-sxm5-80gb TP1": (4, 22, 23, 3, 87_840), "h100-sxm5-80gb TP2": (15, 6, 7, 2, 58_560),
+                "h200-sxm-141gb TP1": (9, 10, 11, 2, 73_200)}
+    for label, (lam, active, resilient, nodes, monthly) in expected.items():
+        i = by[label]
+        assert r.value("instance_max_rate", i) == pytest.approx(lam)
+        assert r.value("active_replicas", i) == active
+        assert r.value("resilient_replicas", i) == resilient
+        assert r.value("deployments.nodes", i) == nodes
+        assert r.value(ranked.MONTH, i) == pytest.approx(monthly)
+    assert ev.tags[by["h100-sxm5-80gb TP1"]] == "measured"
+    assert ev.tags[by["h200-sxm-141gb TP1"]] == "given"
+    assert r.gap == pytest.approx(0.25)
+    assert r.flips.runner_price * 3600 == pytest.approx(40.0)
+    assert r.flips.winner_price * 3600 == pytest.approx(50.0)
+    assert r.flips.runner_lambda == pytest.approx(60 / (7 * 0.7))
+    sentence = ranked.sentence(r)
+    assert sentence.startswith("Recommended: 2 × p5 (h100-sxm5-80gb TP2), $58,560.00 a month (given λ*); "
+                               "runner-up h200-sxm-141gb TP1 on p5e at +25.0 %")
+    assert "swaps if its price falls below $40.00/h or if its measured λ* reaches 12.2 req/s" in sentence
+
+
+@pytest.mark.parametrize("price, winner", [("39.99 USD/h", "h200-sxm-141gb TP1"), ("40.01 USD/h", "h100-sxm5-80gb TP2")])
+def test_the_flip_price_one_cent_on_each_side(write_plan, price, winner):
+    _, r = ranking_of(write_plan, three(h200_price=price))
+    assert r.evaluated.candidates[r.winner].label == winner
+
+
+@pytest.mark.parametrize("lam, winner", [("12.25 req/s", "h200-sxm-141gb TP1"), ("12.2 req/s", "h100-sxm5-80gb TP2")])
+def test_the_flip_lambda_on_each_side(write_plan, lam, winner):
+    _, r = ranking_of(write_plan, three(h200_lambda=lam))
+    assert r.evaluated.candidates[r.winner].label == winner
+
+
+def test_a_replica_larger_than_the_offers_node_is_listed_with_its_reason(write_plan):
+    plan = three()
+    plan["candidates"]["tp"] = [1, 8]
+    plan["candidates"]["offers"][1]["gpus_per_node"] = 4
+    _, r = ranking_of(write_plan, plan)
+    ev = r.evaluated
+    i = next(i for i, c in enumerate(ev.candidates) if c.label == "h200-sxm-141gb TP1")
+    assert not ev.reasons[i]
+    j = next(i for i, c in enumerate(ev.candidates) if c.label == "h100-sxm5-80gb TP8")
+    assert not ev.reasons[j]
+    plan["candidates"]["exclude"] = []
+    _, r = ranking_of(write_plan, plan)
+    ev = r.evaluated
+    k = next(i for i, c in enumerate(ev.candidates) if c.label == "h200-sxm-141gb TP8")
+    assert ev.reasons[k] == "a replica of 8 GPUs does not fit a node of 4 GPUs (max_nodes_per_replica)"
+    assert k in r.order and k not in r.feasible
+
+
+def test_weights_that_do_not_fit_are_listed_with_their_reason():
+    _, evaluations = evaluate_plan(REFERENCE)
+    ev = batch.evaluate(evaluations)
+    i = next(i for i, c in enumerate(ev.candidates) if c.label == "h100-sxm5-80gb TP1 bf16")
+    assert ev.reasons[i] == "the weights do not fit: 131.4 GiB of weights in 71.68 GiB usable on 1 GPU(s)"
+
+
+def test_a_transferred_lambda_is_the_measured_one_times_the_bandwidth_ratio():
+    """B200 TP1 against the measured A100-40GB TP8 (decode-bound): a step reads the same bytes
+    (one KV head per GPU at TP8 is eight at TP1), so the ratio is 7,700 GB/s × 1 / (1,555 × 8)."""
+    _, evaluations = evaluate_plan(REFERENCE)
+    ev = batch.evaluate(evaluations)
+    i = next(i for i, c in enumerate(ev.candidates) if c.label == "b200-hgx TP1 bf16")
+    ratio = 7700 / (1555 * 8)
+    assert ev.tags[i] == "transferred"
+    assert ev.values["instance_max_rate"][i, 0] == pytest.approx(4 * ratio, rel=1e-12)
+    assert ev.basis[i].startswith(f"{ratio:.3g} × 4 req/s measured on a100-sxm4-40gb TP8 bf16 (decode-bound")
+    assert ev.band[i] == pytest.approx(0.35)
+    assert ev.tags[ev.reference] == "measured"
+
+
+def test_the_reference_plan_recommends_and_shows_every_tag_next_to_its_cost():
+    plan, evaluations = evaluate_plan(REFERENCE)
+    r = ranked.rank(evaluations, batch.evaluate(evaluations), draws=200)
+    view = CandidatesView(r, evaluations)
+    assert view.sentence.startswith("Recommended: ")
+    options = view.options()
+    assert options and options[0].monthly_cost.startswith("$") and "λ*" in options[0].note
+    assert all(row.tag in ("measured", "transferred") for row in view.rows)
+    assert 0 <= r.stays <= 1
+    doc = view.as_json()
+    assert len(doc["candidates"]) == len(plan.candidates) and doc["winner"] == doc["ranking"][0]
+    assert view.benchmarks and "vllm bench serve" in view.benchmarks[0]["bench"]
+
+
+BAD = {
+    "key": ({"gpu": ["h100"]}, "candidates.gpu", "unknown key 'gpu'"),
+    "gpu": ({"gpus": ["h1000"]}, "candidates.gpus", "unknown gpu 'h1000'"),
+    "tp": ({"tp": [0]}, "candidates.tp", "GPUs per replica must be a whole number of at least 1"),
+    "weights": ({"weights": ["int3"]}, "candidates.weights", "no checkpoint format 'int3'", {"model": "llama-3.3-70b"}),
+    "no formats": ({"weights": ["bf16"]}, "candidates.weights", "lists no checkpoint formats"),
+    "kv": ({"kv_cache_dtype": ["fp4"]}, "candidates.kv_cache_dtype", "unknown KV-cache dtype 'fp4'"),
+    "offer key": ({"offers": [{"name": "x", "gpu": "h100", "gpus_per_node": 8, "node_hourly_cost": "1 USD/h",
+                               "price": 3}]}, "candidates.offers", "unknown key 'price'"),
+    "offer missing": ({"offers": [{"name": "x", "gpu": "h100", "gpus_per_node": 8}]}, "candidates.offers",
+                      "missing 'node_hourly_cost:'"),
+    "offer twice": ({"offers": [{"name": "x", "gpu": "h100", "gpus_per_node": 8, "node_hourly_cost": "1 USD/h"}] * 2},
+                    "candidates.offers", "two offers are named 'x'"),
+    "offer gpu": ({"offers": [{"name": "x", "gpu": "nope", "gpus_per_node": 8, "node_hourly_cost": "1 USD/h"}]},
+                  "candidates.offers", "unknown gpu 'nope'"),
+    "offer price": ({"offers": [{"name": "x", "gpu": "h100", "gpus_per_node": 8, "node_hourly_cost": "-1 USD/h"}]},
+                    "candidates.offers", "node_hourly_cost"),
+    "offer date": ({"offers": [{"name": "x", "gpu": "h100", "gpus_per_node": 8, "node_hourly_cost": "1 USD/h",
+                                "as_of": "soon"}]}, "candidates.offers", "as_of must be a date"),
+    "offer row": ({"offers": ["x"]}, "candidates.offers", "an offer is a mapping"),
+    "no offers": ({"offers": None}, "candidates", "missing 'offers:'"),
+    "empty": ({"tp": []}, "candidates.tp", "an empty list"),
+    "exclude": ({"exclude": {"gpu": "h100"}}, "candidates.exclude", "expected a list of mappings"),
+    "exclude item": ({"exclude": ["h100"]}, "candidates.exclude", "expected a mapping of candidate keys"),
+    "exclude key": ({"exclude": [{"gpus": "h100"}]}, "candidates.exclude", "unknown key 'gpus'"),
+    "exclude gpu": ({"exclude": [{"gpu": "zz"}]}, "candidates.exclude", "unknown gpu 'zz'"),
+    "exclude all": ({"exclude": [{"tp": 1}, {"tp": 2}]}, "candidates", "no candidate is left"),
+    "overrides": ({"overrides": {"set": {}}}, "candidates.overrides", "expected a list of"),
+    "override item": ({"overrides": [{"when": {}}]}, "candidates.overrides", "an override is"),
+    "override pin": ({"overrides": [{"set": {"active_replicas": 3}}]}, "candidates.overrides",
+                     "a candidate may pin only instance_max_rate"),
+    "section": ("h100", "candidates", "expected a mapping"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD))
+def test_a_bad_candidates_entry_is_one_message_naming_file_and_key(write_plan, case):
+    change, key, words, *top = BAD[case]
+    plan = three()
+    plan.update(*top)
+    if isinstance(change, dict):
+        plan["candidates"].update(change)
+        plan["candidates"] = {k: v for k, v in plan["candidates"].items() if v is not None}
+    else:
+        plan["candidates"] = change
+    path = write_plan(plan)
+    with pytest.raises(CapplanError) as err:
+        load_plan(path)
+    assert words in err.value.message
+    assert err.value.key.startswith(key) and err.value.file.endswith("test-plan.yaml")
+
+
+def test_candidates_need_a_sweep_plan(write_plan):
+    plan = three()
+    plan["sizing"] = "littles_law"
+    plan["inputs"]["decode_throughput"] = "2000 token/s"
+    del plan["tables"]["load_sweep"]
+    with pytest.raises(CapplanError, match="sizing: littles_law does not have"):
+        load_plan(write_plan(plan))
+
+
+def test_diff_names_a_change_of_winner(write_plan, run_main):
+    old = write_plan(three(), "old")
+    new = write_plan(three(h200_price="39.99 USD/h"), "new")
+    code, out, _ = run_main("diff", old, new)
+    assert code == 0
+    assert "Recommended candidate h100-sxm5-80gb TP2 on p5 → h200-sxm-141gb TP1 on p5e" in out
+    code, out, _ = run_main("diff", old, old)
+    assert "Recommended candidate" not in out
+
+
+def test_gpus_all_expands_over_the_catalog_and_names_the_gpus_no_offer_rents(write_plan):
+    from capplan.loading import catalog
+
+    plan = three()
+    plan["candidates"]["gpus"] = "all"
+    loaded = load_plan(write_plan(plan))
+    assert {c.gpu.id for c in loaded.candidates.candidates} == {"h100-sxm5-80gb", "h200-sxm-141gb"}
+    assert set(loaded.candidates.unpriced) == set(catalog.ids("gpu")) - {"h100-sxm5-80gb", "h200-sxm-141gb"}
+
+
+def test_the_catalog_lists_each_models_checkpoints_with_their_sources(run_main):
+    code, out, _ = run_main("catalog", "models", "llama-3.3")
+    assert code == 0
+    assert out.splitlines()[0].split()[-1] == "checkpoints" and "bf16, fp8" in out.splitlines()[1]
+    assert "weights fp8 (RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic, 1.0298 B/param): vLLM on an H100" in out
+    code, out, _ = run_main("catalog", "models", "llama-3.3", "--json")
+    assert '"bytes_per_param": 1.0298' in out
+
+
+def test_the_peak_flip_is_where_the_fleets_steps_cross(write_plan):
+    """h100 TP2 (λ_safe 10.5, 4 replicas a node, $29,280 a node-month) against h200 TP1 (λ_safe 6.3, 8 a
+    node, $36,600). Below: at a peak of 44.1 (7 × 6.3) the h200's 7 + 1 replicas fit one node, $36,600,
+    while the h100 TP2 needs ceil(44.1 / 10.5) + 1 = 6 replicas, 2 nodes, $58,560. Above: past 73.5
+    (7 × 10.5) the h100 TP2 needs 8 + 1 replicas, 3 nodes, $87,840, the h200 ceil(73.5 / 6.3) + 1 = 13,
+    still 2 nodes, $73,200."""
+    _, r = ranking_of(write_plan, three())
+    assert r.flips.peak_below == pytest.approx(44.1)
+    assert r.flips.peak_above == pytest.approx(73.5)
+    for peak, winner in (("44.1 req/s", "h200-sxm-141gb TP1"), ("44.2 req/s", "h100-sxm5-80gb TP2"),
+                         ("73.5 req/s", "h100-sxm5-80gb TP2"), ("73.6 req/s", "h200-sxm-141gb TP1")):
+        plan = three()
+        plan["inputs"]["peak_arrival_rate"] = peak
+        _, moved = ranking_of(write_plan, plan)
+        assert moved.evaluated.candidates[moved.winner].label == winner, peak
+
+
+def test_without_a_measured_candidate_every_lambda_is_estimated_with_its_band(write_plan):
+    plan = three()
+    plan["candidates"].update(gpus=["h200"], tp=[1], overrides=[], exclude=[])
+    evaluations, r = ranking_of(write_plan, plan)
+    ev = r.evaluated
+    assert ev.tags == ["estimated"] and ev.reference is None
+    assert 0 < ev.band[0] < 0.9 and ev.values["instance_max_rate"][0, 0] > 0
+    assert ev.basis[0].startswith("mixed-batch roofline and Little's law (")
+    view = CandidatesView(r, evaluations)
+    assert view.rests_on[0].endswith("its latencies are a bound, not a percentile")
+
+
+def test_p_winner_stays_draws_the_plans_uncertain_inputs_too(write_plan):
+    plan = three()
+    plan["inputs"]["peak_arrival_rate"] = {"value": "60 req/s", "range": "40 to 80 req/s"}
+    _, r = ranking_of(write_plan, plan)
+    assert r.draws == 50
+    assert 0 < r.stays < 1        # the peak moves the fleets' whole-node steps (44.1 and 73.5 req/s)
+
+
+def test_what_it_would_take_rho_and_tp(write_plan):
+    """The runner-up h200 TP1 wins once its one node's 7 active replicas carry the peak: at λ* 9,
+    ρ ≥ 60 / (7 × 9) = 0.952; an infeasible TP8 on a 4-GPU node is told which TP fits."""
+    evaluations, r = ranking_of(write_plan, three())
+    assert r.flips.runner_rho == pytest.approx(60 / (7 * 9))
+    plan = three()
+    plan["candidates"].update(tp=[1, 8], exclude=[])
+    plan["candidates"]["offers"][1]["gpus_per_node"] = 4
+    evaluations, r = ranking_of(write_plan, plan)
+    view = CandidatesView(r, evaluations)
+    assert any(line.startswith("h200-sxm-141gb TP8 on p5e: a replica of 8 GPUs does not fit") for line in view.near_misses)
+    plan["candidates"]["tp"] = [1, 2]
+    plan["model"] = "llama-3.3-70b"
+    plan["inputs"]["gpus_per_replica"] = "2 GPU"
+    plan["candidates"]["weights"] = ["bf16"]
+    evaluations, r = ranking_of(write_plan, plan)
+    view = CandidatesView(r, evaluations)
+    line = next(x for x in view.near_misses if x.startswith("h100-sxm5-80gb TP1 on p5"))
+    assert line.startswith("h100-sxm5-80gb TP1 on p5: the weights do not fit") and line.endswith("; TP2 fits (rank 1)")

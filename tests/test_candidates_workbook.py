@@ -1,0 +1,67 @@
+"""The Candidates sheet recalculated in LibreOffice and Gnumeric: its formulas give capplan's
+replicas, nodes and costs, and editing a price re-ranks (the three-candidate plan of
+test_candidates.py: the h200 offer at $39.99/h instead of $50 takes rank 1)."""
+
+from __future__ import annotations
+
+import pytest
+import recalc
+from openpyxl import load_workbook
+from test_candidates import three
+
+SHEET = "Candidates"
+
+
+def _columns(ws) -> dict[str, int]:
+    return {str(c.value): c.column for c in ws[5] if c.value is not None}
+
+
+def _rows(ws) -> dict[str, int]:
+    return {ws.cell(r, 1).value: r for r in range(6, ws.max_row + 1) if ws.cell(r, 1).value}
+
+
+@pytest.fixture(scope="module")
+def books(tmp_path_factory):
+    import yaml
+
+    from capplan.cli import main
+
+    folder = tmp_path_factory.mktemp("candidates-workbook")
+    (folder / "plans").mkdir()
+    (folder / "plans" / "three.yaml").write_text(yaml.safe_dump(three(), sort_keys=False))
+    import os
+    here = os.getcwd()
+    os.chdir(folder)
+    try:
+        assert main(["build"]) == 0
+    finally:
+        os.chdir(here)
+    built = folder / "out" / "three.xlsx"
+    wb = load_workbook(built)
+    ws = wb[SHEET]
+    row = _rows(ws)["h200-sxm-141gb TP1"]
+    ws.cell(row, _columns(ws)["Price a node (USD/h)"]).value = 39.99
+    edited = folder / "edited.xlsx"
+    wb.save(edited)
+    return folder, built, edited
+
+
+@pytest.mark.parametrize("engine", recalc.engine_params())
+def test_the_sheet_recalculates_and_a_price_edit_re_ranks(books, engine):
+    folder, built, edited = books
+    out = engine.recalc([built, edited], folder / engine.name)
+    ws = recalc.values(out[built])[SHEET]
+    cols, rows = _columns(ws), _rows(ws)
+    assert not recalc.error_cells(recalc.values(out[built]))
+    expected = {"h100-sxm5-80gb TP2": (1, 2, 58_560), "h200-sxm-141gb TP1": (2, 2, 73_200),
+                "h100-sxm5-80gb TP1": (3, 3, 87_840)}
+    for label, (rank, nodes, monthly) in expected.items():
+        assert ws.cell(rows[label], cols["Rank"]).value == rank
+        assert ws.cell(rows[label], cols["Nodes"]).value == nodes
+        assert ws.cell(rows[label], cols["Monthly cost (USD)"]).value == pytest.approx(monthly)
+    assert ws["B3"].value == "h100-sxm5-80gb TP2 on p5"
+    ws = recalc.values(out[edited])[SHEET]
+    assert ws.cell(rows["h200-sxm-141gb TP1"], cols["Rank"]).value == 1
+    assert ws.cell(rows["h100-sxm5-80gb TP2"], cols["Rank"]).value == 2
+    assert ws.cell(rows["h200-sxm-141gb TP1"], cols["Monthly cost (USD)"]).value == pytest.approx(2 * 39.99 * 732)
+    assert ws["B3"].value == "h200-sxm-141gb TP1 on p5e"
