@@ -279,3 +279,24 @@ def test_an_estimate_of_another_parallelism_is_refused_and_of_the_plans_is_read(
     plan = load(path)
     assert plan.nominal.tables["load_sweep"].imported[0].evidence[0].startswith(
         "estimated, not measured: aiconfigurator 0.12.0 predicted llama-3.3-70b on h200-sxm-141gb, tensor parallel 8")
+
+
+def test_configurations_add_each_distinct_candidate_and_skip_those_the_tool_cannot_fit(tmp_path, run_main):
+    plan_path = ROOT / "plans" / "llama3.3-70b-candidates.yaml"
+    configs = estimate.configurations(load(plan_path))
+    assert configs[0] == estimate.Config("a100-sxm4-40gb", 8, "bf16", "bf16")      # the plan's own first
+    assert len(configs) == len(set(configs)) == 4 + 3 * 4 * 2    # A100 bf16 at 4 TPs (TP8 the own), 3 GPUs x 4 TPs x 2
+    assert estimate.Config("b200-hgx", 1, "fp8", "bf16") in configs
+    fits = json.dumps(ANSWER)
+    empty = json.dumps({**ANSWER, "points": [], "stopped": "batch size 1: OOM"})
+    tool = tmp_path / "fake-python"                # predicts nothing at TP 1, as a 70B model at TP 1 on 80 GB
+    tool.write_text(f"#!/bin/sh\nreq=$(cat)\ncase \"$req\" in *'\"tp\": 1,'*) echo '{empty}';; "
+                    f"*) echo '{fits}';; esac\n", encoding="utf-8")
+    tool.chmod(tool.stat().st_mode | stat.S_IEXEC)
+    out_dir = tmp_path / "est"
+    code, out, err = run_main("estimate", plan_path, "--with", "aiconfigurator", "--tool-python", tool,
+                              "--gpu", "h100", "--tp", "1", "--tp", "2", "--out", out_dir)
+    assert code == 0, err
+    assert [line.split(";")[0] for line in out.splitlines()] == [
+        f"wrote {out_dir / 'llama3.3-70b-candidates-h100-sxm5-80gb-tp2.estimate.yaml'}",
+        "skipped: aiconfigurator predicted no point for llama-3.3-70b on h100-sxm5-80gb TP 1: batch size 1: OOM"]

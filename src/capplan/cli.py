@@ -547,12 +547,14 @@ def cmd_estimate(args) -> int:
     from capplan import estimate
 
     plan = pipeline.load_plan(Path(args.plan))
-    written = estimate.run(plan, args.tool, configs=estimate.chosen(plan, args.gpu, args.tp),
+    written, skipped = estimate.run(plan, args.tool, configs=estimate.chosen(plan, args.gpu, args.tp),
                            load=estimate.workload(plan, args.isl, args.osl), backend=args.backend,
                            out_dir=Path(args.out) if args.out else Path(args.plan).parent / "estimates",
                            python=args.tool_python, tool_model=args.tool_model)
     for path in written:
         print(f"wrote {path}; import it under tables: load_sweep: import:")
+    for reason in skipped:
+        print(f"skipped: {reason}")
     return EXIT_OK
 
 

@@ -45,10 +45,17 @@ class Workload:
 
 
 def configurations(plan) -> list[Config]:
-    """The configurations a plan asks to be estimated: for now its own (GPU, gpus_per_replica,
-    weight format, KV cache format); a plan's candidates will be added here."""
-    return [Config(plan.gpu.id, round(plan.nominal.inputs["gpus_per_replica"].value), _weights(plan),
-                   _kv_cache(plan))]
+    """The configurations a plan asks to be estimated: its own (GPU, gpus_per_replica, weight
+    format, KV cache format), then each distinct one of its ``candidates:`` (offers aside)."""
+    own = Config(plan.gpu.id, round(plan.nominal.inputs["gpus_per_replica"].value), _weights(plan),
+                 _kv_cache(plan))
+    found = [own]
+    for c in plan.candidates.candidates if plan.candidates else ():
+        config = Config(c.gpu.id, c.tp, c.weights or own.weights,
+                        own.kv_cache if c.kv_cache_dtype == "auto" else c.kv_cache_dtype)
+        if config not in found:
+            found.append(config)
+    return found
 
 
 def _weights(plan) -> str:
@@ -91,19 +98,33 @@ def chosen(plan, gpus: list[str] | None, tps: list[int] | None) -> list[Config]:
 def run(plan, tool: str, *, configs: list[Config], load: Workload, backend: str, out_dir: Path,
         python: str | None = None, tool_model: str | None = None) -> list[Path]:
     """Predict each configuration with ``tool`` and write its estimate file; the files written
-    (none when a prediction fails)."""
+    and why each configuration the tool predicted nothing for was skipped (none are written when
+    a call fails; with one configuration, predicting nothing is that failure)."""
     if tool not in TOOLS:
         raise CapplanError(f"unknown estimator '{tool}'; known: {', '.join(TOOLS)}")
     adapter = importlib.import_module(f"capplan.adapters.{TOOLS[tool]}")
-    texts = {out_dir / f"{plan.name}-{config.gpu}-tp{config.tp}.estimate.yaml":
-             document(plan, tool, adapter, config, load, backend, python, tool_model) for config in configs}
+    texts, skipped = {}, []
+    for config in configs:
+        try:
+            texts[out_dir / f"{plan.name}-{config.gpu}-tp{config.tp}.estimate.yaml"] = document(
+                plan, tool, adapter, config, load, backend, python, tool_model)
+        except NoPoint as err:
+            if len(configs) == 1:
+                raise
+            skipped.append(str(err))
+    if not texts:
+        raise CapplanError("no configuration could be predicted: " + "; ".join(skipped))
     try:                            # every configuration predicted before any file is written
         out_dir.mkdir(parents=True, exist_ok=True)
         for path, text in texts.items():
             path.write_text(text, encoding="utf-8")
     except OSError as err:
         raise CapplanError(f"cannot write the estimate files to {out_dir}: {err.strerror or err}") from None
-    return list(texts)
+    return list(texts), skipped
+
+
+class NoPoint(CapplanError):
+    """The tool predicted nothing for a configuration (the model does not fit its memory at batch 1)."""
 
 
 def document(plan, tool: str, adapter, config: Config, load: Workload, backend: str,
@@ -117,7 +138,7 @@ def document(plan, tool: str, adapter, config: Config, load: Workload, backend: 
                "batch_sizes": list(adapter.BATCH_SIZES)}
     answer = adapter.run(request, tool, python)
     if not answer["points"]:
-        raise CapplanError(f"{tool} predicted no point for {plan.model_entry.id} on {config.gpu} TP {config.tp}: "
+        raise NoPoint(f"{tool} predicted no point for {plan.model_entry.id} on {config.gpu} TP {config.tp}: "
                            f"{answer['stopped']}")
     versions = {p["backend_version"] for p in answer["points"]}
     head = {"tool": tool, "tool_version": answer["versions"][tool],
