@@ -23,7 +23,7 @@ from capplan.rendering import view
 from capplan.rendering.workbook import build_workbook, config, to_bytes
 from capplan.rendering.workbook.builder import Book
 from capplan.rendering.workbook.labels import label, plain_symbol
-from capplan.rendering.workbook.options import HEADERS, Option, deployment_options, write_options
+from capplan.rendering.workbook.options import HEADERS, Option, Ref, deployment_options, write_options
 from capplan.rendering.workbook.sheetmodel import Sheet
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -122,11 +122,12 @@ def test_summary_leads_with_the_money_and_the_recommendation(chat):
     listed = {(c.sheet, c.coordinate): c for c in built.cells}
     for index in (0, 1):
         r = header + 1 + index
-        for title, quantity in (("Monthly cost", "deployments.monthly_cost"), ("Annual cost", "deployments.annual_cost"),
+        for title, quantity in (("Monthly cost", "deployments.monthly_cost"),
+                                ("Annual cost", "deployments.annual_cost"),
                                 ("$ per 1M output tokens", "deployments.cost_per_million_tokens")):
             cell = ws.cell(r, _column(ws, title, header))
-            target = built.cell("nominal", quantity, index).coordinate
-            assert cell.value == f"='nominal'!${re.match('[A-Z]+', target).group()}${target.lstrip('ABCDEFGHIJKLMNOPQRSTUVWXYZ')}"
+            column, number = re.fullmatch(r"([A-Z]+)(\d+)", built.cell("nominal", quantity, index).coordinate).groups()
+            assert cell.value == f"='nominal'!${column}${number}"
             assert listed[("Summary", cell.coordinate)].expected == evs[0].display(quantity)[index]
     holds = [ws.cell(header + 1 + i, _column(ws, "Holds in every scenario", header)) for i in (0, 1)]
     assert all(c.value.startswith("=AND(") for c in holds)
@@ -161,10 +162,8 @@ def test_the_options_table_takes_more_rows(model):
     book = Book(plan, evs, model, view.build(plan, evs))
     book.build()
     listed = deployment_options(book)
-    cheaper = Option(listed[0].name.__class__("\"cheap-candidate\"", "candidate.name", "nominal", None,
-                                              "cheap-candidate"),
-                     listed[0].monthly.__class__("1000", "deployments.monthly_cost", "nominal", None, 1000.0),
-                     verdicts=(True,) * len(evs))
+    cheaper = Option(Ref('"cheap-candidate"', "candidate.name", "nominal", None, "cheap-candidate"),
+                     Ref("1000", "candidate.monthly_cost", "nominal", None, 1000.0), verdicts=(True,) * len(evs))
     ws = Sheet("Options")
     verdicts = [f"$Z$1:$Z${len(evs)}"] * 3
     end = write_options(book, ws, 1, [*listed, cheaper], verdicts)

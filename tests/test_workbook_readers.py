@@ -104,8 +104,8 @@ def test_sheets_print_one_page_wide_with_headers_repeated_and_charts_alone():
                         if c.value is not None]
         for chart in ws._charts:                                    # ... and fits on it (scale at most 1)
             assert chart.anchor.ext.height / 360000 < printable_cm
-        notes = [ws.cell(r, 5) for r in range(header + 1, ws.max_row + 1)
-                 if isinstance(ws.cell(r, 5).value, str) and ws.cell(r, 5).data_type != "f"]   # texts, not table formulas
+        notes = [ws.cell(r, 5) for r in range(header + 1, ws.max_row + 1)      # texts, not a table's formulas
+                 if isinstance(ws.cell(r, 5).value, str) and ws.cell(r, 5).data_type != "f"]
         assert notes and all(c.alignment.wrap_text for c in notes if len(c.value) > 60)
     nominal = wb["nominal"]
     holds = next(r for r in range(1, nominal.max_row + 1) if nominal.cell(r, 1).value == "How far the decision holds")

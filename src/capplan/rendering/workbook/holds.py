@@ -99,9 +99,9 @@ def _row(book: Book, sheet: SheetLayout, h: InputHolds, r: int) -> None:
     set_text(what, f"Below: {h.sentence(h.below)}\nAbove: {h.sentence(h.above)}")
     styles.dress(what, styles.note, styles.wrapped)
     cols = book.cfg["columns"]
-    lines = max(wrapped_lines(what.value, cols["note"]["chars_per_line"]),
-                wrapped_lines(ws.cell(r, 1).value, cols["name"]["chars_per_line"]))
-    ws.heights[r] = max(15, lines * cols["note"]["line_height_pt"])
+    note, name = cols["note"], cols["name"]
+    ws.heights[r] = max(15, wrapped_lines(what.value, note["text_chars_per_line"]) * note["line_height_pt"],
+                        wrapped_lines(ws.cell(r, 1).value, name["chars_per_line"]) * name["line_height_pt"])
 
 
 def _row_key(name: str) -> str:

@@ -119,7 +119,7 @@ def write_options(book: Book, ws: Sheet, row: int, options: list[Option], verdic
             cost = option.monthly.expected if holds else NO_VALUE        # text: MIN passes over it
             book.formula(ws, c, f'=IF({ws.cell(r, HOLDS).coordinate},{monthly},"{NO_VALUE}")', "options.if_holds",
                          scenario, k, "summary", cost)
-            styles.dress(c, styles.note, styles.right, number_format=book.number_format(option.monthly.quantity))
+            styles.dress(c, styles.note, styles.right, number_format=_format(book, option.monthly))
             expected_if_holds.append(cost)
         else:
             expected_if_holds.append(NO_VALUE)
@@ -166,7 +166,7 @@ def _recommendation(book: Book, ws: Sheet, r: int, options: list[Option], first:
             formula = f'=IFERROR(INDEX(${letter}${first}:${letter}${last},{pick}),"{NO_VALUE}")'
             value = found[best].expected if best is not None else NO_VALUE
         book.formula(ws, c, formula, f"options.recommended_{field}", scenario, None, "summary", value)
-        styles.dress(c, styles.bold, number_format=book.number_format(found[0].quantity))
+        styles.dress(c, styles.bold, number_format=_format(book, found[0]))
     for column in range(1, IF_HOLDS):
         styles.dress(ws.cell(r, column), styles.top_rule)
     return r + 1
@@ -174,7 +174,11 @@ def _recommendation(book: Book, ws: Sheet, r: int, options: list[Option], first:
 
 def _link(book: Book, ws: Sheet, cell, ref: Ref, bold: bool = False) -> None:
     book.formula(ws, cell, f"={ref.target}", ref.quantity, ref.scenario, ref.row, "summary", ref.expected)
-    if ref.quantity in book.model.quantities:           # a candidate's own cells keep their look
-        book.styles.dress(cell, number_format=book.number_format(ref.quantity))
+    book.styles.dress(cell, number_format=_format(book, ref))
     if bold:
         book.styles.dress(cell, book.styles.bold)
+
+
+def _format(book: Book, ref: Ref) -> str:
+    """The linked quantity's number format (a cell of another source, not a model quantity: General)."""
+    return book.number_format(ref.quantity) if ref.quantity in book.model.quantities else "General"

@@ -116,10 +116,11 @@ def write_sheet(book: Book, sheet: SheetLayout) -> None:
     sub = ws.cell(2, 1)
     scen = ev.scenario
     if is_nominal:
-        set_text(sub, f"Scenario: nominal (the plan as written, {book.plan.file}). Edit the yellow input cells on this sheet; the scenarios follow.")
+        set_text(sub, f"Scenario: nominal (the plan as written, {book.plan.file}). "
+                      "Edit the yellow input cells on this sheet; the scenarios follow.")
     else:
         set_text(sub, f"Scenario: {scen.name} ({scen.title}); changes: {'; '.join(scen.changes)}. "
-                      f"Inputs in green text follow the nominal sheet; yellow cells are this scenario's own.")
+                      "Inputs in green text follow the nominal sheet; yellow cells are this scenario's own.")
     styles.dress(sub, styles.italic)
     _legend_row(book, ws, book.cfg["sheets"]["legend_row"])
     for i, key in enumerate(COLUMNS, start=1):
@@ -220,10 +221,12 @@ def _fit_row(book: Book, ws: Sheet, row: int, text: str, name: str | None = None
     label (spreadsheets do not resize rows when they open a file, so the height is written)."""
     cols = book.cfg["columns"]
     lines = wrapped_lines(text, cols["note"]["chars_per_line" if formula else "text_chars_per_line"])
-    if name:
-        lines = max(lines, wrapped_lines(name, cols["name"]["chars_per_line"]))
-    if lines > 1:
-        ws.heights[row] = lines * cols["note"]["line_height_pt"]
+    height = lines * cols["note"]["line_height_pt"] if lines > 1 else 0
+    labelled = wrapped_lines(name, cols["name"]["chars_per_line"]) if name else 1
+    if labelled > 1:                     # the label's lines are in the sheet's 11 pt
+        height = max(height, labelled * cols["name"]["line_height_pt"])
+    if height:
+        ws.heights[row] = height
 
 
 def _key_copies(book: Book, sheet: SheetLayout, pos, row: int) -> None:
