@@ -23,6 +23,7 @@ from capplan.rendering.holds import InputHolds, Side
 from capplan.rendering.workbook import chartxml
 from capplan.rendering.workbook.manifest import CellInfo
 from capplan.rendering.workbook.sheetmodel import Chart
+from capplan.rendering.workbook.cellstyles import number_format
 from capplan.rendering.workbook.labels import label
 from capplan.rendering.workbook.scenariosheet import cell_number, wrapped_lines
 from capplan.rendering.workbook.plantext import one_line, quote_sheet, set_text
@@ -82,8 +83,8 @@ def _row(book: Book, sheet: SheetLayout, h: InputHolds, r: int) -> None:
         if not side.found:
             continue
         cell = ws.cell(r, column)
-        styles.dress(cell, number_format=book.number_format(name))
         flip, value = _flip(book, sheet, h, side), h.display(side.flip.value)
+        styles.dress(cell, number_format=flip_format(book, name, value))
         if flip is None:
             cell.number(cell_number(value))
             styles.dress(cell, styles.unit)                   # a number as of the build: grey
@@ -107,6 +108,13 @@ def _row(book: Book, sheet: SheetLayout, h: InputHolds, r: int) -> None:
 def _row_key(name: str) -> str:
     """'deployments[aws-p4de.24xlarge].node_hourly_cost' -> 'aws-p4de.24xlarge'."""
     return name.split("[", 1)[1].rsplit("]", 1)[0] if "[" in name else name
+
+
+def flip_format(book: Book, name: str, value) -> str:
+    """A flip point's format: the quantity's, with the decimals the flip needs (19.6 req/s is no 20)."""
+    q = book.model.quantities[name]
+    found = number_format(q.unit, q.kind, [value])
+    return found if found.count("0") > book.number_format(name).count("0") else book.number_format(name)
 
 
 def _flip(book: Book, sheet: SheetLayout, h: InputHolds, side: Side) -> str | None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from capplan.rendering.workbook.holds import MARGIN_COLUMNS, MARGIN_FORMAT
+from capplan.rendering.workbook.holds import MARGIN_COLUMNS, MARGIN_FORMAT, flip_format
 from capplan.rendering.workbook.labels import label
 from capplan.rendering.workbook.plantext import quote_sheet, set_text
 from capplan.rendering.workbook.sheetmodel import column_letter
@@ -66,10 +66,10 @@ def write_risks(book: Book, ws: Sheet, row: int, heading) -> int:
         for h, r, side in flips:
             name = h.variable.name
             set_text(ws.cell(row, 1), label(book.model.quantities[name]))
+            flip = h.display(side.flip.value)
             for col, source, expected, fmt in (
                     (2, f"$B${r}", h.display(h.today), book.number_format(name)),
-                    (3, f"${column_letter(FLIP_COLUMNS[side.direction])}${r}", h.display(side.flip.value),
-                     book.number_format(name)),
+                    (3, f"${column_letter(FLIP_COLUMNS[side.direction])}${r}", flip, flip_format(book, name, flip)),
                     (4, f"${column_letter(MARGIN_COLUMNS[FLIP_COLUMNS[side.direction]])}${r}",
                      float((side.flip.value - h.today) / h.today) if h.today else None, MARGIN_FORMAT)):
                 if expected is None:
