@@ -204,3 +204,14 @@ def test_wide_tables_fold_into_bands_that_name_their_rows(chat):
     for c in copies:
         first = built.cell("nominal", c.quantity, c.row).coordinate
         assert ws[c.coordinate].value == f"={first}"
+
+
+def test_a_summary_of_many_scenarios_prints_across_pages_at_full_size(model, chat, monkeypatch):
+    """Past summary_fit_columns scenarios, fitting the Summary on a page would shrink its text:
+    its scenario columns go across pages instead, the label columns repeated."""
+    plan, evs, built = chat
+    assert built.workbook["Summary"].sheet_properties.pageSetUpPr.fitToPage
+    monkeypatch.setitem(config()["print"], "summary_fit_columns", len(evs) - 1)
+    summary = build_workbook(plan, evs, model).workbook["Summary"]
+    assert not (summary.sheet_properties.pageSetUpPr and summary.sheet_properties.pageSetUpPr.fitToPage)
+    assert summary.print_title_cols == "$A:$B" and summary.page_setup.pageOrder == "overThenDown"

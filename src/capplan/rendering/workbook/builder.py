@@ -80,8 +80,8 @@ class Book:
         simulated = simulation.write_simulation(self, taken)
         summary.write_summary(self, summary_ws)
         look = self.cfg["print"]
-        print_setup(summary_ws, look, None, orientation=look["summary_orientation"],
-                    one_page=len(self.sheets) <= look["summary_fit_columns"])
+        few = len(self.sheets) <= look["summary_fit_columns"]
+        print_setup(summary_ws, look, None, orientation=look["summary_orientation"], one_page=few, wide=not few)
         header = self.cfg["sheets"]["header_row"]
         for s in self.sheets:
             print_setup(s.ws, look, (header, header))
