@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from capplan.rendering.workbook.builder import Book
     from capplan.rendering.workbook.sheetmodel import Sheet
 
-NONE_HOLDS = "none: no option holds in every scenario"
+NONE_HOLDS = "none (no option holds in every scenario)"
 NO_VALUE = "—"
 
 
