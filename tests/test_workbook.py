@@ -251,7 +251,9 @@ def test_formula_counts_of_the_reference_plans(reference):
     # check (22 quantities and columns a scenario) and goodput (3)
     # (#21 adds kv_heads_per_gpu, a derived cell on every sheet, and two inputs,
     # linear_attention_layers and recurrent_state_size, which scenario sheets link to nominal's)
-    assert counts == {CHAT.stem: (6, 1042, 2008), RETAIL.stem: (1, 99, 137)}
+    # (#24: a wide table folds into bands whose key column is a link to the first band's, 174 cells
+    # in the chat plan and 8 in the retail one; the Summary's options, recommendation and risks)
+    assert counts == {CHAT.stem: (6, 1042, 2216), RETAIL.stem: (1, 99, 176)}
 
 
 def test_readable_formulas_use_names_and_fold_units(reference):
@@ -367,18 +369,19 @@ def test_layout_follows_the_record(reference, model):
     titles = [s["title"] for s in layout()["sections"]]
     sections = [t for t in column_a if t in titles]
     assert sections == [t for t in titles if t in sections] and len(sections) >= 5     # in the record's order
-    # tags are visibly distinct, with a legend
-    fills = {}
+    # every input has the one input look (unlocked); its tag shows, coloured, in the Tag column
+    looks, tag_fills = set(), {}
     for c in built.cells:
-        if c.sheet == "nominal" and c.role == "input":
-            ev = evs[0]
-            given = ev.inputs.get(c.quantity)
-            if given is not None:
-                key = "pending" if given.pending else given.tag
-                fills.setdefault(key, set()).add(ws[c.coordinate].fill.fgColor.rgb)
-    assert {"fact", "policy", "measurement", "pending", "assumption"} <= set(fills)
-    assert len({next(iter(v)) for v in fills.values()}) == len(fills)
-    assert all(len(v) == 1 for v in fills.values())
+        if c.sheet == "nominal" and c.role == "input" and c.row is None:
+            given = evs[0].inputs[c.quantity]
+            cell = ws[c.coordinate]
+            looks.add((cell.fill.fgColor.rgb[-6:], cell.font.color.rgb[-6:], cell.protection.locked))
+            key = "pending" if given.pending else given.tag
+            tag_fills.setdefault(key, set()).add(ws.cell(cell.row, 4).fill.fgColor.rgb)
+    assert looks == {(config()["input"]["fill"], config()["input"]["font"], False)}
+    assert {"fact", "policy", "measurement", "pending", "assumption"} <= set(tag_fills)
+    assert all(len(v) == 1 for v in tag_fills.values())
+    assert len({next(iter(v)) for v in tag_fills.values()}) == len(tag_fills)
     assert "Legend" in " ".join(str(c.value) for c in wb["Summary"]["A"] if c.value)
     # sources as comments, units in number formats
     peak = ws[built.cell("nominal", "peak_arrival_rate").coordinate]
@@ -506,6 +509,7 @@ def test_every_workbook_of_out_exports_to_pdf(tmp_path):
     books = sorted((ROOT / "out").glob("*.xlsx"))
     assert len(books) == len(ALL_PLANS)
     pdfs = recalc.export_pdf(books, tmp_path)
+    counted = {}
     for book, pdf in pdfs.items():
         data = pdf.read_bytes()
         assert data.startswith(b"%PDF-") and len(data) > 10_000, book.name
@@ -516,3 +520,7 @@ def test_every_workbook_of_out_exports_to_pdf(tmp_path):
         else:                                   # poppler-utils missing: count the page objects
             pages = len(re.findall(rb"/Type\s*/Page[^s]", data))
         assert pages >= sheets, (book.name, pages, sheets)
+        counted[book.stem] = pages
+    # #24: the main workbook printed to 115 A4 pages (14 of a scenario sheet's pages held only the
+    # repeated column A); folded to the page's width it prints in 37
+    assert counted[CHAT.stem] < 40, counted

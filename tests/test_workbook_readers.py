@@ -5,12 +5,13 @@ Excel's Protected View, file previewers, pandas and ``openpyxl`` with
 ``data_only=True`` show a formula cell's cached value. Every formula cell of
 every workbook in ``out/`` must carry the engine's value (the plan evaluated
 again here, not numbers typed in the test), relative 1e-9. Printed, a sheet
-must be legible (a fixed scale, not one page wide) with its headers repeated
-and no chart split across pages.
+is one page wide (its wide tables folded into bands), its headers repeated,
+each chart on a page of its own.
 """
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -74,32 +75,46 @@ def test_pending_measurements_on_the_summary_are_live_references():
         assert listed.expected == evs[0].display(name)       # checked after recalculation like every Summary cell
 
 
-def test_sheets_print_legibly_with_headers_repeated_and_charts_whole():
+def test_sheets_print_one_page_wide_with_headers_repeated_and_charts_alone():
+    """Scenario sheets fit one landscape page wide (no page of a repeated column A), the
+    header row on every page; no cell reaches past the band width a table folds into;
+    each sweep chart has a page of its own, the tornado prints with its table; the
+    Summary fits one page; the Simulation's charts go two to a page."""
     look = config()["print"]
     path = ROOT / "out" / "llama3-8b-a100-chat-mix.xlsx"
     wb = load_workbook(path)
     header = config()["sheets"]["header_row"]
+    widest = config()["sheets"]["table_columns"]
     page_cm = {9: 21.0, 1: 21.59}[look["paper_size"]]            # landscape: the short side is the height
     printable_cm = page_cm - 2.54 * (look["margins_in"]["top"] + look["margins_in"]["bottom"])
     for ws in wb.worksheets[1:-1]:                                  # the scenario sheets
         setup = ws.page_setup
-        assert (setup.orientation, int(setup.paperSize), int(setup.scale)) == ("landscape", look["paper_size"],
-                                                                              look["scale"])
-        assert not ws.sheet_properties.pageSetUpPr or not ws.sheet_properties.pageSetUpPr.fitToPage, ws.title
-        assert (ws.print_title_rows, ws.print_title_cols) == (f"${header}:${header}", "$A:$A")
+        assert (setup.orientation, int(setup.paperSize)) == ("landscape", look["paper_size"])
+        assert ws.sheet_properties.pageSetUpPr.fitToPage and (setup.fitToWidth, setup.fitToHeight) == (1, 0)
+        assert ws.print_title_rows == f"${header}:${header}" and not ws.print_title_cols
+        assert ws.max_column <= widest, ws.title
         breaks = {b.id for b in ws.row_breaks.brk}
-        anchors = [chart.anchor._from.row for chart in ws._charts]
-        assert anchors and set(anchors) <= breaks, ws.title           # each chart starts a page ...
-        for chart in ws._charts:                                       # ... and fits on it
-            assert chart.anchor.ext.height / 360000 * look["scale"] / 100 < printable_cm
-        notes = [ws.cell(r, 5) for r in range(header + 1, ws.max_row + 1) if isinstance(ws.cell(r, 5).value, str)]
-        assert notes and all(c.alignment.wrap_text for c in notes if len(c.value) > 40)
+        sweep = [chart for chart in ws._charts if type(chart).__name__ == "ScatterChart"]
+        assert sweep, ws.title
+        for chart in sweep:                                         # a page of its own, over no cell
+            top = chart.anchor._from.row
+            bottom = top + math.ceil(chart.anchor.ext.height / 360000 / 0.529)
+            assert top in breaks and (breaks & set(range(bottom, bottom + 4)) or bottom >= ws.max_row)
+            assert not [c.coordinate for row in ws.iter_rows(min_row=top + 1, max_row=bottom) for c in row
+                        if c.value is not None]
+        for chart in ws._charts:                                    # ... and fits on it (scale at most 1)
+            assert chart.anchor.ext.height / 360000 < printable_cm
+        notes = [ws.cell(r, 5) for r in range(header + 1, ws.max_row + 1)      # texts, not a table's formulas
+                 if isinstance(ws.cell(r, 5).value, str) and ws.cell(r, 5).data_type != "f"]
+        assert notes and all(c.alignment.wrap_text for c in notes if len(c.value) > 60)
+    nominal = wb["nominal"]
+    holds = next(r for r in range(1, nominal.max_row + 1) if nominal.cell(r, 1).value == "How far the decision holds")
+    assert holds - 1 in {b.id for b in nominal.row_breaks.brk}      # the table and its tornado start a page
     summary = wb["Summary"]
-    assert summary.page_setup.fitToWidth == 1 and summary.print_title_rows == "$6:$7"
+    assert (summary.page_setup.orientation, summary.page_setup.fitToWidth, summary.page_setup.fitToHeight) == \
+        ("portrait", 1, 1)
     simulation = wb.worksheets[-1]                      # its title (seed, draws) on every page; two charts a page
     assert simulation.title == "Simulation" and simulation.print_title_rows == "$1:$1"
     anchors = [chart.anchor._from.row for chart in simulation._charts]
-    assert len(anchors) >= 4 and {b.id for b in simulation.row_breaks.brk} == set(anchors[::2])
-    for top, below in zip(anchors[::2], anchors[1::2]):
-        height = (below - top) * 15 / 72 * 2.54 + simulation._charts[1].anchor.ext.height / 360000   # rows of 15 pt
-        assert height * look["scale"] / 100 < printable_cm
+    assert len(anchors) >= 4 and set(anchors[::2]) <= {b.id for b in simulation.row_breaks.brk}
+    assert not set(anchors[1::2]) & {b.id for b in simulation.row_breaks.brk}

@@ -5,11 +5,17 @@ colours from ``templates/palette.yaml`` (shared with the record's dependency
 graph), every other look (widths, row positions, freeze panes, fonts, the
 chart) from ``templates/workbook.yaml`` (:mod:`.template`, :mod:`.cellstyles`):
 
-* **Summary** (:mod:`.summary`) – the decisions per scenario, one column per
-  scenario, each cell a link into that scenario's sheet; the tag legend;
-  pending measurements; price dates.
+* **Summary** (:mod:`.summary`), one printed page – the options with their
+  monthly and annual cost and $/1M tokens and the recommendation
+  (:mod:`.options`), the top risks (:mod:`.risks`), price dates; then the
+  decisions per scenario, one column per scenario, each cell a link into that
+  scenario's sheet; the legend; pending measurements.
 * **one sheet per scenario** (:mod:`.scenariosheet`, nominal first), all with the same
-  layout (:mod:`.layout`) and the load-sweep chart (:mod:`.chart`). Every cell
+  layout (:mod:`.layout`: wide tables folded into bands a page wide) and the
+  load-sweep chart (:mod:`.chart`) on a page of its own (:mod:`.printing`). Rows
+  are labelled in words with the symbol beside them (:mod:`.labels`); inputs
+  have one editable look and are the only unlocked cells of the protected
+  sheets (no password). Every cell
   carries a *sheet-scoped* defined name equal to the canonical quantity name,
   so the same formula text works on every sheet (:mod:`.formulas`):
   ``=CEILING(peak_arrival_rate/safe_rate_per_replica,1)``. Table columns are

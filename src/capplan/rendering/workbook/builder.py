@@ -38,6 +38,8 @@ class Book:
         self.styles = Styles(self.cfg)
         self.sheets: list[SheetLayout] = []
         self._formats: dict[str, str] = {}
+        self.holds_rows: list[tuple] = []      # (InputHolds, its row on the nominal sheet), by holds
+        self.odds_cells: list[tuple] = []      # (DecisionOdds, the cell of its probability), by simulation
 
     def number_format(self, name: str) -> str:
         """One format per quantity, wide enough for its values in every scenario (computed once)."""
@@ -77,17 +79,22 @@ class Book:
         holds.write_holds(self)
         simulated = simulation.write_simulation(self, taken)
         summary.write_summary(self, summary_ws)
-        look, first = self.cfg["print"], self.cfg["summary"]["first_row"]
-        print_setup(summary_ws, look, (first + 1, first + 2), (1, 2),      # scenario names and titles
-                    fit_width=len(self.sheets) <= look["summary_fit_columns"])
+        look = self.cfg["print"]
+        few = len(self.sheets) <= look["summary_fit_columns"]
+        print_setup(summary_ws, look, None, orientation=look["summary_orientation"], one_page=few, wide=not few)
         header = self.cfg["sheets"]["header_row"]
         for s in self.sheets:
-            print_setup(s.ws, look, (header, header), (1, 1))
+            print_setup(s.ws, look, (header, header))
         worksheets = [summary_ws] + [s.ws for s in self.sheets]
         if simulated:
-            print_setup(simulated, look, (1, 1), (1, 1), charts_per_page=look["simulation_charts_per_page"])
+            print_setup(simulated, look, (1, 1), charts_per_page=look["simulation_charts_per_page"])
             worksheets.append(simulated)
-        worksheets += [ws for ws in (candidatesheet.write_candidates(self, taken),) if ws is not None]
+        ranked = candidatesheet.write_candidates(self, taken)
+        if ranked is not None:
+            print_setup(ranked, look, (1, 1))
+            worksheets.append(ranked)
+        for ws in worksheets:
+            ws.protected = True
         positions = {s.ws.title: {**{n: s.scalar_cell(n) for n in s.scalar_row},
                                   **{(n, i): s.table_cell(n, i) for t in s.tables.values()
                                      for n in t.columns for i in range(t.n_rows)}}

@@ -125,6 +125,7 @@ def write_candidates(book: Book, taken: set[str]) -> Sheet | None:
             value = _display(book, name, r.value(name, i))
             cell.number(value)
             styles.dress(cell, number_format=book.number_format(name))
+            styles.editable(cell)             # the sheet is protected: a reader edits a price or a λ* here
             book.cells.append(CellInfo(ws.title, cell.coordinate, name, ev.scenarios[0], k, "input", value))
         sized = all(np.isfinite(r.value(name, i)) for name in DERIVED) and r.value("instance_max_rate", i) > 0
         refs = _Refs(book, columns, row)

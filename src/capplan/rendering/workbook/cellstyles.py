@@ -106,10 +106,13 @@ class Styles:
             self.tag_style[tag] = (fill(tags[tag]["fill"]), Font(color=tags[tag]["text"], bold=bool(spec.get("bold")),
                                                                  italic=bool(spec.get("italic"))))
         self.link_font_color = rgb("linked", "font")
+        self.input_fill = fill(rgb("input", "fill"))
+        self.input_font = Font(color=rgb("input", "font"))
         side = Side("thick", rgb("override", "border"))
         self.override_border = Border(left=side, right=side, top=side, bottom=side)
         thin = Side("thin", rgb("lines", "box"))
         self.thin_bottom = Border(bottom=Side("thin", rgb("lines", "rule")))
+        self.top_rule = Border(top=Side("thin", rgb("lines", "rule")))
         self.box = Border(left=thin, right=thin, top=thin, bottom=thin)
         self.section_fill = fill(rgb("section", "fill"))
         self.section_font = Font(bold=True, color=rgb("section", "font"), size=cfg["section"]["size"])
@@ -138,8 +141,10 @@ class Styles:
         self.knee_font = Font(bold=True)
         self.knee_border = Border(top=Side("medium"), bottom=Side("medium"))
         self.header_alignment = Alignment(wrap=True, vertical="bottom")
+        self.header_right = Alignment(wrap=True, vertical="bottom", horizontal="right")   # over numbers
         self.center = Alignment(horizontal="center")
         self.left = Alignment(horizontal="left")
+        self.right = Alignment(horizontal="right")
         self.top = Alignment(vertical="top")
         self.top_center_wrapped = Alignment(wrap=True, vertical="top", horizontal="center")
         self.top_wrapped = Alignment(wrap=True, vertical="top")
@@ -162,6 +167,29 @@ class Styles:
                 changes["number_format"] = number_format
             cached = self._cache[cache_key] = dataclasses.replace(cell.style, **changes)
         cell.style = cached
+
+    def editable(self, cell: Cell, *, override=False) -> None:
+        """The one look of a cell a reader may edit (an input, a scenario's override):
+        the input fill and font, boxed (a thick border for an override), unlocked
+        so the sheet's protection lets it change."""
+        cache_key = (id(cell.style), "input", override)
+        cached = self._cache.get(cache_key)
+        if cached is None:
+            font = Font(color=self.input_font.color, bold=override)
+            cached = self._cache[cache_key] = dataclasses.replace(
+                cell.style, fill=self.input_fill, font=font, border=self.override_border if override else self.box,
+                locked=False)
+        cell.style = cached
+
+    def swatch(self, cell: Cell, key: str) -> None:
+        """A legend's sample of one look: input, override, linked, derived, or a tag."""
+        if key in ("input", "override"):
+            self.editable(cell, override=key == "override")
+            cell.style = dataclasses.replace(cell.style, locked=True)     # a legend is not an input
+        elif key == "linked":
+            self.apply(cell, "derived", linked=True)
+        else:
+            self.apply(cell, key)
 
     def apply(self, cell: Cell, key: str, *, linked=False, override=False) -> None:
         """A tag's look (``key``: a tag, pending or derived): its fill and font, boxed;

@@ -87,4 +87,4 @@ def sweep_extras(book: Book, sheet: SheetLayout, pos: TablePos, r: int) -> None:
         (f"{tpot} (ms)", [line(tpot, x, column(tpot_col), tpot_rgb),
                           line("TPOT SLO", slo_x, f"{qs}!$D${r + 1}:$D${r + 2}", tpot_rgb, dash=True)]),
         look["legend"], look["style"])
-    ws.charts.append(Chart(xml, r + 3, 0, look["width_cm"], look["height_cm"]))
+    ws.charts.append(Chart(xml, sheet.chart_row - 1, 0, look["width_cm"], look["height_cm"]))

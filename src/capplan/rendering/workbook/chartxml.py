@@ -50,8 +50,10 @@ def _line(i: int, s: Line) -> str:
 
 
 def _axis(tag: str, ax: int, cross: int, position: str, title: str | None = None, *, deleted=False,
-          gridlines=False, extra: str = "", tail: str = "", after: str = "", orientation: str = "minMax") -> str:
-    return (f'<{tag}><axId val="{ax}"/><scaling><orientation val="{orientation}"/></scaling>'
+          gridlines=False, extra: str = "", tail: str = "", after: str = "", orientation: str = "minMax",
+          bounds: tuple[float, float] | None = None) -> str:
+    fixed = f'<max val="{bounds[1]:g}"/><min val="{bounds[0]:g}"/>' if bounds else ""
+    return (f'<{tag}><axId val="{ax}"/><scaling><orientation val="{orientation}"/>{fixed}</scaling>'
             f'<delete val="{1 if deleted else 0}"/><axPos val="{position}"/>'
             + ("<majorGridlines/>" if gridlines else "") + (_title(title) if title else "") + extra
             + f'<majorTickMark val="none"/><minorTickMark val="none"/>{tail}<crossAx val="{cross}"/>{after}</{tag}>')
@@ -64,10 +66,12 @@ def _space(plot: str, legend: str | None, style: int | None = None) -> str:
 
 
 def scatter(title: str, x_title: str, left: tuple[str, list[Line]], right: tuple[str, list[Line]] | None,
-            legend: str | None, style: int, y_format: str | None = None) -> str:
+            legend: str | None, style: int, y_format: str | None = None,
+            y_range: tuple[float, float] | None = None) -> str:
     """Lines against one x axis: ``left`` (axis title, series) on the left value
     axis, ``right`` (if any) on a second value axis at the right edge; the left
-    axis in ``y_format`` where given (``0%``), no legend where ``legend`` is None."""
+    axis in ``y_format`` where given (``0%``) and fixed to ``y_range`` where given (a share: 0 to 1),
+    no legend where ``legend`` is None."""
     first = "".join(_line(i, s) for i, s in enumerate(left[1]))
     y_extra = f'<numFmt formatCode="{text(y_format)}" sourceLinked="0"/>' if y_format else ""
     plot = (f"{_title(title)}<autoTitleDeleted val=\"0\"/><plotArea>"
@@ -78,7 +82,7 @@ def scatter(title: str, x_title: str, left: tuple[str, list[Line]], right: tuple
         plot += (f'<scatterChart><scatterStyle val="lineMarker"/><varyColors val="0"/>{second}'
                  '<axId val="300"/><axId val="200"/></scatterChart>')
     plot += (_axis("valAx", 10, 20, "b", x_title)
-             + _axis("valAx", 20, 10, "l", left[0], gridlines=not right, extra=y_extra))
+             + _axis("valAx", 20, 10, "l", left[0], gridlines=not right, extra=y_extra, bounds=y_range))
     if right:
         plot += (_axis("valAx", 300, 200, "b", deleted=True)
                  + _axis("valAx", 200, 300, "r", right[0], gridlines=True, after='<crosses val="max"/>'))

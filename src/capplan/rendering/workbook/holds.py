@@ -23,15 +23,23 @@ from capplan.rendering.holds import InputHolds, Side
 from capplan.rendering.workbook import chartxml
 from capplan.rendering.workbook.manifest import CellInfo
 from capplan.rendering.workbook.sheetmodel import Chart
-from capplan.rendering.workbook.scenariosheet import cell_number
+from capplan.rendering.workbook.cellstyles import number_format
+from capplan.rendering.workbook.labels import label
+from capplan.rendering.workbook.scenariosheet import cell_number, wrapped_lines
 from capplan.rendering.workbook.plantext import one_line, quote_sheet, set_text
 
 if TYPE_CHECKING:
     from capplan.rendering.workbook.builder import Book
     from capplan.rendering.workbook.layout import SheetLayout
 
-HEADERS = ("Input", "Today", "Flip below", "Flip above", "Margin below", "Margin above",
-           "First flip below", "First flip above")     # values carry their unit in their number format
+HEADERS = ("Input", "Today", "Flip below", "Flip above", "What flips (below; above)", "Margin below",
+           "Margin above")     # values carry their unit in their number format
+NOTE = ("Each input alone, every other at its value: the first value below and above today's at which a decision "
+        "(GPUs, nodes, a gate, the nominal fleet) changes.",
+        "A flip point that is a formula moves when you edit an input; one in grey is capplan's number as of the build "
+        "(rebuild to update).")
+SENTENCE_COLUMN = 5              # the wide, wrapped column of the sheet
+MARGIN_COLUMNS = {3: 6, 4: 7}    # flip column -> its margin's column
 MARGIN_FORMAT = "0.0%"
 
 
@@ -41,23 +49,23 @@ def write_holds(book: Book) -> None:
     if not rows:
         return
     ws, styles = sheet.ws, book.styles
-    top = ws.max_row + 3
+    top = ws.bottom + 3
+    ws.page.starts.append(top)                         # the table and its chart print together
     for i in range(1, len(HEADERS) + 1):
         styles.dress(ws.cell(top, i), styles.section_fill)
     set_text(ws.cell(top, 1), "How far the decision holds")
     styles.dress(ws.cell(top, 1), styles.section_font)
-    note = ws.cell(top + 1, 1)
-    set_text(note, "Each input alone, every other at its value: the first value below and above today's at which a "
-                   "decision (GPUs, nodes, a gate, the nominal fleet) changes. A flip point that is a formula moves "
-                   "when you edit an input; one in grey is capplan's number as of the build (rebuild to update).")
-    styles.dress(note, styles.italic)
+    for k, line in enumerate(NOTE, start=1):        # two short lines: they print within the page's width
+        set_text(ws.cell(top + k, 1), line)
+        styles.dress(ws.cell(top + k, 1), styles.italic)
     for i, title in enumerate(HEADERS, start=1):
-        c = ws.cell(top + 2, i)
+        c = ws.cell(top + 3, i)
         set_text(c, title)
-        styles.dress(c, styles.bold, styles.thin_bottom)
-    first = top + 3
+        styles.dress(c, styles.bold, styles.thin_bottom, styles.header_alignment)
+    first = top + 4
     for k, h in enumerate(rows):
         _row(book, sheet, h, first + k)
+        book.holds_rows.append((h, first + k))
     _chart(book, sheet, first, first + len(rows) - 1)
 
 
@@ -65,7 +73,9 @@ def _row(book: Book, sheet: SheetLayout, h: InputHolds, r: int) -> None:
     ws, styles, e = sheet.ws, book.styles, sheet.ev
     scenario = e.scenario.name
     name = h.variable.name
-    set_text(ws.cell(r, 1), h.name)
+    q = book.model.quantities[name]
+    set_text(ws.cell(r, 1), label(q) if h.variable.index is None else f"{label(q)} [{_row_key(h.name)}]")
+    styles.dress(ws.cell(r, 1), styles.wrapped)
     today = ws.cell(r, 2)
     book.formula(ws, today, f"={book.names[name]}", name, scenario, None, "holds", h.display(h.today))
     styles.dress(today, number_format=book.number_format(name))
@@ -73,8 +83,8 @@ def _row(book: Book, sheet: SheetLayout, h: InputHolds, r: int) -> None:
         if not side.found:
             continue
         cell = ws.cell(r, column)
-        styles.dress(cell, number_format=book.number_format(name))
         flip, value = _flip(book, sheet, h, side), h.display(side.flip.value)
+        styles.dress(cell, number_format=flip_format(book, name, value))
         if flip is None:
             cell.number(cell_number(value))
             styles.dress(cell, styles.unit)                   # a number as of the build: grey
@@ -82,12 +92,29 @@ def _row(book: Book, sheet: SheetLayout, h: InputHolds, r: int) -> None:
         else:
             book.formula(ws, cell, flip, name, scenario, None, "holds", value)
         if h.today:
-            margin = ws.cell(r, column + 2)
+            margin = ws.cell(r, MARGIN_COLUMNS[column])
             book.formula(ws, margin, f"=({cell.coordinate}-{today.coordinate})/{today.coordinate}", name, scenario,
                          None, "holds", float((side.flip.value - h.today) / h.today))
             styles.dress(margin, number_format=MARGIN_FORMAT)
-    for column, side in ((7, h.below), (8, h.above)):
-        set_text(ws.cell(r, column), h.sentence(side))
+    what = ws.cell(r, SENTENCE_COLUMN)
+    set_text(what, f"Below: {h.sentence(h.below)}\nAbove: {h.sentence(h.above)}")
+    styles.dress(what, styles.note, styles.wrapped)
+    cols = book.cfg["columns"]
+    note, name = cols["note"], cols["name"]
+    ws.heights[r] = max(15, wrapped_lines(what.value, note["text_chars_per_line"]) * note["line_height_pt"],
+                        wrapped_lines(ws.cell(r, 1).value, name["chars_per_line"]) * name["line_height_pt"])
+
+
+def _row_key(name: str) -> str:
+    """'deployments[aws-p4de.24xlarge].node_hourly_cost' -> 'aws-p4de.24xlarge'."""
+    return name.split("[", 1)[1].rsplit("]", 1)[0] if "[" in name else name
+
+
+def flip_format(book: Book, name: str, value) -> str:
+    """A flip point's format: the quantity's, with the decimals the flip needs (19.6 req/s is no 20)."""
+    q = book.model.quantities[name]
+    found = number_format(q.unit, q.kind, [value])
+    return found if found.count("0") > book.number_format(name).count("0") else book.number_format(name)
 
 
 def _flip(book: Book, sheet: SheetLayout, h: InputHolds, side: Side) -> str | None:
@@ -109,6 +136,6 @@ def _chart(book: Book, sheet: SheetLayout, first: int, last: int) -> None:
     xml = chartxml.tornado(one_line("How far the decision holds (nominal): margin to the first flip"),
                            "change from today's value", "0%", f"{qs}!$A${first}:$A${last}",
                            [(f"{qs}!${c}${first - 1}", f"{qs}!${c}${first}:${c}${last}", color)
-                            for c, color in zip("EF", book.styles.margin_colors)])
+                            for c, color in zip("FG", book.styles.margin_colors)])
     sheet.ws.charts.append(Chart(xml, last + 2, 0, look["width_cm"],
-                                 max(look["height_cm"] / 2, 1.0 * (last - first + 3))))
+                                 max(look["height_cm"] / 2, 1.0 * (last - first + 3)), alone=False))

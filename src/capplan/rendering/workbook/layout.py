@@ -19,12 +19,29 @@ from capplan.rendering.workbook.sheetmodel import Sheet, column_letter
 
 @dataclass
 class TablePos:
+    """Where a table is: one record per row, its columns in bands of at most a page's
+    width, one under the other, each band led by a copy of the key (first) column."""
+
     name: str
-    header_row: int
-    first_row: int
+    header_row: int                    # of the first band
+    first_row: int                     # the first band's first record
     n_rows: int
     columns: list[str]                 # qualified names
-    col_index: dict[str, int]          # qualified name -> column number
+    col_index: dict[str, int]          # qualified name -> column number (in its band)
+    bands: list[tuple[int, list[str]]] = field(default_factory=list)   # (header row, columns; key first)
+    row_of: dict[str, int] = field(default_factory=dict)              # qualified name -> its first record's row
+
+    @property
+    def last_row(self) -> int:
+        """The last record's row in the last band."""
+        return self.bands[-1][0] + 1 + self.n_rows
+
+
+def bands(columns: list[str], per_band: int) -> list[list[str]]:
+    """The columns in bands of at most ``per_band`` sheet columns, the key column leading each."""
+    key, rest = columns[0], columns[1:]
+    step = max(1, per_band - 1)
+    return [[key, *rest[i:i + step]] for i in range(0, len(rest), step)] or [[key]]
 
 
 @dataclass
@@ -39,6 +56,7 @@ class SheetLayout:
     _shown: dict[str, object] = field(default_factory=dict, repr=False)
     _table_layout: tuple | None = field(default=None, repr=False)
     _links: dict[tuple, str] = field(default_factory=dict, repr=False)
+    chart_row: int = 0                 # where the sheet's chart goes, below its rows
 
     def display(self, name: str):
         """The scenario's value in display units, converted once (a column is read once per row)."""
@@ -50,7 +68,7 @@ class SheetLayout:
         """Where this sheet's tables are: sheets with the same layout print the same row formulas.
         Read once the sheet is planned (tables do not move after)."""
         if self._table_layout is None:
-            self._table_layout = tuple((t, p.first_row, p.n_rows, tuple(p.columns))
+            self._table_layout = tuple((t, p.first_row, p.n_rows, tuple(sorted(p.row_of.items())))
                                        for t, p in sorted(self.tables.items()))
         return self._table_layout
 
@@ -61,7 +79,7 @@ class SheetLayout:
     def table_cell(self, name: str, row: int, absolute=False) -> str:
         pos = self.tables[name.split(".", 1)[0]]
         letter = column_letter(pos.col_index[name])
-        r = pos.first_row + row
+        r = pos.row_of[name] + row
         return f"${letter}${r}" if absolute else f"{letter}{r}"
 
     def link(self, name: str, row: int | None = None) -> str:
@@ -78,12 +96,8 @@ class SheetLayout:
     def column_range(self, name: str) -> str:
         pos = self.tables[name.split(".", 1)[0]]
         letter = column_letter(pos.col_index[name])
-        return f"${letter}${pos.first_row}:${letter}${pos.first_row + pos.n_rows - 1}"
-
-
-def chart_rows(cfg: dict) -> int:
-    """Rows the chart covers (default row height 15 pt = 0.529 cm), plus one."""
-    return math.ceil(cfg["chart"]["height_cm"] / 0.529) + 1
+        first = pos.row_of[name]
+        return f"${letter}${first}:${letter}${first + pos.n_rows - 1}"
 
 
 def plan_sheet(sheet: SheetLayout, model: Model, sections: list, cfg: dict) -> None:
@@ -111,7 +125,6 @@ def plan_sheet(sheet: SheetLayout, model: Model, sections: list, cfg: dict) -> N
             for q in quantities:
                 body.append(("quantity", q))
                 placed.add(q)
-            body.append(("blank",))
         if body:
             items.append(("section", section.get("title", section.get("id", ""))))
             items.extend(body)
@@ -122,7 +135,6 @@ def plan_sheet(sheet: SheetLayout, model: Model, sections: list, cfg: dict) -> N
         items.append(("part", "Not placed by templates/layout.yaml"))
         items.extend(("table", t) for t in rest_tables)
         items.extend(("quantity", q) for q in rest)
-        items.append(("blank",))
     row = cfg["sheets"]["header_row"] + 1
     for item in items:
         kind = item[0]
@@ -130,10 +142,17 @@ def plan_sheet(sheet: SheetLayout, model: Model, sections: list, cfg: dict) -> N
             t = item[1]
             cols = [c for c in model.tables[t].columns if c in nodes]
             n = len(ev.scenario.tables[t].rows)
-            sheet.tables[t] = TablePos(t, row, row + 2, n, cols, {c: i + 1 for i, c in enumerate(cols)})
+            pos = TablePos(t, row, row + 2, n, cols, {})
+            for b, band in enumerate(bands(cols, cfg["sheets"]["table_columns"])):
+                header = row + b * (n + 3)                   # header, units, records, a gap
+                pos.bands.append((header, band))
+                for i, c in enumerate(band):
+                    if c not in pos.row_of:                  # the key column lives in the first band
+                        pos.col_index[c], pos.row_of[c] = i + 1, header + 2
+            sheet.tables[t] = pos
             computed = [c for c in cols if nodes[c].formula is not None]
-            # the load sweep also holds the chart's SLO lines and, below them, the chart
-            height = 2 + n + len(computed) + (4 + chart_rows(cfg) if t == "load_sweep" else 0) + 1
+            # the load sweep also holds the chart's SLO lines (the chart goes below the sheet's rows)
+            height = (pos.last_row - row + 1) + len(computed) + (4 if t == "load_sweep" else 0) + 1
             sheet.rows.append((item, row))
             row += height
         else:
@@ -141,3 +160,4 @@ def plan_sheet(sheet: SheetLayout, model: Model, sections: list, cfg: dict) -> N
             if kind == "quantity":
                 sheet.scalar_row[item[1]] = row
             row += 1
+    sheet.chart_row = row + 1        # 1-based: a chart below every row, so its page holds nothing else

@@ -23,7 +23,7 @@ class CellInfo:
     quantity: str          # canonical name ('kv_pool', 'deployments.nodes')
     scenario: str
     row: int | None        # table row index, None for a scalar
-    role: str              # input | override | pinned | link | derived | summary | chart
+    role: str              # input | override | pinned | link | derived | summary | chart | label (a band's key copy)
     expected: object       # the engine's value in display units (float, bool or str)
 
     @property
@@ -44,7 +44,7 @@ class BuiltWorkbook:
         sheet = self.sheets[scenario]
         for info in self.cells:
             if info.sheet == sheet and info.quantity == quantity and info.row == row and \
-                    info.role not in ("summary", "chart"):
+                    info.role not in ("summary", "chart", "label"):
                 return info
         raise KeyError((scenario, quantity, row))
 

@@ -15,12 +15,13 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from capplan import formatting
+from capplan.rendering.workbook.labels import label
 from capplan.rendering.workbook.validation import validate_input
 from capplan.rendering.workbook.chart import sweep_extras
 from capplan.rendering.workbook.layout import SheetLayout
 from capplan.rendering.workbook.manifest import CellInfo
 from capplan.rendering.workbook.sheetmodel import Comment, Rule, Sheet, Style, column_letter
-from capplan.rendering.workbook.template import COLUMNS, TAG_KEYS, config
+from capplan.rendering.workbook.template import COLUMNS, config
 from capplan.rendering.workbook.plantext import clean_text, quote_sheet, set_text
 
 if TYPE_CHECKING:
@@ -82,20 +83,19 @@ def _input_comment(given) -> Comment:
     return make_comment("\n".join(lines))
 
 
+LEGEND = (("input", "input: edit"), ("override", "scenario override"), ("linked", "linked to nominal"),
+          ("derived", "formula (locked)"))
+
+
 def _legend_row(book: Book, ws, row: int) -> None:
-    """One-line legend on a scenario sheet: a swatch per style (the summary explains each)."""
+    """One-line legend on a scenario sheet: a swatch per look (the Summary explains each)."""
     c = ws.cell(row, 1)
-    set_text(c, "Legend (cell styles):")
+    set_text(c, "Legend (cell styles; tags colour the Tag column):")
     book.styles.dress(c, book.styles.legend_label)
-    for i, key in enumerate(TAG_KEYS + ("linked", "override"), start=2):
+    for i, (key, text) in enumerate(LEGEND, start=2):
         c = ws.cell(row, i)
-        set_text(c, key)
-        if key == "linked":
-            book.styles.apply(c, "assumption", linked=True)
-        elif key == "override":
-            book.styles.apply(c, "assumption", override=True)
-        else:
-            book.styles.apply(c, key)
+        set_text(c, text)
+        book.styles.swatch(c, key)
         book.styles.dress(c, book.styles.center)
 
 
@@ -105,13 +105,9 @@ def write_sheet(book: Book, sheet: SheetLayout) -> None:
     nominal = book.sheets[0]
     is_nominal = sheet is nominal
     cols = book.cfg["columns"]
-    max_cols = max([len(t.columns) for t in sheet.tables.values()] + [len(COLUMNS)])
     widths = {i: cols[key]["width"] for i, key in enumerate(COLUMNS, start=1)}
-    for i in range(len(COLUMNS) + 1, max_cols + book.cfg["spare_columns"]):
+    for i in range(len(COLUMNS) + 1, book.cfg["sheets"]["table_columns"] + 1):     # a table band's further columns
         widths[i] = book.cfg["table_column_width"]
-    for t in sheet.tables.values():       # a table header fits its column
-        for c, col in enumerate(t.columns, start=1):
-            widths[c] = max(widths[c], min(len(book.model.quantities[col].column) + 2, book.cfg["table_column_max"]))
     ws.widths.update(widths)
 
     title = ws.cell(1, 1)
@@ -120,10 +116,11 @@ def write_sheet(book: Book, sheet: SheetLayout) -> None:
     sub = ws.cell(2, 1)
     scen = ev.scenario
     if is_nominal:
-        set_text(sub, f"Scenario: nominal (the plan as written, {book.plan.file}). Inputs are edited on this sheet.")
+        set_text(sub, f"Scenario: nominal (the plan as written, {book.plan.file}). "
+                      "Edit the yellow input cells on this sheet; the scenarios follow.")
     else:
         set_text(sub, f"Scenario: {scen.name} ({scen.title}); changes: {'; '.join(scen.changes)}. "
-                      f"Green inputs follow the nominal sheet.")
+                      "Inputs in green text follow the nominal sheet; yellow cells are this scenario's own.")
     styles.dress(sub, styles.italic)
     _legend_row(book, ws, book.cfg["sheets"]["legend_row"])
     for i, key in enumerate(COLUMNS, start=1):
@@ -168,7 +165,8 @@ def _write_scalar(book: Book, sheet: SheetLayout, name: str, row: int, nominal: 
     q = book.model.quantities[name]
     node = ev.graph.nodes[name]
     scen = ev.scenario.name
-    set_text(ws.cell(row, 1), name)
+    set_text(ws.cell(row, 1), label(q))
+    styles.dress(ws.cell(row, 1), styles.wrapped)
     set_text(ws.cell(row, 3), formatting.unit_label(q.unit) if q.kind != "money" else q.unit)
     value_cell = ws.cell(row, 2)
     tag_cell = ws.cell(row, 4)
@@ -186,7 +184,7 @@ def _write_scalar(book: Book, sheet: SheetLayout, name: str, row: int, nominal: 
             tag_cell.comment = make_comment("Rests on pending measurement(s): " + ", ".join(pending))
         else:
             set_text(tag_cell, "derived")
-        set_text(note, node.formula.text)
+        set_text(note, f"{name} = {node.formula.text}")
         styles.dress(note, styles.formula_font, styles.wrapped)
     else:
         given = ev.inputs[name]
@@ -196,10 +194,10 @@ def _write_scalar(book: Book, sheet: SheetLayout, name: str, row: int, nominal: 
         key = styles.key(given.tag, given.pending)
         if inherited:
             book.formula(ws, value_cell, nominal.link(name), name, scen, None, "link", expected)
-            styles.apply(value_cell, key, linked=True)
+            styles.apply(value_cell, "derived", linked=True)
         else:
             value_cell.number(cell_number(expected))
-            styles.apply(value_cell, key, override=not is_nominal or given.pinned)
+            styles.editable(value_cell, override=not is_nominal or given.pinned)
             role = "pinned" if given.pinned else ("input" if is_nominal else "override")
             value_cell.comment = _input_comment(given)
             book.cells.append(CellInfo(ws.title, value_cell.coordinate, name, scen, None, role, expected))
@@ -208,23 +206,39 @@ def _write_scalar(book: Book, sheet: SheetLayout, name: str, row: int, nominal: 
                  + (" (pinned)" if given.pinned else ""))
         styles.apply(tag_cell, key)
         if given.pinned and q.formulas:
-            set_text(note, f"pinned; replaces {q.formula_for(book.plan.switches).text}")
+            set_text(note, f"{name} pinned; replaces {q.formula_for(book.plan.switches).text}")
             styles.dress(note, styles.formula_font, styles.wrapped)
         else:
-            set_text(note, q.description)
+            set_text(note, f"{name}: {q.description}")
             styles.dress(note, styles.note, styles.wrapped)
     if q.kind == "bool":
         bool_cells.append(value_cell.coordinate)
-    _fit_row(book, ws, row, note.value)
+    _fit_row(book, ws, row, note.value, ws.cell(row, 1).value, formula=note.style.font is styles.formula_font)
 
 
-def _fit_row(book: Book, ws: Sheet, row: int, text: str) -> None:
-    """A row as tall as its wrapped formula or description (spreadsheets do not
-    resize rows when they open a file, so the height is written)."""
-    look = book.cfg["columns"]["note"]
-    lines = wrapped_lines(text, look["chars_per_line"])
-    if lines > 1:
-        ws.heights[row] = lines * look["line_height_pt"]
+def _fit_row(book: Book, ws: Sheet, row: int, text: str, name: str | None = None, formula: bool = True) -> None:
+    """A row as tall as its wrapped formula (monospaced) or description, or its wrapped
+    label (spreadsheets do not resize rows when they open a file, so the height is written)."""
+    cols = book.cfg["columns"]
+    lines = wrapped_lines(text, cols["note"]["chars_per_line" if formula else "text_chars_per_line"])
+    height = lines * cols["note"]["line_height_pt"] if lines > 1 else 0
+    labelled = wrapped_lines(name, cols["name"]["chars_per_line"]) if name else 1
+    if labelled > 1:                     # the label's lines are in the sheet's 11 pt
+        height = max(height, labelled * cols["name"]["line_height_pt"])
+    if height:
+        ws.heights[row] = height
+
+
+def _key_copies(book: Book, sheet: SheetLayout, pos, row: int) -> None:
+    """A later band's key column: links to the first band's keys, so its rows read on their own."""
+    ws, key = sheet.ws, pos.columns[0]
+    values = sheet.display(key)
+    fmt = book.number_format(key)
+    for i in range(pos.n_rows):
+        cell = ws.cell(row + i, 1)
+        book.formula(ws, cell, f"={sheet.table_cell(key, i)}", key, sheet.ev.scenario.name, i, "label",
+                     clean_text(values[i]) if isinstance(values[i], str) else values[i])
+        book.styles.dress(cell, book.styles.bold, number_format=fmt)
 
 
 def _write_table(book: Book, sheet: SheetLayout, tname: str, nominal: SheetLayout, is_nominal: bool,
@@ -239,18 +253,24 @@ def _write_table(book: Book, sheet: SheetLayout, tname: str, nominal: SheetLayou
     nominal_pos = nominal.tables.get(tname)
     same_shape = (not is_nominal and nominal_data is not None and nominal_pos is not None
                   and len(nominal_data.rows) == len(data.rows) and nominal_pos.columns == pos.columns)
-    # header and unit rows
-    for c, col in enumerate(pos.columns, start=1):
-        q = book.model.quantities[col]
-        h = ws.cell(pos.header_row, c)
-        set_text(h, q.column)
-        styles.dress(h, styles.bold, styles.header_alignment, styles.thin_bottom)
-        u = ws.cell(pos.header_row + 1, c)
-        set_text(u, formatting.unit_label(q.unit) if q.kind not in ("money", "bool", "text") else
-                 (q.unit if q.kind == "money" else ""))
-        styles.dress(u, styles.unit)
-        if nodes[col].formula is not None:
-            styles.dress(h, styles.part_fill)
+    # each band's header and unit rows; the key column's copy in the later bands
+    for b, (header, band) in enumerate(pos.bands):
+        lines = 1
+        for c, col in enumerate(band, start=1):
+            q = book.model.quantities[col]
+            h = ws.cell(header, c)
+            set_text(h, label(q))
+            styles.dress(h, styles.bold, styles.header_alignment, styles.thin_bottom)
+            lines = max(lines, wrapped_lines(h.value, max(4, int(ws.widths.get(c, 10)) - 2)))
+            u = ws.cell(header + 1, c)
+            set_text(u, formatting.unit_label(q.unit) if q.kind not in ("money", "bool", "text") else
+                     (q.unit if q.kind == "money" else ""))
+            styles.dress(u, styles.unit)
+            if nodes[col].formula is not None:
+                styles.dress(h, styles.part_fill)
+        ws.heights[header] = lines * book.cfg["columns"]["note"]["line_height_pt"] + 3
+        if b:
+            _key_copies(book, sheet, pos, header + 2)
     meta = [f"Table {tname}: {table.title}. {table.description}"]
     if data.source:
         meta.append(f"Source: {data.source}")
@@ -269,7 +289,7 @@ def _write_table(book: Book, sheet: SheetLayout, tname: str, nominal: SheetLayou
             values = [clean_text(v) for v in values]
         fmt = book.number_format(col)
         for i in range(pos.n_rows):
-            cell = ws.cell(pos.first_row + i, c_index)
+            cell = ws.cell(pos.row_of[col] + i, c_index)
             styles.dress(cell, number_format=fmt)
             expected = values[i]
             if node.formula is not None:
@@ -286,32 +306,35 @@ def _write_table(book: Book, sheet: SheetLayout, tname: str, nominal: SheetLayou
                         cell.formula(text, None)
                     else:
                         book.formula(ws, cell, text, col, ev.scenario.name, i, "link", expected)
-                    styles.apply(cell, table.tag, linked=True)
+                    styles.apply(cell, "derived", linked=True)
                 else:
                     if q.kind == "text":
                         set_text(cell, raw)
                     else:
                         cell.number(cell_number(expected))
-                    styles.apply(cell, table.tag, override=not is_nominal)
+                    styles.editable(cell, override=not is_nominal)
                     if not missing:
                         book.cells.append(CellInfo(ws.title, cell.coordinate, col, ev.scenario.name, i,
                                                    "input" if is_nominal else "override", expected))
                 validate_input(ws, cell, q)
         if q.kind == "bool":
-            bool_cells.append(f"{column_letter(c_index)}{pos.first_row}:"
-                              f"{column_letter(c_index)}{pos.first_row + pos.n_rows - 1}")
+            bool_cells.append(f"{column_letter(c_index)}{pos.row_of[col]}:"
+                              f"{column_letter(c_index)}{pos.row_of[col] + pos.n_rows - 1}")
     # row sources as comments on the key cells
     for i, row_meta in enumerate(data.meta):
         lines = [f"{k.replace('_', ' ').capitalize()}: {v}" for k, v in row_meta.items() if v]
         if lines and i < pos.n_rows:
             ws.cell(pos.first_row + i, 1).comment = make_comment("\n".join(lines))
     # formulas of the computed columns, readable under the table
-    r = pos.first_row + pos.n_rows
+    r = pos.last_row + 1
     for col in pos.columns:
         if nodes[col].formula is not None:
-            c = ws.cell(r, 1)
+            set_text(ws.cell(r, 1), label(book.model.quantities[col]))
+            styles.dress(ws.cell(r, 1), styles.note, styles.wrapped)
+            c = ws.cell(r, len(COLUMNS))
             set_text(c, f"{book.model.quantities[col].column} = {nodes[col].formula.text}")
-            styles.dress(c, styles.formula_font)
+            styles.dress(c, styles.formula_font, styles.wrapped)
+            _fit_row(book, ws, r, c.value, ws.cell(r, 1).value)
             r += 1
     if tname == "load_sweep":
         sweep_extras(book, sheet, pos, r)

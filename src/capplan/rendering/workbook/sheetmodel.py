@@ -60,10 +60,14 @@ class Style:
     border: Border | None = None
     alignment: Alignment | None = None
     number_format: str = "General"
+    locked: bool = True               # on a protected sheet, only unlocked cells take an edit
 
 
 PLAIN = Style()
 STYLE_FIELD = {Font: "font", Fill: "fill", Border: "border", Alignment: "alignment"}
+
+
+ROW_CM = 0.529                        # a row of the default height, 15 pt
 
 
 @cache
@@ -146,6 +150,12 @@ class Chart:
     column: int
     width_cm: float
     height_cm: float
+    alone: bool = True                # printed on a page of its own (else with the table above it)
+
+    @property
+    def rows(self) -> int:
+        """Rows of the default height (15 pt = 0.529 cm) the chart covers."""
+        return math.ceil(self.height_cm / ROW_CM)
 
 
 @dataclass
@@ -160,6 +170,7 @@ class PageSetup:
     title_rows: tuple[int, int] | None = None       # repeated on every page
     title_columns: tuple[int, int] | None = None
     breaks: list[int] = field(default_factory=list)  # a page starts after each of these rows
+    starts: list[int] = field(default_factory=list)  # rows a writer wants a page to start at
     across_first: bool = False        # page order: over, then down
 
 
@@ -175,6 +186,7 @@ class Sheet:
         self.names: dict[str, str] = {}                   # sheet-scoped defined names
         self.charts: list[Chart] = []
         self.page = PageSetup()
+        self.protected = False                            # only unlocked cells take an edit (no password)
 
     def cell(self, row: int, column: int) -> Cell:
         found = self.cells.get((row, column))
@@ -189,6 +201,11 @@ class Sheet:
     @property
     def max_column(self) -> int:
         return max((c for _, c in self.cells), default=1)
+
+    @property
+    def bottom(self) -> int:
+        """The last row anything covers: a cell, or a chart (rows of the default height)."""
+        return max([self.max_row] + [c.row + c.rows for c in self.charts])
 
     def conditional_format(self, ranges: str, rule: Rule) -> None:
         self.conditional.append((ranges, rule))

@@ -20,6 +20,9 @@ from capplan.rendering.workbook.stylesxml import MAIN_NS, StyleSheet
 from capplan.rendering.workbook.xmlescape import attr, text
 
 R_NS = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+# Protected without a password: locked cells (formulas, labels) refuse an edit, unlocked
+# ones (inputs) take it; columns and rows may still be resized, cells selected.
+PROTECTION = ('<sheetProtection sheet="1" objects="1" scenarios="1" formatColumns="0" formatRows="0"/>')
 VALIDATION_ORDER = ("type", "operator", "allowBlank", "showErrorMessage", "errorStyle", "errorTitle", "error")
 
 
@@ -192,6 +195,7 @@ def sheet_xml(sheet: Sheet, cells: CellXml, selected: bool, drawing: str | None,
              '<sheetFormatPr defaultRowHeight="15"/>',
              f"<cols>{widths}</cols>" if widths else "",
              f"<sheetData>{cells.rows(sheet)}</sheetData>",
+             PROTECTION if sheet.protected else "",
              _conditional(sheet, styles),
              _validations(sheet),
              _page(sheet),

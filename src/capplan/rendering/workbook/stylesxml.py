@@ -110,12 +110,16 @@ class StyleSheet:
             fmt = self._number_format_id(s.number_format)
             head = f'<xf borderId="{border}" fillId="{fill}" fontId="{font}" numFmtId="{fmt}" xfId="0"'
             a = s.alignment
-            if a is None:
-                xfs.append(head + "/>")
-                continue
-            align = "".join(f' {k}="{v}"' for k, v in (("horizontal", a.horizontal), ("vertical", a.vertical),
-                                                        ("wrapText", "1" if a.wrap else None)) if v)
-            xfs.append(f'{head} applyAlignment="1"><alignment{align}/></xf>')
+            body = ""
+            if a is not None:
+                align = "".join(f' {k}="{v}"' for k, v in (("horizontal", a.horizontal), ("vertical", a.vertical),
+                                                            ("wrapText", "1" if a.wrap else None)) if v)
+                head += ' applyAlignment="1"'
+                body += f"<alignment{align}/>"
+            if not s.locked:
+                head += ' applyProtection="1"'
+                body += '<protection locked="0"/>'
+            xfs.append(f"{head}>{body}</xf>" if body else head + "/>")
         fonts = [DEFAULT_FONT] + [font_xml(f) for f in self.fonts.items[1:]]
         fills = ['<fill><patternFill/></fill>', '<fill><patternFill patternType="gray125"/></fill>']
         fills += [fill_xml(f) for f in self.fills.items[2:]]

@@ -1,6 +1,8 @@
-"""The Summary sheet: the decisions per scenario, one column per scenario, each
-cell a link into that scenario's sheet; the tag legend; pending measurements;
-price dates.
+"""The Summary sheet, one printed page: the options with their money and the
+recommendation (:mod:`.options`), the top risks (:mod:`.risks`), the price
+dates; then the decisions per scenario, one column per scenario, each cell a
+link into that scenario's sheet; the legend of the cell styles (the one input
+style, links, overrides, formulas, and the tags' colours); pending measurements.
 
 :func:`gather` decides WHAT the sheet shows and :func:`write_summary` only lays
 it out, so the content can come from another source (the shared view of the
@@ -13,7 +15,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from capplan import formatting
+from capplan.rendering.workbook import options, risks
 from capplan.rendering.workbook.scenariosheet import pass_fail
+from capplan.rendering.workbook.sheetmodel import column_letter
 from capplan.rendering.workbook.cellstyles import number_format
 from capplan.rendering.workbook.template import TAG_KEYS
 from capplan.rendering.workbook.plantext import one_line, quote_sheet, set_text
@@ -31,6 +35,7 @@ class Row:
     label: str
     quantity: str | None = None
     index: int | None = None
+    verdict: bool = False        # a table row's verdict (the options' "holds in every scenario" reads it)
 
 
 @dataclass(frozen=True)
@@ -64,7 +69,7 @@ def gather(book: Book) -> Content:
         if any(len(e.scenario.tables[table.name].rows) <= index for e in book.evs):
             continue
         rows.append(Row(f"{table.title}: {row_key}"))
-        rows.extend(Row(f"  {k.label}", k.quantity, k.index) for k in results)
+        rows.extend(Row(f"  {k.label}", k.quantity, k.index, k.role == "verdict") for k in results)
     pending = []
     for n in sorted({n for e in book.evs for n, i in e.inputs.items() if i.pending}):
         sheet = next(s for s in book.sheets if n in s.scalar_row and n in s.ev.inputs)
@@ -75,6 +80,8 @@ def gather(book: Book) -> Content:
 
 
 def write_summary(book: Book, ws) -> None:
+    """The money and the decision first (options, recommendation, risks, price dates), then
+    the decisions by scenario, the legend and the pending measurements."""
     content = gather(book)
     styles = book.styles
     sheets = book.sheets
@@ -82,23 +89,45 @@ def write_summary(book: Book, ws) -> None:
     look = book.cfg["summary"]
     ws.widths[1] = look["widths"]["quantity"]
     ws.widths[2] = look["widths"]["unit"]
-    for i in range(len(sheets)):
+    for i in range(max(len(sheets), options.IF_HOLDS - 2)):
         ws.widths[3 + i] = look["widths"]["scenario"]
     c = ws.cell(1, 1)
     set_text(c, content.title)
     styles.dress(c, styles.title)
     set_text(ws.cell(2, 1), content.subtitle)
-    set_text(ws.cell(3, 1), "Every number below is a live formula over the scenario sheets. Edit inputs on the "
-                            "'nominal' sheet (coloured cells); scenarios follow unless they override.")
+    set_text(ws.cell(3, 1), "Every number below is a live formula over the scenario sheets. Edit the yellow input "
+                            "cells of the 'nominal' sheet; scenarios follow unless they override.")
     styles.dress(ws.cell(2, 1), styles.muted)
     styles.dress(ws.cell(3, 1), styles.muted)
-    row = look["first_row"]
-    head = ws.cell(row, 1)
-    set_text(head, "Decisions by scenario")
-    styles.dress(head, styles.section_font)
-    for i in range(1, ncols + 1):
-        styles.dress(ws.cell(row, i), styles.section_fill)
-    row += 1
+    listed = options.deployment_options(book)
+    first = look["first_row"]
+    top = (len(listed) + 4 if listed else 0) + risks.rows_needed(book) + \
+        (len(content.dated) + 2 if content.dated else 0)
+
+    def heading(row: int, title: str, width: int = options.IF_HOLDS) -> int:
+        set_text(ws.cell(row, 1), title)
+        for i in range(1, max(width, ncols) + 1):
+            styles.dress(ws.cell(row, i), styles.section_fill)
+        styles.dress(ws.cell(row, 1), styles.section_font)
+        return row + 1
+
+    verdicts = _grid(book, ws, first + top, content, ncols, heading)
+    row = first
+    if listed:
+        row = heading(row, "Options and the recommendation (nominal scenario)")
+        row = options.write_options(book, ws, row, listed, [verdicts.get(o.name.row) for o in listed]) + 1
+    row = risks.write_risks(book, ws, row, heading)
+    if content.dated:
+        _listing(styles, ws, row, "Prices and tables as of", content.dated)
+    row = _legend(book, ws, ws.max_row + 2, 1) + 1
+    if content.pending:
+        _pending(book, ws, row, content.pending)
+
+
+def _grid(book: Book, ws, row: int, content: Content, ncols: int, heading) -> dict[int, str]:
+    """The decisions by scenario, one column per scenario; returns, per table row, the range of its verdicts."""
+    styles, sheets, look = book.styles, book.sheets, book.cfg["summary"]
+    row = heading(row, "Decisions by scenario")
     set_text(ws.cell(row, 1), "Quantity")
     set_text(ws.cell(row, 2), "Unit")
     for i, s in enumerate(sheets):
@@ -123,6 +152,7 @@ def write_summary(book: Book, ws) -> None:
     ws.heights[row] = look["heights"]["changes"]
     row += 1
     bool_cells: list[str] = []
+    verdicts: dict[int, str] = {}
     for item in content.rows:
         if item.quantity is None:
             c = ws.cell(row, 1)
@@ -132,15 +162,11 @@ def write_summary(book: Book, ws) -> None:
                 styles.dress(ws.cell(row, j), styles.part_fill)
             row += 1
         else:
+            if item.verdict:
+                verdicts[item.index] = f"$C${row}:${column_letter(ncols)}${row}"
             row = _decision_row(book, ws, row, item, bool_cells)
     pass_fail(book, ws, bool_cells)
-    row += 1
-    row = _legend(book, ws, row, 1) + 1
-    if content.pending:
-        row = _pending(book, ws, row, content.pending)
-    if content.dated:
-        row = _listing(styles, ws, row + 1, "Prices and tables as of", content.dated)
-    ws.freeze = look["freeze_panes"]
+    return verdicts
 
 
 def _listing(styles, ws, row: int, heading: str, entries) -> int:
@@ -204,23 +230,19 @@ def _decision_row(book: Book, ws, row: int, item: Row, bool_cells) -> int:
 
 
 def _legend(book: Book, ws, row: int, col: int) -> int:
+    """The cell looks (input, override, linked, formula), then the tags' colours (their column on each sheet)."""
     head = ws.cell(row, col)
     set_text(head, "Legend")
     book.styles.dress(head, book.styles.bold)
     r = row + 1
-    for key in TAG_KEYS:
+    looks = [(key, key, book.cfg[key]["label"]) for key in ("input", "override", "linked")]
+    looks.extend((key, key, book.cfg["tags"][key]["label"]) for key in TAG_KEYS)
+    for key, text, meaning in looks:
         c = ws.cell(r, col)
-        set_text(c, key)
-        book.styles.apply(c, key)
+        set_text(c, text)
+        book.styles.swatch(c, key)
         d = ws.cell(r, col + 1)
-        set_text(d, book.cfg["tags"][key]["label"])
+        set_text(d, meaning)
         book.styles.dress(d, book.styles.small)
-        r += 1
-    for key, kwargs in (("linked", {"linked": True}), ("override", {"override": True})):
-        c = ws.cell(r, col)
-        set_text(c, key)
-        book.styles.apply(c, "assumption", **kwargs)
-        set_text(ws.cell(r, col + 1), book.cfg[key]["label"])
-        book.styles.dress(ws.cell(r, col + 1), book.styles.small)
         r += 1
     return r

@@ -15,8 +15,8 @@ from capplan.resources import templates_dir
 
 COLUMNS = ("name", "value", "unit", "tag", "note")
 TAG_KEYS = ("fact", "policy", "measurement", "pending", "assumption", "derived")
-REQUIRED_CONFIG = ("summary_sheet", "summary", "sheets", "columns", "table_column_width", "table_column_max",
-                   "spare_columns", "comments", "tags", "linked", "override", "section", "part", "pass_fill",
+REQUIRED_CONFIG = ("summary_sheet", "summary", "sheets", "columns", "table_column_width",
+                   "comments", "tags", "input", "linked", "override", "section", "part", "pass_fill",
                    "fail_fill", "formula_font", "text", "lines", "chart", "print")
 
 
