@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from capplan.analysis import ranking as ranked
+from capplan.rendering.workbook.cellstyles import number_format
 from capplan.rendering.workbook.formulaprinter import ExcelPrinter
 from capplan.rendering.workbook.lint import lint_formula
 from capplan.rendering.workbook.manifest import CellInfo
@@ -111,9 +112,15 @@ def write_candidates(book: Book, taken: set[str]) -> Sheet | None:
         set_text(ws.cell(header, c), text)
     for c in range(1, rank_col + 1):
         styles.dress(ws.cell(header, c), styles.bold, styles.thin_bottom, styles.header_alignment)
-    ws.widths[1] = 34
+    ws.widths[1], ws.widths[2], ws.widths[3] = 34, 34, 16
+    for name, c in columns.items():                 # money up to $9,999,999.99 and its header fit
+        q = book.model.quantities[name]
+        ws.widths[c] = 14 if q.kind == "money" or q.unit else 9
+    ws.widths[rank_key_col] = 14
+    ws.heights[header] = 45                          # headers wrap to three lines in their narrow columns
     last = FIRST + len(r.order) - 1
     key_range = f"${column_letter(rank_key_col)}${FIRST}:${column_letter(rank_key_col)}${last}"
+    formats = {name: _format(book, name, [r.value(name, i) for i in r.order]) for name in INPUTS + DERIVED}
     for k, i in enumerate(r.order):
         row = FIRST + k
         c = ev.candidates[i]
@@ -124,7 +131,7 @@ def write_candidates(book: Book, taken: set[str]) -> Sheet | None:
             cell = ws.cell(row, columns[name])
             value = _display(book, name, r.value(name, i))
             cell.number(value)
-            styles.dress(cell, number_format=book.number_format(name))
+            styles.dress(cell, number_format=formats[name])
             styles.editable(cell)             # the sheet is protected: a reader edits a price or a λ* here
             book.cells.append(CellInfo(ws.title, cell.coordinate, name, ev.scenarios[0], k, "input", value))
         sized = all(np.isfinite(r.value(name, i)) for name in DERIVED) and r.value("instance_max_rate", i) > 0
@@ -140,7 +147,7 @@ def write_candidates(book: Book, taken: set[str]) -> Sheet | None:
             if problems:
                 raise InternalError(f"compiling {name} for the Candidates sheet: {'; '.join(problems)}")
             book.formula(ws, cell, text, name, ev.scenarios[0], k, "derived", _display(book, name, r.value(name, i)))
-            styles.dress(cell, number_format=book.number_format(name))
+            styles.dress(cell, number_format=formats[name])
         feasible = ws.cell(row, feasible_col)
         feasible.number(0 if ev.reasons[i] else 1)
         book.cells.append(CellInfo(ws.title, feasible.coordinate, "feasible", ev.scenarios[0], k, "input",
@@ -163,6 +170,13 @@ def write_candidates(book: Book, taken: set[str]) -> Sheet | None:
                  "recommendation", ev.scenarios[0], None, "derived",
                  f"{ev.candidates[winner].label} on {ev.candidates[winner].offer.name}")
     return ws
+
+
+def _format(book: Book, name: str, values) -> str:
+    """The column's number format, as wide as the candidates' own values need (λ* 4.67, not the
+    plan's 4 rounded to 5)."""
+    q = book.model.quantities[name]
+    return number_format(q.unit, q.kind, [_display(book, name, v) for v in values if np.isfinite(v)])
 
 
 def _display(book: Book, name: str, value: float) -> float:
