@@ -11,17 +11,19 @@ each chart on a page of its own.
 
 from __future__ import annotations
 
+import io
 import math
 from pathlib import Path
 
 import pytest
 import recalc
+import yaml
 from openpyxl import load_workbook
 
 from capplan.engine.evaluate import evaluate_all
 from capplan.language.model import standard_model
 from capplan.loading.plan import load
-from capplan.rendering.workbook import build_workbook, config
+from capplan.rendering.workbook import build_workbook, config, to_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
 PLANS = tuple(sorted((ROOT / "plans").glob("*.yaml")))
@@ -118,3 +120,24 @@ def test_sheets_print_one_page_wide_with_headers_repeated_and_charts_alone():
     anchors = [chart.anchor._from.row for chart in simulation._charts]
     assert len(anchors) >= 4 and set(anchors[::2]) <= {b.id for b in simulation.row_breaks.brk}
     assert not set(anchors[1::2]) & {b.id for b in simulation.row_breaks.brk}
+
+
+def test_a_scenario_of_a_sweep_without_an_optional_column_links_no_blank_cell(tmp_path):
+    """A scenario sheet inherits the sweep's rows as links to the nominal sheet; a column the rows
+    leave out (mean_batch) stays blank there, not a link that reads 0 where 'not measured' is meant."""
+    doc = yaml.safe_load((ROOT / "plans" / "llama3.3-70b-a100-40gb-tp8-sharegpt.yaml").read_text(encoding="utf-8"))
+    doc["scenarios"] = {"surge": {"description": "a surge", "set": {"peak_arrival_rate": "30 req/s"}}}
+    doc.pop("expect")
+    path = tmp_path / "plans" / "surge.yaml"
+    path.parent.mkdir()
+    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    model = standard_model()
+    plan = load(path, model)
+    built = build_workbook(plan, evaluate_all(plan, model), model)
+    listed = {(c.sheet, c.coordinate) for c in built.cells}
+    workbook = load_workbook(io.BytesIO(to_bytes(built)))
+    formulas = {(ws.title, c.coordinate) for ws in workbook.worksheets for row in ws.iter_rows() for c in row
+                if c.data_type == "f"}
+    assert formulas and formulas <= listed, sorted(formulas - listed)[:5]
+    links = [c for c in built.cells if c.sheet == "surge" and c.role == "link" and c.quantity == "load_sweep.ttft_p95"]
+    assert len(links) == 3                      # the rows the scenario inherits are still links

@@ -300,12 +300,10 @@ def _write_table(book: Book, sheet: SheetLayout, tname: str, nominal: SheetLayou
                 raw = data.rows[i].get(q.column)
                 inherited = same_shape and _same(raw, nominal_data.rows[i].get(q.column))
                 missing = expected is None or (isinstance(expected, float) and math.isnan(expected))
-                if inherited:
-                    text = nominal.link(col, i)
-                    if missing:      # an optional column the row leaves out: no value to list
-                        cell.formula(text, None)
-                    else:
-                        book.formula(ws, cell, text, col, ev.scenario.name, i, "link", expected)
+                if inherited and missing:   # an optional column the row leaves out: blank, as on nominal
+                    styles.apply(cell, "derived", linked=True)
+                elif inherited:
+                    book.formula(ws, cell, nominal.link(col, i), col, ev.scenario.name, i, "link", expected)
                     styles.apply(cell, "derived", linked=True)
                 else:
                     if q.kind == "text":
