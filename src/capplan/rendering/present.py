@@ -200,6 +200,22 @@ class _Latex(LatexPrinter):
         k, m = (self._print(x) for x in expr.args)
         return rf"P\left(\mathrm{{Poisson}}\left({m}\right) > {k}\right)"
 
+    def _print_Lag(self, expr):
+        x, k = (self._print(a) for a in expr.args)
+        return rf"{x}\left[t - {k}\right]"
+
+    def _print_WindowMax(self, expr):
+        x, k = (self._print(a) for a in expr.args)
+        return rf"\max_{{t - {k} \le s \le t}} {x}\left[s\right]"
+
+    def _print_WindowMin(self, expr):
+        x, k = (self._print(a) for a in expr.args)
+        return rf"\min_{{t - {k} \le s \le t}} {x}\left[s\right]"
+
+    def _print_KthLargest(self, expr):
+        x, k = (self._print(a) for a in expr.args)
+        return rf"\operatorname{{large}}_{{{k}}}\left({x}\right)"
+
     def _print_PerUnit(self, expr):
         return self._print(expr.args[0])       # the unit annotation shows in the result's unit
 

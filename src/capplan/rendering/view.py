@@ -114,7 +114,8 @@ class PlanView:
     # -- the record's body ------------------------------------------------------------------
     @cached_property
     def sections(self) -> list[dict]:
-        return [self._section(spec) for spec in layout()["sections"]]
+        shown = [self._section(spec) for spec in layout()["sections"]]
+        return [s for s in shown if s["parts"] or s["sensitivity"] or s["holds"]]     # none of this plan's
 
     @cached_property
     def holds(self) -> HoldsView:
@@ -234,7 +235,8 @@ class PlanView:
         parts = []
         for part in spec.get("parts", []):
             rows = [row(e, n) for n in e.model.expand(part.get("quantities", [])) if n in e.graph.nodes]
-            tables = [_table(e, t, part.get("columns", {})) for t in part.get("tables", []) if t in e.scenario.tables]
+            tables = [_table(e, t, part.get("columns", {})) for t in part.get("tables", [])
+                      if t in e.scenario.tables and part.get("record", True)]
             swept = part.get("sweep")
             sweep = sweepview.sweep(e, swept) if swept and swept["table"] in e.scenario.tables else None
             if sweep:

@@ -35,6 +35,7 @@ from pathlib import Path
 from capplan.language.model import TAGS, Model, Quantity, standard_model
 from capplan.loading import catalog, uncertain
 from capplan.loading import plan as plan_module
+from capplan.loading.plan.tables import FROM_SECTIONS
 from capplan.names import nearest
 
 DRAFT = "http://json-schema.org/draft-07/schema#"
@@ -184,6 +185,17 @@ class _Generator:
                                                   "description": "The release as text, e.g. \"0.21\"."},
                                       "source": {"type": "string", "description": "Where the release comes from."}},
                        "required": ["name", "version"], "additionalProperties": False},
+            "traffic": {"type": "object", "description": "The arrival rate over time: profile (24 hourly or 168 "
+                                                         "weekly multipliers of the peak, the largest 1) or file "
+                                                         "(a CSV of time in hours, arrival_rate in req/s, inside the "
+                                                         "plan's repository), with its source; the peak and PAR "
+                                                         "follow from it and the autoscaled fleet is priced.",
+                        "properties": {"profile": {"type": "array", "items": {"type": "number", "minimum": 0,
+                                                                               "maximum": 1},
+                                                   "minItems": 24, "maxItems": 168},
+                                       "file": {"type": "string"}, "source": {"type": "string"},
+                                       "note": {"type": "string"}},
+                        "additionalProperties": False},
             "inputs": {"description": "Input values (and pins of derived quantities), by canonical name.",
                        "allOf": [{"$ref": _REF + "inputs"}]},
             "tables": {"$ref": _REF + "tables"},
@@ -322,7 +334,8 @@ class _Generator:
     # -- tables --------------------------------------------------------------------------
     def tables(self) -> dict:
         props = {name: {"description": f"{t.title}: {t.description} Tag: {t.tag}.",
-                        "$ref": _REF + f"table_{name}"} for name, t in self.model.tables.items()}
+                        "$ref": _REF + f"table_{name}"} for name, t in self.model.tables.items()
+                 if name not in FROM_SECTIONS}
         props = {name: {"description": spec["description"], "allOf": [{"$ref": spec["$ref"]}]}
                  for name, spec in props.items()}
         return {"type": ["object", "null"], "properties": props, "additionalProperties": False}
@@ -476,7 +489,8 @@ class _Generator:
     def restrict(self, switch: str, case: str, required: bool) -> dict:
         absent_inputs = {n: False for n in self.settable() if self.excluded(n, switch, case)}
         absent_tables = {t: False for t in self.model.tables if self.excluded(t, switch, case)}
-        present_tables = [t for t in self.model.tables if not self.excluded(t, switch, case)]
+        present_tables = [t for t in self.model.tables if not self.excluded(t, switch, case)
+                          and t not in FROM_SECTIONS]
         props: dict = {}
         inputs: dict = {}
         if absent_inputs:
