@@ -41,10 +41,12 @@ class Shown:
 
 def shown(e: Evaluation, name: str, index: int | None = None) -> Shown:
     """Quantity ``name`` (a table column when ``index`` is given) as shown."""
-    q = e.model.quantities[name]
     value = e.display(name)
-    if index is not None:
-        value = value[index]
+    return shown_value(e.model.quantities[name], value if index is None else value[index])
+
+
+def shown_value(q, value) -> Shown:
+    """One value of quantity ``q`` (display unit) as shown."""
     if is_unmeasured(q, value):
         return Shown(UNMEASURED, UNMEASURED)
     return Shown(formatting.plain(value), formatting.quantity(value, q.unit, q.kind))
