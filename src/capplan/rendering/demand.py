@@ -54,8 +54,7 @@ def _holds(e: Evaluation, s: demand.Strategy) -> str:
     return "no"
 
 
-SHARED = ("billed per replica's share of a node: a fleet of whole nodes pays up to one partly used "
-          "node more per interval")
+SHARED = "at most: whole nodes, less than one partly used node an interval above the replicas' shares"
 
 
 def options(e: Evaluation) -> list[Option]:
@@ -66,7 +65,8 @@ def options(e: Evaluation) -> list[Option]:
     shared = {n for n, per in zip(names, e.display("deployments.replicas_per_node") if found else []) if per > 1}
     return [Option(s.name, _money(s.monthly_cost), f"{_money(s.cost_per_million)}/1M tok", _holds(e, s),
                    _note(e, s, fixed[s.deployment])
-                   + (f" ({SHARED})" if s.deployment in shared and s.kind != demand.FIXED else ""))
+                   + (f" ({SHARED})" if s.deployment in shared and s.kind in (demand.AUTOSCALED, demand.BASE_BURST)
+                      else ""))
             for s in found]
 
 

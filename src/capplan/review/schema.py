@@ -36,6 +36,7 @@ from capplan.language.model import TAGS, Model, Quantity, standard_model
 from capplan.loading import catalog, uncertain
 from capplan.loading import plan as plan_module
 from capplan.loading.plan.tables import FROM_SECTIONS
+from capplan.loading.plan.traffic import GIVEN_BY_TRAFFIC
 from capplan.names import nearest
 
 DRAFT = "http://json-schema.org/draft-07/schema#"
@@ -135,6 +136,18 @@ def as_json(value):
     return value
 
 
+def traffic_rules() -> list[dict]:
+    """A traffic profile gives the peak-to-average ratio (and a CSV the peak too): without
+    ``traffic:`` a plan states both, with ``profile:`` the peak that scales it."""
+    def inputs(names):
+        return {"properties": {"inputs": {"required": names}}, "required": ["inputs"]}
+    return [{"$comment": "no traffic:", "if": {"not": {"required": ["traffic"]}},
+             "then": inputs(list(GIVEN_BY_TRAFFIC))},
+            {"$comment": "traffic: {profile: ...}",
+             "if": {"properties": {"traffic": {"required": ["profile"]}}, "required": ["traffic"]},
+             "then": inputs(["peak_arrival_rate"])}]
+
+
 class _Generator:
     def __init__(self, model: Model):
         # every SLO a plan may name (ttft_p99_slo, its column ttft_p99, ...): the
@@ -213,7 +226,7 @@ class _Generator:
             "properties": {k: known.get(k, {}) for k in plan_module.PLAN_KEYS},
             "required": required,
             "additionalProperties": False,
-            "allOf": self.switch_rules(),
+            "allOf": self.switch_rules() + traffic_rules(),
             "definitions": self.definitions(),
         }
 
@@ -323,7 +336,7 @@ class _Generator:
             if q.table or not q.is_input or q.kind in ("bool", "text") or q.default is not None \
                     or name in self.slo_names:
                 continue
-            if name in self.provided or self.excluded(name, "sizing", sizing):
+            if name in self.provided or self.excluded(name, "sizing", sizing) or name in GIVEN_BY_TRAFFIC:
                 continue
             if any(self.excluded(name, sw, c) for sw, cases in self.switch_cases.items() if sw != "sizing"
                    for c in cases):

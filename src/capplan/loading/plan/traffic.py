@@ -32,6 +32,7 @@ SWITCH = "traffic"
 HOURLY = {24: "24 hourly multipliers (a day)", 168: "168 hourly multipliers (a week)"}
 MAX_ROWS = 100_000           # a year of 5-minute intervals
 MAX_FILE_BYTES = 8 * 2 ** 20
+GIVEN_BY_TRAFFIC = ("peak_arrival_rate", "peak_to_average_ratio")    # a CSV gives both, multipliers the ratio
 
 
 def switch(ctx: Context) -> None:
