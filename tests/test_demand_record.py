@@ -75,3 +75,16 @@ def test_the_json_holds_the_profile_and_its_results(compiled):
     assert nominal["tables"]["profile"]["columns"]["serving_replicas"]["formula"] == \
         "window_min(target_replicas, scale_up_intervals)"
     assert "autoscaled_monthly_cost" in nominal["tables"]["deployments"]["columns"]
+
+
+def test_diff_names_a_change_of_strategy(tmp_path):
+    """A one-minute scale-up window leaves hours 12 and 18 short: base + burst no longer holds the SLO."""
+    from capplan.review.diff import compare, load_file
+
+    old = write(tmp_path, plan_data(reserved_price_ratio=0.7, **NO_LAG), "old.yaml")
+    new = write(tmp_path, plan_data(reserved_price_ratio=0.7, **LAG), "new.yaml")
+    doc = compare([(load_file(old), load_file(new))])
+    plan = doc["plans"][0]
+    assert plan["strategy"] == ("the demand curve's cheapest strategy that holds the SLO: base + burst on gpu → "
+                                "all reserved on gpu")
+    assert plan["headline"].endswith(plan["strategy"] + ".")
