@@ -104,3 +104,37 @@ def test_the_workbook_reads_earlier_rows_by_offset(text, excel):
 def test_a_window_over_no_column_of_the_row_has_no_workbook_form():
     with pytest.raises(CapplanError, match="a workbook reads earlier rows of a column of the row's own table"):
         ExcelPrinter(_Refs()).doprint(parse("lag(k, 1)").expr)
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ("sum_above(t.x, 2)", 3 + 5),                       # 5 and 7 above 2
+    ("sum_above(t.x, 7)", 0),
+    ("ln(t.x)", np.log(X)),
+])
+def test_sum_above_and_ln_by_hand(text, want):
+    expr = parse(text).expr
+    assert np.allclose(Numeric({"t.x": np.array(X)}).visit(expr), want)
+    exact = Exact({"t.x": tuple(Fraction(v) for v in X)}, {}).visit(expr)
+    assert np.allclose(np.array(exact, dtype=float), want)
+
+
+def test_sum_above_and_kth_largest_take_a_level_per_row_of_another_table():
+    """In a deployments row, one result per row: the levels 1 and 5, the ranks 1 and 3."""
+    values = {"t.x": np.array(X), "d.l": np.array([1.0, 5.0]), "d.k": np.array([1.0, 3.0])}
+    assert Numeric(values).visit(parse("sum_above(t.x, d.l)").expr).tolist() == [12, 2]
+    assert Numeric(values).visit(parse("kth_largest(t.x, d.k)").expr).tolist() == [7, 2]
+    batch = {k: v[None, :] for k, v in values.items()}
+    assert Numeric(batch, batch=True).visit(parse("sum_above(t.x, d.l)").expr).tolist() == [[12, 2]]
+    assert Numeric(batch, batch=True).visit(parse("kth_largest(t.x, d.k)").expr).tolist() == [[7, 2]]
+    exact = {k: tuple(Fraction(v) for v in a) for k, a in values.items()}
+    assert Exact(exact, {}).visit(parse("sum_above(t.x, d.l)").expr) == (12, 2)
+
+
+def test_ln_of_a_dimension_and_sum_above_of_no_column_are_refused():
+    dims = {"d": units.dimensions("s")}
+    with pytest.raises(CapplanError, match=r"ln\(\) needs a dimensionless argument"):
+        UnitChecker("y", "ln(d)", dims.get).visit(parse("ln(d)").expr)
+    with pytest.raises(CapplanError, match="sum_above: its first argument must be a table column"):
+        ExcelPrinter(_Refs()).doprint(parse("sum_above(k, 1)").expr)
+    assert ExcelPrinter(_Refs()).doprint(parse("sum_above(t.x, k) + ln(k)").expr) == \
+        "=SUMPRODUCT((--(t_x>k))*(t_x-k))+LN(k)"

@@ -4,8 +4,9 @@ A plan with a traffic profile (``traffic:``) prices its fleet four ways, every n
 quantity of the model (so the workbook holds each as a live formula): the fleet sized for
 the peak and run every hour (``monthly_cost``), the autoscaled fleet the profile's lag rule
 keeps (``autoscaled_monthly_cost``), R* reserved replicas with the rest bursting on demand
-(``base_burst_monthly_cost``) and the autoscaled fleet's peak reserved
-(``all_reserved_monthly_cost``). This module only lines them up and says which holds the
+(``base_burst_monthly_cost``), the autoscaled fleet's peak reserved
+(``all_reserved_monthly_cost``) and, where the offer has a spot price, the autoscaled fleet on
+spot with its spares on demand (``spot_monthly_cost``). This module only lines them up and says which holds the
 SLO: an autoscaled fleet short of capacity in some interval (``slo_risk_intervals``) does
 not, unless its replicas are asked for ``prewarm_lead`` ahead. The recommendation is the
 cheapest strategy that holds.
@@ -17,9 +18,10 @@ from dataclasses import dataclass
 
 from capplan.engine.evaluate import Evaluation
 
-FIXED, AUTOSCALED, BASE_BURST, RESERVED = "fixed", "autoscaled", "base + burst", "all reserved"
+FIXED, AUTOSCALED, BASE_BURST, RESERVED, SPOT = "fixed", "autoscaled", "base + burst", "all reserved", "spot"
 COSTS = {FIXED: "deployments.monthly_cost", AUTOSCALED: "deployments.autoscaled_monthly_cost",
-         BASE_BURST: "deployments.base_burst_monthly_cost", RESERVED: "deployments.all_reserved_monthly_cost"}
+         BASE_BURST: "deployments.base_burst_monthly_cost", RESERVED: "deployments.all_reserved_monthly_cost",
+         SPOT: "deployments.spot_monthly_cost"}
 
 
 @dataclass(frozen=True)
@@ -50,11 +52,14 @@ def strategies(e: Evaluation) -> list[Strategy]:
     fixed = e.display("deployments.monthly_cost")
     fixed_holds = e.display("deployments.fleet_holds")
     autoscaled_holds = e.display("slo_risk_intervals") == 0
+    spot = e.display("deployments.spot_hourly_cost")
     out = []
     for kind, column in COSTS.items():
         costs = e.display(column)
         holds = fixed_holds if kind in (FIXED, RESERVED) else [autoscaled_holds] * len(names)
         for i, name in enumerate(names):
+            if kind == SPOT and not spot[i]:
+                continue                                        # the offer has no spot price
             rate = per_million[i] / fixed[i] if fixed[i] else 0.0     # USD/1M tokens per USD a month
             out.append(Strategy(kind, name, costs[i], costs[i] * rate, bool(holds[i])))
     return sorted(out, key=lambda s: names.index(s.deployment))

@@ -438,6 +438,7 @@ class Numeric(Walker):
         "TableMax": _rows(np.max),
         "TableMin": _rows(np.min),
         "PerUnit": lambda x: x,       # token and GPU are base units: the number stays
+        "log": np.log,
     }
 
     def __init__(self, values, nominal_values=None, show=None, batch: bool = False, why=None):
@@ -605,7 +606,8 @@ class Numeric(Walker):
         return self._shaped(np.take_along_axis(x, rows, -1), column)
 
     def _print_KthLargest(self, expr):
-        """The k-th largest row of a column (1: its maximum); k outside 1..rows is refused, or NaN."""
+        """The k-th largest row of a column (1: its maximum), for each k of a column of another
+        table too; k outside 1..rows is refused, or NaN in a batch."""
         x, k, _ = self._rows_back(expr)
         n = x.shape[-1]
         bad = (k < 1) | (k > n)
@@ -614,12 +616,22 @@ class Numeric(Walker):
         ordered = -np.sort(-x, axis=-1)
         index = np.clip(k, 1, n).astype(np.int64) - 1
         if not self.batch:
-            return float(ordered[..., int(index)])
+            return ordered[index] if np.ndim(index) else float(ordered[int(index)])
         self._fail(bad)
-        lead = np.broadcast_shapes(ordered.shape[:-1], np.shape(index)[:-1] if np.ndim(index) else ())
+        index = np.atleast_2d(index)
+        lead = np.broadcast_shapes(ordered.shape[:-1], index.shape[:-1])
         picked = np.take_along_axis(np.broadcast_to(ordered, lead + (n,)),
-                                    np.broadcast_to(index, lead + (1,)), -1)
+                                    np.broadcast_to(index, lead + index.shape[-1:]), -1)
         return np.where(bad, np.nan, picked)
+
+    def _print_SumAbove(self, expr):
+        """Σ_rows max(x − level, 0), one sum per level (a scalar, or each row of another table)."""
+        x = np.atleast_1d(np.asarray(self.visit(expr.args[0]), dtype=float))
+        level = np.asarray(self.visit(expr.args[1]), dtype=float)
+        if not self.batch:
+            excess = np.maximum(x - level[..., None], 0.0).sum(axis=-1)
+            return excess if np.ndim(excess) else float(excess)
+        return np.maximum(x[..., None, :] - np.atleast_2d(level)[..., None], 0.0).sum(axis=-1)
 
     def _print_MaxBeforeFailure(self, expr):
         """λ*: the x before the first failing row; undefined (NaN in a batch) when the first row fails."""

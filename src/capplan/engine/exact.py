@@ -210,13 +210,39 @@ def _lag(ops, x, k):
 
 
 def _kth_largest(ops, x, k):
-    k = _rows_back(k)
+    """The k-th largest of column x; a tuple of them for a k per row of another table."""
     x = x if isinstance(x, tuple) else (x,)
     if not all(isinstance(_plain(v), Fraction | int | float) for v in x):
         raise NotClosedForm("kth_largest() of a column that depends on the variable")
-    if not 1 <= k <= len(x):
-        raise Undefined(f"kth_largest() needs k from 1 to the {len(x)} rows")
-    return sorted(x, key=_plain, reverse=True)[k - 1]
+    ordered = sorted(x, key=_plain, reverse=True)
+
+    def pick(k):
+        k = _rows_back(k)
+        if not 1 <= k <= len(x):
+            raise Undefined(f"kth_largest() needs k from 1 to the {len(x)} rows")
+        return ordered[k - 1]
+    return tuple(pick(k_) for k_ in k) if isinstance(k, tuple) else pick(k)
+
+
+def _sum_above(ops, x, level):
+    """Σ max(x − level, 0) over x's rows; a tuple of sums for a level per row of another table."""
+    x = x if isinstance(x, tuple) else (x,)
+
+    def above(lv):
+        return ops.total([ops.maximum(v - lv, 0) for v in x])
+    return tuple(above(lv) for lv in level) if isinstance(level, tuple) else above(level)
+
+
+def _ln(ops, x):
+    """A natural logarithm is no rational number: a float of a number, no closed form of the variable."""
+    def one(v):
+        v = _plain(v)
+        if not isinstance(v, Fraction | int | float):
+            raise NotClosedForm("ln() of the variable")
+        if v <= 0:
+            raise Undefined("ln() of a number that is not above 0")
+        return math.log(v)
+    return _lift(one, x)
 
 
 # The element-wise functions and table reductions, each a function of the kind of numbers
@@ -235,6 +261,8 @@ EXACT_FUNCTIONS = {
     "WindowMax": _window("maximum"),
     "WindowMin": _window("minimum"),
     "KthLargest": _kth_largest,
+    "SumAbove": _sum_above,
+    "log": _ln,
 }
 
 

@@ -145,6 +145,16 @@ class UnitChecker(Walker):
 
     _print_KthLargest = _print_RowWindow
 
+    def _print_SumAbove(self, expr):
+        return self._same(expr.args, "sum_above()")
+
+    def _print_log(self, expr):
+        """ln of a dimensionless number (a share, a ratio)."""
+        dims = self.visit(expr.args[0])
+        if dims is not ANY and dims != DIMENSIONLESS:
+            raise self.fail(f"ln() needs a dimensionless argument, got {_show(expr.args[0])} ({describe(dims)})")
+        return DIMENSIONLESS
+
     def _print_PoissonExceeds(self, expr):
         """A count and the mean of that count (requests and requests) give a probability."""
         self._same(expr.args, "poisson_exceeds()")

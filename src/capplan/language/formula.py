@@ -87,7 +87,13 @@ class KthLargest(sympy.Function):
     nargs = 2
 
 
-TABLE_FUNCTIONS = {TableSum, TableMax, TableMin, MaxBeforeFailure, MinFailure, KthLargest}
+class SumAbove(sympy.Function):
+    """``sum_above(x, level)``: Σ over the rows of column x of max(x − level, 0), what x holds above
+    a level (the replica-hours above a reserved base; a level per row of another table gives one sum each)."""
+    nargs = 2
+
+
+TABLE_FUNCTIONS = {TableSum, TableMax, TableMin, MaxBeforeFailure, MinFailure, KthLargest, SumAbove}
 
 
 # --- row-window functions -------------------------------------------------------
@@ -196,6 +202,8 @@ FUNCTIONS = {
     "window_max": (WindowMax, {2}),
     "window_min": (WindowMin, {2}),
     "kth_largest": (KthLargest, {2}),
+    "sum_above": (SumAbove, {2}),
+    "ln": (lambda x: sympy.log(x, evaluate=False), {1}),
 }
 
 def _chain(kind, a, b):

@@ -42,13 +42,18 @@ def _note(e: Evaluation, s: demand.Strategy, fixed: float) -> str:
     if s.kind == demand.BASE_BURST:
         return (f"{versus}; {shown(e, 'base_replicas').text} replicas reserved at p_r/p_o = "
                 f"{shown(e, 'reserved_price_ratio').text}, the rest on demand")
+    if s.kind == demand.SPOT:
+        spot, spare = e.display("spot_replica_hours"), e.display("spare_replica_hours")
+        share = spot / (spot + spare) if spot + spare else 0.0
+        return (f"{versus}; {share:.0%} of the replica-hours on spot, topped up for "
+                f"{shown(e, 'spot_interruption_rate').text} interrupted a month, the spares on demand")
     return f"{versus}; the autoscaled peak of {shown(e, 'peak_serving_replicas').text} replicas reserved"
 
 
 def _holds(e: Evaluation, s: demand.Strategy) -> str:
     if s.holds:
         return "yes"
-    if s.kind in (demand.AUTOSCALED, demand.BASE_BURST):
+    if s.kind in (demand.AUTOSCALED, demand.BASE_BURST, demand.SPOT):
         return (f"no: short for {shown(e, 'slo_risk_time').text} of the profile unless replicas are asked for "
                 f"{shown(e, 'prewarm_lead').text} ahead")
     return "no"
@@ -65,8 +70,8 @@ def options(e: Evaluation) -> list[Option]:
     shared = {n for n, per in zip(names, e.display("deployments.replicas_per_node") if found else []) if per > 1}
     return [Option(s.name, _money(s.monthly_cost), f"{_money(s.cost_per_million)}/1M tok", _holds(e, s),
                    _note(e, s, fixed[s.deployment])
-                   + (f" ({SHARED})" if s.deployment in shared and s.kind in (demand.AUTOSCALED, demand.BASE_BURST)
-                      else ""))
+                   + (f" ({SHARED})" if s.deployment in shared
+                      and s.kind in (demand.AUTOSCALED, demand.BASE_BURST, demand.SPOT) else ""))
             for s in found]
 
 

@@ -214,6 +214,10 @@ class _Latex(LatexPrinter):
         x, k = (self._print(a) for a in expr.args)
         return rf"\min_{{t - {k} \le s \le t}} {x}\left[s\right]"
 
+    def _print_SumAbove(self, expr):
+        x, level = (self._print(a) for a in expr.args)
+        return rf"\sum_i \max\left(0, {x} - {level}\right)"
+
     def _print_KthLargest(self, expr):
         x, k = (self._print(a) for a in expr.args)
         return rf"\operatorname{{large}}_{{{k}}}\left({x}\right)"

@@ -32,8 +32,7 @@ def _buckets(data: dict) -> tuple[list[float], dict[str, list[float]], float]:
 def svg(data: dict, title: str) -> str:
     starts, series, step = _buckets(data)
     c = Canvas(WIDTH, HEIGHT)
-    c.title(title, "Arrival rate against the capacity the autoscaler asks for and the capacity serving "
-                   "(replicas at λ*); red where the serving fleet is short (the scale-up lag)")
+    c.title(title, "Arrival rate, capacity asked for and serving (replicas at λ*); red: short of λ_t (the lag)")
     left, right, top, bottom = LEFT, WIDTH - RIGHT, TOP, HEIGHT - BOTTOM
     span = starts[-1] + step - starts[0] or 1.0
     peak = max(max(series["arrival"]), max(series["requested"]), max(series["serving"])) or 1.0
@@ -58,7 +57,7 @@ def svg(data: dict, title: str) -> str:
             c.text(x(starts[0] + t), bottom + 16, formatting.number(starts[0] + t, 4), size=11, anchor="middle",
                    fill=ink("muted"))
     c.text((left + right) / 2, bottom + 36, "hours from the profile's start", size=13, anchor="middle")
-    c.text(16, (top + bottom) / 2, "req/s", size=13, anchor="middle", rotate=True)
+    c.text(28, (top + bottom) / 2, "req/s", size=13, anchor="middle", rotate=True)
     names = (("arrival", "arrival rate λ_t"), ("requested", "capacity asked for"), ("serving", "capacity serving"))
     for i, (key, _) in enumerate(names):
         points = []

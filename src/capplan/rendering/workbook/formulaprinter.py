@@ -346,6 +346,17 @@ class ExcelPrinter(Printer):
             return self._call("LARGE", self._in_array(x), self._print(k))
         return self._call("SUMPRODUCT", self._call("LARGE", self._in_array(x), self._print(k)))
 
+    def _print_SumAbove(self, expr):
+        """Σ max(x − level, 0): SUMPRODUCT of an exact selection, the level read in this row."""
+        x, level = expr.args
+        if not self._column(x):
+            raise CapplanError(f"sum_above: its first argument must be a table column in a workbook, got '{x}'")
+        xs, lv = self._in_array(x), self.paren(level, ATOM)
+        return self._call("SUMPRODUCT", f"(--({xs}>{lv}))*({xs}-{lv})")
+
+    def _print_log(self, expr):
+        return self._call("LN", self._print(expr.args[0]))
+
     def is_bool(self, expr) -> bool:
         if isinstance(expr, sympy.Symbol):
             return self.refs.is_bool(expr.name)

@@ -228,6 +228,11 @@ class UnitFolder(Printer):
 
     _print_Lag = _print_WindowMax = _print_WindowMin = _print_KthLargest = _print_RowWindow
 
+    def _print_SumAbove(self, expr, want=None):
+        return self._same_scale(expr, want)
+
+    _print_log = _rounding          # ln of a number: read in base units, a plain number out
+
 
 def fold_units(expr, factor_of: Callable[[str], sympy.Rational], target) -> sympy.Basic:
     """``expr`` (over base-unit values) rewritten over display-unit magnitudes.
