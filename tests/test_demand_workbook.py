@@ -25,6 +25,9 @@ def built(tmp_path_factory):
     model = standard_model()
     data = plan_data(PROFILE, reserved_price_ratio=0.6, **{**NO_LAG, "scale_up_window": "60 s",
                                                            "scale_down_delay": "30 min"})
+    data["tables"]["deployments"]["rows"].append(
+        {"name": "node", "gpus_per_node": 8, "node_hourly_cost": "14.32 USD/h", "reserved_upfront": "40000 USD",
+         "reserved_term": "8760 h", "reserved_hourly": "4 USD/h", "spot_hourly_cost": "6 USD/h"})
     plan = load(write(folder, data), model)
     evs = evaluate_all(plan, model)
     book = build_workbook(plan, evs, model, quick_view(plan, evs))
@@ -49,6 +52,9 @@ def test_the_profile_is_one_row_per_interval_with_formulas(built):
     _, book, *_ = built
     rows = [c for c in book.cells if c.quantity == "profile.serving_replicas"]
     assert len(rows) == 24 and all(c.role == "derived" for c in rows)
+    # the price-model inputs are cells of the deployment rows, the costs formulas of them
+    assert {c.role for c in book.cells if c.quantity == "deployments.reserved_upfront"} == {"input"}
+    assert {c.role for c in book.cells if c.quantity == "deployments.spot_monthly_cost"} == {"derived"}
 
 
 @pytest.mark.parametrize("engine", recalc.engine_params())
