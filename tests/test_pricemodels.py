@@ -44,3 +44,26 @@ def test_spot_replicas_at_an_interruption_rate(tmp_path):
     _, e = evaluated(tmp_path, data)
     assert value(e, "spot_capacity_lost") == pytest.approx(-math.log(0.9) / 732)
     assert column(e, "spot_replicas")[-1] == 11
+
+
+def test_capacity_blocks_price_the_peak_fleet_by_the_block(tmp_path):
+    """A 24-hour block of one node at $40: $40 / 24 h a node, 11 nodes all month, no scaling inside."""
+    data = plan_data(**NO_LAG)
+    data["tables"]["deployments"]["rows"][0].update(block_price="40 USD", block_hours="24 h")
+    _, e = evaluated(tmp_path, data)
+    assert _row(e, "block_monthly_cost") == pytest.approx(11 * 40 / 24 * 732)
+
+
+def test_an_offer_without_spot_or_blocks_lists_neither(tmp_path):
+    from capplan.analysis import demand
+
+    _, e = evaluated(tmp_path, plan_data(**NO_LAG))
+    assert [s.kind for s in demand.strategies(e)] == [demand.FIXED, demand.AUTOSCALED, demand.BASE_BURST,
+                                                      demand.RESERVED]
+
+
+def test_a_week_of_hourly_multipliers(tmp_path):
+    week = ([0.1] * 12 + [0.5] * 6 + [1.0] * 6) * 5 + [0.1] * 48
+    _, e = evaluated(tmp_path, plan_data(week, **NO_LAG))
+    assert value(e, "profile_span") == 168 and value(e, "profile_repeats") == pytest.approx(732 / 168)
+    assert value(e, "serving_replica_hours") == 126 * 5 + 2 * 48

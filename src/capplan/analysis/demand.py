@@ -6,7 +6,8 @@ the peak and run every hour (``monthly_cost``), the autoscaled fleet the profile
 keeps (``autoscaled_monthly_cost``), R* reserved replicas with the rest bursting on demand
 (``base_burst_monthly_cost``), the autoscaled fleet's peak reserved
 (``all_reserved_monthly_cost``) and, where the offer has a spot price, the autoscaled fleet on
-spot with its spares on demand (``spot_monthly_cost``). This module only lines them up and says which holds the
+spot with its spares on demand (``spot_monthly_cost``), and the fixed fleet in capacity blocks
+(``block_monthly_cost``). This module only lines them up and says which holds the
 SLO: an autoscaled fleet short of capacity in some interval (``slo_risk_intervals``) does
 not, unless its replicas are asked for ``prewarm_lead`` ahead. The recommendation is the
 cheapest strategy that holds.
@@ -19,9 +20,11 @@ from dataclasses import dataclass
 from capplan.engine.evaluate import Evaluation
 
 FIXED, AUTOSCALED, BASE_BURST, RESERVED, SPOT = "fixed", "autoscaled", "base + burst", "all reserved", "spot"
+BLOCK = "capacity blocks"
 COSTS = {FIXED: "deployments.monthly_cost", AUTOSCALED: "deployments.autoscaled_monthly_cost",
          BASE_BURST: "deployments.base_burst_monthly_cost", RESERVED: "deployments.all_reserved_monthly_cost",
-         SPOT: "deployments.spot_monthly_cost"}
+         SPOT: "deployments.spot_monthly_cost", BLOCK: "deployments.block_monthly_cost"}
+OFFERED = {SPOT: "deployments.spot_hourly_cost", BLOCK: "deployments.block_price"}   # strategies an offer may lack
 
 
 @dataclass(frozen=True)
@@ -52,14 +55,14 @@ def strategies(e: Evaluation) -> list[Strategy]:
     fixed = e.display("deployments.monthly_cost")
     fixed_holds = e.display("deployments.fleet_holds")
     autoscaled_holds = e.display("slo_risk_intervals") == 0
-    spot = e.display("deployments.spot_hourly_cost")
+    offered = {kind: e.display(column) for kind, column in OFFERED.items()}
     out = []
     for kind, column in COSTS.items():
         costs = e.display(column)
-        holds = fixed_holds if kind in (FIXED, RESERVED) else [autoscaled_holds] * len(names)
+        holds = fixed_holds if kind in (FIXED, RESERVED, BLOCK) else [autoscaled_holds] * len(names)
         for i, name in enumerate(names):
-            if kind == SPOT and not spot[i]:
-                continue                                        # the offer has no spot price
+            if kind in offered and not offered[kind][i]:
+                continue                                        # the offer has no such price
             rate = per_million[i] / fixed[i] if fixed[i] else 0.0     # USD/1M tokens per USD a month
             out.append(Strategy(kind, name, costs[i], costs[i] * rate, bool(holds[i])))
     return sorted(out, key=lambda s: names.index(s.deployment))

@@ -42,6 +42,8 @@ def _note(e: Evaluation, s: demand.Strategy, fixed: float) -> str:
     if s.kind == demand.BASE_BURST:
         return (f"{versus}; {shown(e, 'base_replicas').text} replicas reserved at p_r/p_o = "
                 f"{shown(e, 'reserved_price_ratio').text}, the rest on demand")
+    if s.kind == demand.BLOCK:
+        return f"{versus}; the fleet sized for the peak in back-to-back blocks, no scaling inside one"
     if s.kind == demand.SPOT:
         spot, spare = e.display("spot_replica_hours"), e.display("spare_replica_hours")
         share = spot / (spot + spare) if spot + spare else 0.0
