@@ -215,3 +215,20 @@ def test_a_csv_larger_than_the_limit_is_refused_unread(tmp_path, monkeypatch):
     with pytest.raises(CapplanError, match="t.csv: cannot be read") as err:
         evaluated(tmp_path, data)
     assert err.value.key == "traffic.file"
+
+
+def test_a_demand_input_in_a_plan_without_traffic_is_one_located_message(tmp_path):
+    data = yaml.safe_load(CHAT.read_text(encoding="utf-8"))
+    data["inputs"]["min_replicas"] = 2
+    with pytest.raises(CapplanError, match="'min_replicas' is not part of a plan with no traffic: section") as err:
+        load(write(tmp_path, data), standard_model())
+    assert err.value.key == "inputs.min_replicas"
+
+
+def test_a_price_model_column_in_a_plan_without_traffic_is_one_located_message(tmp_path):
+    data = yaml.safe_load(CHAT.read_text(encoding="utf-8"))
+    data["tables"]["deployments"]["rows"][1]["spot_hourly_cost"] = "1 USD/h"
+    with pytest.raises(CapplanError, match="column 'spot_hourly_cost' is not part of a plan with no traffic: section") \
+            as err:
+        load(write(tmp_path, data), standard_model())
+    assert err.value.key == "tables.deployments.rows[1].spot_hourly_cost"

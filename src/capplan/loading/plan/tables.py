@@ -82,6 +82,8 @@ def read(ctx: Context, name: str, spec, path: tuple) -> TableData:
                 extra[col] = ctx.text(raw, *rpath, col)
                 continue
             q = inputs.get(col)
+            if q is not None and q.name not in ctx.active:      # a price model of traffic: plans only
+                raise ctx.err(f"column '{col}' is not part of a plan with {ctx.switch_text(q)}", *rpath, col)
             if q is None:
                 computed = f"{name}.{col}" in ctx.model.quantities
                 why = " is computed, not given" if computed else f" is unknown{nearest(str(col), inputs)}"
