@@ -438,6 +438,7 @@ class Numeric(Walker):
         "TableMax": _rows(np.max),
         "TableMin": _rows(np.min),
         "PerUnit": lambda x: x,       # token and GPU are base units: the number stays
+        "log": np.log,
     }
 
     def __init__(self, values, nominal_values=None, show=None, batch: bool = False, why=None):
@@ -566,6 +567,72 @@ class Numeric(Walker):
             raise CapplanError(f"{expr.call}() needs {first} and a value of at least 0, got {x:g} and {y:g}")
         return function(a, b) if a.ndim else function(float(a), float(b))
 
+    def _rows_back(self, expr):
+        """A row-window function's column (a scalar is a one-row column), its count of rows
+        (whole and at least 0: refused, or NaN members in a batch, otherwise) and whether
+        the argument was a column."""
+        value = self.visit(expr.args[0])
+        k = _snap(np.asarray(self.visit(expr.args[1]), dtype=float))
+        bad = ~np.isfinite(k) | (k < 0) | (k != np.floor(k))
+        if np.any(bad):
+            if not self.batch:
+                raise CapplanError(f"{expr.func.__name__}() counts whole rows of at least 0, got {float(np.max(k)):g}")
+            self._fail(bad)
+            k = np.where(bad, 0.0, k)
+        x = np.atleast_1d(np.asarray(value, dtype=float))
+        return x, k, np.ndim(value) > 0
+
+    def _shaped(self, result, column: bool):
+        return (result if self.batch else _reduced(result)) if column else float(result.flat[0])
+
+    def _window(self, expr, op):
+        """x over this row and the k before it, reduced by ``op`` (the first row's value before the start)."""
+        x, k, column = self._rows_back(expr)
+        result = x
+        for j in range(1, min(int(np.max(k, initial=0)), x.shape[-1] - 1) + 1):
+            result = np.where(j <= k, op(result, _shifted(x, j)), result)
+        return self._shaped(result, column)
+
+    def _print_WindowMax(self, expr):
+        return self._window(expr, np.maximum)
+
+    def _print_WindowMin(self, expr):
+        return self._window(expr, np.minimum)
+
+    def _print_Lag(self, expr):
+        x, k, column = self._rows_back(expr)
+        x, k = np.broadcast_arrays(x, k)
+        rows = np.maximum(np.arange(x.shape[-1]) - k.astype(np.int64), 0)
+        return self._shaped(np.take_along_axis(x, rows, -1), column)
+
+    def _print_KthLargest(self, expr):
+        """The k-th largest row of a column (1: its maximum), for each k of a column of another
+        table too; k outside 1..rows is refused, or NaN in a batch."""
+        x, k, _ = self._rows_back(expr)
+        n = x.shape[-1]
+        bad = (k < 1) | (k > n)
+        if np.any(bad) and not self.batch:
+            raise CapplanError(f"kth_largest() needs k from 1 to the {n} rows, got {float(np.max(k)):g}")
+        ordered = -np.sort(-x, axis=-1)
+        index = np.clip(k, 1, n).astype(np.int64) - 1
+        if not self.batch:
+            return ordered[index] if np.ndim(index) else float(ordered[int(index)])
+        self._fail(bad)
+        index = np.atleast_2d(index)
+        lead = np.broadcast_shapes(ordered.shape[:-1], index.shape[:-1])
+        picked = np.take_along_axis(np.broadcast_to(ordered, lead + (n,)),
+                                    np.broadcast_to(index, lead + index.shape[-1:]), -1)
+        return np.where(bad, np.nan, picked)
+
+    def _print_SumAbove(self, expr):
+        """Σ_rows max(x − level, 0), one sum per level (a scalar, or each row of another table)."""
+        x = np.atleast_1d(np.asarray(self.visit(expr.args[0]), dtype=float))
+        level = np.asarray(self.visit(expr.args[1]), dtype=float)
+        if not self.batch:
+            excess = np.maximum(x - level[..., None], 0.0).sum(axis=-1)
+            return excess if np.ndim(excess) else float(excess)
+        return np.maximum(x[..., None, :] - np.atleast_2d(level)[..., None], 0.0).sum(axis=-1)
+
     def _print_MaxBeforeFailure(self, expr):
         """λ*: the x before the first failing row; undefined (NaN in a batch) when the first row fails."""
         xs, oks = self._sweep(expr)
@@ -606,6 +673,12 @@ def compare(op: str, a, b) -> np.ndarray:
         tie = (a == b) | (near & np.isfinite(a) & np.isfinite(b))      # inf is near nothing finite
     return {"<=": (a <= b) | tie, "<": (a < b) & ~tie, ">=": (a >= b) | tie, ">": (a > b) & ~tie,
             "==": tie, "!=": ~tie}[op]
+
+
+def _shifted(x, j: int):
+    """x moved j rows down the last axis, the first row repeated above it (j ≥ 1)."""
+    head = np.repeat(x[..., :1], min(j, x.shape[-1]), axis=-1)
+    return np.concatenate([head, x[..., :-j]], axis=-1)[..., :x.shape[-1]]
 
 
 def _snap(x):

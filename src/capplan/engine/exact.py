@@ -186,6 +186,65 @@ def _whole(exponent) -> int:
     return int(exponent)
 
 
+def _rows_back(k) -> int:
+    """A row-window function's count of rows: a whole number (not the symbol: no closed form)."""
+    k = _plain(k)
+    if not isinstance(k, Fraction | int) or Fraction(k).denominator != 1 or k < 0:
+        raise NotClosedForm("a count of rows that is not a whole number of at least 0")
+    return int(k)
+
+
+def _window(reduce):
+    """x over this row and the k before it, reduced pairwise (the first row's value before the start)."""
+    def over(ops, x, k):
+        k = _rows_back(k)
+        if not isinstance(x, tuple):
+            return x
+        return tuple(functools.reduce(getattr(ops, reduce), x[max(i - k, 0):i + 1]) for i in range(len(x)))
+    return over
+
+
+def _lag(ops, x, k):
+    k = _rows_back(k)
+    return tuple(x[max(i - k, 0)] for i in range(len(x))) if isinstance(x, tuple) else x
+
+
+def _kth_largest(ops, x, k):
+    """The k-th largest of column x; a tuple of them for a k per row of another table."""
+    x = x if isinstance(x, tuple) else (x,)
+    if not all(isinstance(_plain(v), Fraction | int | float) for v in x):
+        raise NotClosedForm("kth_largest() of a column that depends on the variable")
+    ordered = sorted(x, key=_plain, reverse=True)
+
+    def pick(k):
+        k = _rows_back(k)
+        if not 1 <= k <= len(x):
+            raise Undefined(f"kth_largest() needs k from 1 to the {len(x)} rows")
+        return ordered[k - 1]
+    return tuple(pick(k_) for k_ in k) if isinstance(k, tuple) else pick(k)
+
+
+def _sum_above(ops, x, level):
+    """Σ max(x − level, 0) over x's rows; a tuple of sums for a level per row of another table."""
+    x = x if isinstance(x, tuple) else (x,)
+
+    def above(lv):
+        return ops.total([ops.maximum(v - lv, 0) for v in x])
+    return tuple(above(lv) for lv in level) if isinstance(level, tuple) else above(level)
+
+
+def _ln(ops, x):
+    """A natural logarithm is no rational number: a float of a number, no closed form of the variable."""
+    def one(v):
+        v = _plain(v)
+        if not isinstance(v, Fraction | int | float):
+            raise NotClosedForm("ln() of the variable")
+        if v <= 0:
+            raise Undefined("ln() of a number that is not above 0")
+        return math.log(v)
+    return _lift(one, x)
+
+
 # The element-wise functions and table reductions, each a function of the kind of numbers
 # (:class:`_Numbers` or :class:`_Symbols`) and the walked arguments: one entry serves both.
 EXACT_FUNCTIONS = {
@@ -198,6 +257,12 @@ EXACT_FUNCTIONS = {
     "TableMax": lambda ops, column: functools.reduce(ops.maximum, column),
     "TableMin": lambda ops, column: functools.reduce(ops.minimum, column),
     "PerUnit": lambda ops, x: x,       # token and GPU are base units: the number stays
+    "Lag": _lag,
+    "WindowMax": _window("maximum"),
+    "WindowMin": _window("minimum"),
+    "KthLargest": _kth_largest,
+    "SumAbove": _sum_above,
+    "log": _ln,
 }
 
 

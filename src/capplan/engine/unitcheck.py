@@ -134,6 +134,27 @@ class UnitChecker(Walker):
                                 f"got {_show(arg)} ({describe(dims)})")
         return DIMENSIONLESS
 
+    def _print_RowWindow(self, expr):
+        """A column read in other rows (lag, window_max, window_min, kth_largest): its own
+        dimensions; the count of rows is a number."""
+        dims = self.visit(expr.args[1])
+        if dims is not ANY and dims != DIMENSIONLESS:
+            raise self.fail(f"{expr.func.__name__}() counts rows with a dimensionless number, "
+                            f"got {_show(expr.args[1])} ({describe(dims)})")
+        return self.visit(expr.args[0])
+
+    _print_KthLargest = _print_RowWindow
+
+    def _print_SumAbove(self, expr):
+        return self._same(expr.args, "sum_above()")
+
+    def _print_log(self, expr):
+        """ln of a dimensionless number (a share, a ratio)."""
+        dims = self.visit(expr.args[0])
+        if dims is not ANY and dims != DIMENSIONLESS:
+            raise self.fail(f"ln() needs a dimensionless argument, got {_show(expr.args[0])} ({describe(dims)})")
+        return DIMENSIONLESS
+
     def _print_PoissonExceeds(self, expr):
         """A count and the mean of that count (requests and requests) give a probability."""
         self._same(expr.args, "poisson_exceeds()")

@@ -81,7 +81,46 @@ class Nominal(sympy.Function):
 
 
 
-TABLE_FUNCTIONS = {TableSum, TableMax, TableMin, MaxBeforeFailure, MinFailure}
+class KthLargest(sympy.Function):
+    """``kth_largest(x, k)``: the k-th largest value of a column (1 is its maximum):
+    the base fleet of base plus burst is the largest count served in at least k rows."""
+    nargs = 2
+
+
+class SumAbove(sympy.Function):
+    """``sum_above(x, level)``: Σ over the rows of column x of max(x − level, 0), what x holds above
+    a level (the replica-hours above a reserved base; a level per row of another table gives one sum each)."""
+    nargs = 2
+
+
+TABLE_FUNCTIONS = {TableSum, TableMax, TableMin, MaxBeforeFailure, MinFailure, KthLargest, SumAbove}
+
+
+# --- row-window functions -------------------------------------------------------
+# A table whose rows are time intervals (the traffic profile) reads earlier rows:
+# capacity requested at t arrives k rows later, and is released only after it has
+# been unneeded for k rows. Before the first row, the first row's value holds (the
+# profile starts with the fleet its first interval asks for). k is a whole number of
+# rows, at least 0.
+
+class RowWindow(sympy.Function):
+    """A function of a column and a whole number of earlier rows."""
+    nargs = 2
+
+
+class Lag(RowWindow):
+    """``lag(x, k)``: x in the row k rows earlier."""
+    call = "lag"
+
+
+class WindowMax(RowWindow):
+    """``window_max(x, k)``: the largest x over this row and the k rows before it."""
+    call = "window_max"
+
+
+class WindowMin(RowWindow):
+    """``window_min(x, k)``: the smallest x over this row and the k rows before it."""
+    call = "window_min"
 
 
 # --- queueing functions -------------------------------------------------------
@@ -159,6 +198,12 @@ FUNCTIONS = {
     "per_gpu": (PerGpu, {1}),
     "erlang_c": (ErlangC, {2}),
     "poisson_exceeds": (PoissonExceeds, {2}),
+    "lag": (Lag, {2}),
+    "window_max": (WindowMax, {2}),
+    "window_min": (WindowMin, {2}),
+    "kth_largest": (KthLargest, {2}),
+    "sum_above": (SumAbove, {2}),
+    "ln": (lambda x: sympy.log(x, evaluate=False), {1}),
 }
 
 def _chain(kind, a, b):

@@ -77,6 +77,8 @@ def _scenario(e: Evaluation, view: ScenarioView) -> dict:
             continue
         columns = {}
         for col in table.columns:
+            if col not in e.graph.nodes:        # a column of other switches (traffic: profile)
+                continue
             q = e.model.quantities[col]
             columns[q.column] = {"unit": q.unit, "kind": q.kind}
             if e.graph.nodes[col].formula:

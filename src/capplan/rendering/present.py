@@ -41,10 +41,12 @@ class Shown:
 
 def shown(e: Evaluation, name: str, index: int | None = None) -> Shown:
     """Quantity ``name`` (a table column when ``index`` is given) as shown."""
-    q = e.model.quantities[name]
     value = e.display(name)
-    if index is not None:
-        value = value[index]
+    return shown_value(e.model.quantities[name], value if index is None else value[index])
+
+
+def shown_value(q, value) -> Shown:
+    """One value of quantity ``q`` (display unit) as shown."""
     if is_unmeasured(q, value):
         return Shown(UNMEASURED, UNMEASURED)
     return Shown(formatting.plain(value), formatting.quantity(value, q.unit, q.kind))
@@ -199,6 +201,26 @@ class _Latex(LatexPrinter):
     def _print_PoissonExceeds(self, expr):
         k, m = (self._print(x) for x in expr.args)
         return rf"P\left(\mathrm{{Poisson}}\left({m}\right) > {k}\right)"
+
+    def _print_Lag(self, expr):
+        x, k = (self._print(a) for a in expr.args)
+        return rf"{x}\left[t - {k}\right]"
+
+    def _print_WindowMax(self, expr):
+        x, k = (self._print(a) for a in expr.args)
+        return rf"\max_{{t - {k} \le s \le t}} {x}\left[s\right]"
+
+    def _print_WindowMin(self, expr):
+        x, k = (self._print(a) for a in expr.args)
+        return rf"\min_{{t - {k} \le s \le t}} {x}\left[s\right]"
+
+    def _print_SumAbove(self, expr):
+        x, level = (self._print(a) for a in expr.args)
+        return rf"\sum_i \max\left(0, {x} - {level}\right)"
+
+    def _print_KthLargest(self, expr):
+        x, k = (self._print(a) for a in expr.args)
+        return rf"\operatorname{{large}}_{{{k}}}\left({x}\right)"
 
     def _print_PerUnit(self, expr):
         return self._print(expr.args[0])       # the unit annotation shows in the result's unit

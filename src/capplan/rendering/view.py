@@ -29,14 +29,16 @@ from capplan.analysis.pipeline import Artifacts
 from capplan.engine.evaluate import Evaluation
 from capplan.loading.plan import Plan
 from capplan.rendering import candidates as candidatesview
+from capplan.rendering import demand as demandview
 from capplan.rendering import sweepview
 from capplan.rendering.candidates import CandidatesView
+from capplan.rendering.charts import demand as demandchart
 from capplan.rendering.charts import scenarios as scenariochart
 from capplan.rendering.charts import simulation as simchart
 from capplan.rendering.charts import sweep as sweepchart
 from capplan.rendering.charts import tornado
 from capplan.rendering.holds import HoldsView
-from capplan.rendering.present import UNMEASURED, Shown, is_unmeasured, row, shown
+from capplan.rendering.present import UNMEASURED, Shown, is_unmeasured, row, shown, shown_value
 from capplan.rendering.simulation import SimulationView, shown_simulation
 
 
@@ -116,7 +118,19 @@ class PlanView:
     # -- the record's body ------------------------------------------------------------------
     @cached_property
     def sections(self) -> list[dict]:
-        return [self._section(spec) for spec in layout()["sections"]]
+        shown = [self._section(spec) for spec in layout()["sections"]]
+        return [s for s in shown if s["parts"] or s["sensitivity"] or s["holds"]]     # none of this plan's
+
+    @cached_property
+    def demand_options(self) -> list:
+        """The strategies of a traffic profile for the record's first screen
+        (:class:`capplan.rendering.demand.Option` rows; none without a profile)."""
+        return demandview.options(self.nominal)
+
+    @cached_property
+    def demand_sentence(self) -> str:
+        """The demand curve's recommendation in one sentence ('' without a profile)."""
+        return demandview.sentence(self.nominal)
 
     @cached_property
     def holds(self) -> HoldsView:
@@ -137,6 +151,9 @@ class PlanView:
                 if part["sweep"] and part["sweep"]["chart_file"]:
                     out[part["sweep"]["chart_file"]] = sweepchart.svg(
                         part["sweep"]["chart"], f"Latency against each SLO: {self.plan.title}")
+            if section.get("demand"):
+                out[section["demand"]["chart_file"]] = demandchart.svg(
+                    demandview.chart_data(self.nominal), f"Demand curve and the autoscaled fleet: {self.plan.title}")
             if section["sensitivity"] and section["sensitivity"]["chart"]:
                 out[section["sensitivity"]["chart"]] = scenariochart.svg(
                     self, f"Nodes and monthly cost per scenario: {self.plan.title}")
@@ -241,7 +258,8 @@ class PlanView:
         parts = []
         for part in spec.get("parts", []):
             rows = [row(e, n) for n in e.model.expand(part.get("quantities", [])) if n in e.graph.nodes]
-            tables = [_table(e, t, part.get("columns", {})) for t in part.get("tables", []) if t in e.scenario.tables]
+            tables = [_table(e, t, part.get("columns", {})) for t in part.get("tables", [])
+                      if t in e.scenario.tables and part.get("record", True)]
             swept = part.get("sweep")
             sweep = sweepview.sweep(e, swept) if swept and swept["table"] in e.scenario.tables else None
             if sweep:
@@ -255,7 +273,8 @@ class PlanView:
             note = sentence(part["note"], **_context(e)) if part.get("note") else ""
             parts.append({"title": part["title"], "rows": rows, "tables": tables, "gate": gate, "sweep": sweep,
                           "note": note})
-        return {"title": spec["title"], "parts": parts,
+        demand = demandview.section(e, self.chart_file("demand")) if spec.get("demand") else None
+        return {"title": spec["title"], "parts": parts, **({"demand": demand} if demand else {}),
                 "sensitivity": self._sensitivity() if spec.get("sensitivity") else None,
                 "holds": self.holds.section(self.chart_file("holds")) if spec.get("holds") else None}
 
@@ -277,8 +296,10 @@ def _context(e: Evaluation) -> dict:
     """A sentence's names: every scalar of the scenario, and each table as rows."""
     context: dict[str, object] = {n: shown(e, n) for n in e.graph.order
                                   if n in e.values and e.model.quantities[n].table is None}
-    for table in e.scenario.tables:
-        context[table] = [_row_context(e, table, i) for i in range(len(e.scenario.tables[table].rows))]
+    for table in e.scenario.tables:          # each column shown once: a profile has thousands of rows
+        columns = {e.model.quantities[c].column: [shown_value(e.model.quantities[c], v) for v in e.display(c)]
+                   for c in e.model.tables[table].columns if c in e.values}
+        context[table] = [{k: v[i] for k, v in columns.items()} for i in range(len(e.scenario.tables[table].rows))]
     return context
 
 

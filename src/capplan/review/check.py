@@ -88,8 +88,8 @@ def price_dates(e) -> list[dict]:
     out = []
     for tname, data in e.scenario.tables.items():
         table = e.model.tables[tname]
-        prices = [e.model.quantities[c].column for c in table.columns
-                  if e.model.quantities[c].is_input and e.model.quantities[c].kind == "money"]
+        prices = [e.model.quantities[c].column for c in table.columns if c in e.graph.nodes
+                  and e.model.quantities[c].is_input and e.model.quantities[c].kind == "money"]
         if not prices:
             continue
         key = e.model.quantities[f"{tname}.{table.key}"].column

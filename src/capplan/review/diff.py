@@ -31,7 +31,7 @@ from functools import cached_property
 from pathlib import Path
 
 from capplan import formatting
-from capplan.analysis import pipeline
+from capplan.analysis import demand, pipeline
 from capplan.language import units
 from capplan.engine.evaluate import Evaluation
 from capplan.errors import CapplanError, UsageError
@@ -303,7 +303,20 @@ def compare_plan(old: Side | None, new: Side | None) -> dict:
              or any(s["status"] != "both" for s in out["scenarios"]))
     out["status"] = "changed" if moved else "unchanged"
     out["headline"] = _headline(out) if moved else "No change in results."
+    strategy = _strategy_change(o_e, n_e)
+    if strategy:                        # a plan with a traffic profile: its recommendation moved
+        out["strategy"] = strategy
+        out["headline"] = out["headline"].rstrip(".") + f"; {strategy}."
     return out
+
+
+def _strategy_change(o_e: Evaluation, n_e: Evaluation) -> str:
+    """'the demand curve's cheapest strategy that holds the SLO: autoscaled on x → base + burst on x', or ''."""
+    old, new = (demand.recommended(demand.strategies(e)) for e in (o_e, n_e))
+    if old is None and new is None or (old and new and old.name == new.name):
+        return ""
+    name = lambda s: s.name if s else "none holds"          # noqa: E731
+    return f"the demand curve's cheapest strategy that holds the SLO: {name(old)} → {name(new)}"
 
 
 def _value(e: Evaluation | None, name: str):

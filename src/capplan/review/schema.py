@@ -36,6 +36,8 @@ from capplan.language.model import TAGS, Model, Quantity, standard_model
 from capplan.loading import catalog, uncertain
 from capplan.loading import plan as plan_module
 from capplan.loading.plan import candidates
+from capplan.loading.plan.tables import FROM_SECTIONS
+from capplan.loading.plan.traffic import GIVEN_BY_TRAFFIC
 from capplan.names import nearest
 
 DRAFT = "http://json-schema.org/draft-07/schema#"
@@ -135,6 +137,18 @@ def as_json(value):
     return value
 
 
+def traffic_rules() -> list[dict]:
+    """A traffic profile gives the peak-to-average ratio (and a CSV the peak too): without
+    ``traffic:`` a plan states both, with ``profile:`` the peak that scales it."""
+    def inputs(names):
+        return {"properties": {"inputs": {"required": names}}, "required": ["inputs"]}
+    return [{"$comment": "no traffic:", "if": {"not": {"required": ["traffic"]}},
+             "then": inputs(list(GIVEN_BY_TRAFFIC))},
+            {"$comment": "traffic: {profile: ...}",
+             "if": {"properties": {"traffic": {"required": ["profile"]}}, "required": ["traffic"]},
+             "then": inputs(["peak_arrival_rate"])}]
+
+
 class _Generator:
     def __init__(self, model: Model):
         # every SLO a plan may name (ttft_p99_slo, its column ttft_p99, ...): the
@@ -185,6 +199,17 @@ class _Generator:
                                                   "description": "The release as text, e.g. \"0.21\"."},
                                       "source": {"type": "string", "description": "Where the release comes from."}},
                        "required": ["name", "version"], "additionalProperties": False},
+            "traffic": {"type": "object", "description": "The arrival rate over time: profile (24 hourly or 168 "
+                                                         "weekly multipliers of the peak, the largest 1) or file "
+                                                         "(a CSV of time in hours, arrival_rate in req/s, inside the "
+                                                         "plan's repository), with its source; the peak and PAR "
+                                                         "follow from it and the autoscaled fleet is priced.",
+                        "properties": {"profile": {"type": "array", "items": {"type": "number", "minimum": 0,
+                                                                               "maximum": 1},
+                                                   "minItems": 24, "maxItems": 168},
+                                       "file": {"type": "string"}, "source": {"type": "string"},
+                                       "note": {"type": "string"}},
+                        "additionalProperties": False},
             "inputs": {"description": "Input values (and pins of derived quantities), by canonical name.",
                        "allOf": [{"$ref": _REF + "inputs"}]},
             "tables": {"$ref": _REF + "tables"},
@@ -203,7 +228,7 @@ class _Generator:
             "properties": {k: known.get(k, {}) for k in plan_module.PLAN_KEYS},
             "required": required,
             "additionalProperties": False,
-            "allOf": self.switch_rules(),
+            "allOf": self.switch_rules() + traffic_rules(),
             "definitions": self.definitions(),
         }
 
@@ -313,7 +338,7 @@ class _Generator:
             if q.table or not q.is_input or q.kind in ("bool", "text") or q.default is not None \
                     or name in self.slo_names:
                 continue
-            if name in self.provided or self.excluded(name, "sizing", sizing):
+            if name in self.provided or self.excluded(name, "sizing", sizing) or name in GIVEN_BY_TRAFFIC:
                 continue
             if any(self.excluded(name, sw, c) for sw, cases in self.switch_cases.items() if sw != "sizing"
                    for c in cases):
@@ -324,7 +349,8 @@ class _Generator:
     # -- tables --------------------------------------------------------------------------
     def tables(self) -> dict:
         props = {name: {"description": f"{t.title}: {t.description} Tag: {t.tag}.",
-                        "$ref": _REF + f"table_{name}"} for name, t in self.model.tables.items()}
+                        "$ref": _REF + f"table_{name}"} for name, t in self.model.tables.items()
+                 if name not in FROM_SECTIONS}
         props = {name: {"description": spec["description"], "allOf": [{"$ref": spec["$ref"]}]}
                  for name, spec in props.items()}
         return {"type": ["object", "null"], "properties": props, "additionalProperties": False}
@@ -478,7 +504,8 @@ class _Generator:
     def restrict(self, switch: str, case: str, required: bool) -> dict:
         absent_inputs = {n: False for n in self.settable() if self.excluded(n, switch, case)}
         absent_tables = {t: False for t in self.model.tables if self.excluded(t, switch, case)}
-        present_tables = [t for t in self.model.tables if not self.excluded(t, switch, case)]
+        present_tables = [t for t in self.model.tables if not self.excluded(t, switch, case)
+                          and t not in FROM_SECTIONS]
         props: dict = {}
         inputs: dict = {}
         if absent_inputs:

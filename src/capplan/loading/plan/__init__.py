@@ -19,6 +19,7 @@ them in order:
 - ``tables``: ``tables:``, their rows and ``units:``; ``imports``: a table's ``import:``
 - ``scenarios``: ``scenarios:`` and their ``set:``; ``expect``: ``expect:``
 - ``candidates``: ``candidates:``, the hardware the plan weighs (GPU × TP × formats × offers)
+- ``traffic``: ``traffic:``, the arrival rate over time (the ``profile`` table, its peak and PAR)
 - ``context``: the plan being read and where its mistakes are reported; ``data``: what a plan is
 """
 
@@ -29,7 +30,7 @@ from pathlib import Path
 
 from capplan.language import yamlfile
 from capplan.language.model import Model
-from capplan.loading.plan import candidates, document, engine, entries, expect, inputs, scenarios, tables
+from capplan.loading.plan import candidates, document, engine, entries, expect, inputs, scenarios, tables, traffic
 from capplan.loading.plan.context import Context
 from capplan.loading.plan.data import NOMINAL, Expectation, Input, Plan, Scenario, TableData
 from capplan.loading.plan.document import PLAN_KEYS, PLAN_SWITCHES
@@ -44,6 +45,7 @@ def load(path: Path, model: Model, display: str | None = None) -> Plan:
     gpu = entries.entry(ctx, "gpu")
     model_entry = ctx.model_entry = entries.entry(ctx, "model")
     ctx.switches = document.switches(ctx, model_entry)
+    traffic.switch(ctx)
     ctx.slos = document.slos(ctx)
     ctx.model = ctx.model.with_slos(ctx.slos)
     ctx.active = set(ctx.model.active(ctx.switches))
@@ -53,10 +55,13 @@ def load(path: Path, model: Model, display: str | None = None) -> Plan:
     given.update(entries.values(ctx, model_entry))
     given.update(inputs.read_all(ctx, ctx.data.get("inputs") or {}, ("inputs",), origin="plan"))
     given.update(engine.read(ctx))
+    profile_inputs, profile_tables = traffic.read(ctx, given)
+    given.update(profile_inputs)
     entries.require_from_plan(ctx, model_entry, given)
     inputs.require_all(ctx, given)
+    traffic.refuse_cold_wakeups(ctx, given)
     ctx.inputs = given
-    nominal = Scenario(NOMINAL, "Nominal", "The plan as written.", given, tables.read_all(ctx),
+    nominal = Scenario(NOMINAL, "Nominal", "The plan as written.", given, tables.read_all(ctx) | profile_tables,
                        expect.read(ctx, ctx.data.get("expect") or {}, ("expect",)), [])
     every = [nominal] + scenarios.read_all(ctx, nominal)
     return Plan(path=path, file=ctx.doc.file, name=path.stem, **document.texts(ctx), gpu=gpu,

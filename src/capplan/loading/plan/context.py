@@ -42,7 +42,8 @@ class Context:
 
     def switch_text(self, q) -> str:
         """The switches that make quantity ``q`` part of a plan ('sizing: littles_law')."""
-        return ", ".join(f"{sw}: {self.switches[sw]}" for sw, _ in self.model.when(q.name)) or "these settings"
+        return ", ".join(f"{sw}: {self.switches[sw]}" if sw in self.switches else f"no {sw}: section"
+                         for sw, _ in self.model.when(q.name)) or "these settings"
 
 
 def kind(value) -> str:

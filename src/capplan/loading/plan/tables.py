@@ -20,14 +20,17 @@ from capplan.names import nearest
 
 TABLE_KEYS = ("rows", "import", "select", "transferred", "source", "as_of", "units", "note", "status")
 ROW_META = ("source", "as_of", "note")
+FROM_SECTIONS = {"profile": "traffic"}     # tables a section of their own writes, not tables:
 
 
 def read_all(ctx: Context) -> dict[str, TableData]:
     raw = ctx.data.get("tables") or {}
     if not isinstance(raw, dict):
         raise ctx.err("expected a mapping of table names", "tables")
-    wanted = [t for t in ctx.model.tables if ctx.model.exists(t, ctx.switches)]
+    wanted = [t for t in ctx.model.tables if ctx.model.exists(t, ctx.switches) and t not in FROM_SECTIONS]
     for name in raw:
+        if name in FROM_SECTIONS:
+            raise ctx.err(f"table '{name}' is written under {FROM_SECTIONS[name]}:, not tables:", "tables", name)
         if name not in ctx.model.tables:
             raise ctx.err(f"unknown table '{name}'{nearest(str(name), ctx.model.tables)}", "tables", name)
         if name not in wanted:
@@ -79,6 +82,8 @@ def read(ctx: Context, name: str, spec, path: tuple) -> TableData:
                 extra[col] = ctx.text(raw, *rpath, col)
                 continue
             q = inputs.get(col)
+            if q is not None and q.name not in ctx.active:      # a price model of traffic: plans only
+                raise ctx.err(f"column '{col}' is not part of a plan with {ctx.switch_text(q)}", *rpath, col)
             if q is None:
                 computed = f"{name}.{col}" in ctx.model.quantities
                 why = " is computed, not given" if computed else f" is unknown{nearest(str(col), inputs)}"

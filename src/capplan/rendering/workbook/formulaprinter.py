@@ -313,7 +313,50 @@ class ExcelPrinter(Printer):
         k, m = expr.args
         return self._call("GAMMADIST", self._print(m), self._call("FLOOR", self._print(k), "1") + "+1", "1", "TRUE")
 
+    # -- row windows: earlier rows of the same table, by OFFSET from this row's cell --
+    def _rows_back(self, expr) -> tuple[str, str]:
+        """This row's cell of the column and the rows to reach back, no further than the first
+        row (``MIN(k,row)``: before the start the first row's value holds, as the engine has it)."""
+        x, k = expr.args
+        row = getattr(self.refs, "row", None)
+        if not self._column(x) or self.array or row is None:
+            raise CapplanError(f"{type(expr).__name__}: a workbook reads earlier rows of a column of the row's "
+                               f"own table, got '{x}'")
+        back = f"MIN({self._print(k)},{row})"
+        return self._print(x), back
+
+    def _print_Lag(self, expr):
+        cell, back = self._rows_back(expr)
+        return f"OFFSET({cell},-{back},0)"
+
+    def _window(self, expr, name: str) -> str:
+        cell, back = self._rows_back(expr)
+        return f"{name}(OFFSET({cell},-{back},0,{back}+1,1))"
+
+    def _print_WindowMax(self, expr):
+        return self._window(expr, "MAX")
+
+    def _print_WindowMin(self, expr):
+        return self._window(expr, "MIN")
+
     # -- table functions -------------------------------------------------------
+    def _print_KthLargest(self, expr):
+        x, k = expr.args
+        if self._column(x) and not self.is_bool(x):
+            return self._call("LARGE", self._in_array(x), self._print(k))
+        return self._call("SUMPRODUCT", self._call("LARGE", self._in_array(x), self._print(k)))
+
+    def _print_SumAbove(self, expr):
+        """Σ max(x − level, 0): SUMPRODUCT of an exact selection, the level read in this row."""
+        x, level = expr.args
+        if not self._column(x):
+            raise CapplanError(f"sum_above: its first argument must be a table column in a workbook, got '{x}'")
+        xs, lv = self._in_array(x), self.paren(level, ATOM)
+        return self._call("SUMPRODUCT", f"(--({xs}>{lv}))*({xs}-{lv})")
+
+    def _print_log(self, expr):
+        return self._call("LN", self._print(expr.args[0]))
+
     def is_bool(self, expr) -> bool:
         if isinstance(expr, sympy.Symbol):
             return self.refs.is_bool(expr.name)

@@ -221,6 +221,18 @@ class UnitFolder(Printer):
 
     _print_PoissonExceeds = _print_ErlangC
 
+    def _print_RowWindow(self, expr, want=None):
+        """A column read in other rows keeps its scale; the count of rows is a plain number."""
+        x = self._print(expr.args[0], want=want)
+        return _Folded(self._rebuild(expr, [x.expr, self._base(expr.args[1])]), x.scale)
+
+    _print_Lag = _print_WindowMax = _print_WindowMin = _print_KthLargest = _print_RowWindow
+
+    def _print_SumAbove(self, expr, want=None):
+        return self._same_scale(expr, want)
+
+    _print_log = _rounding          # ln of a number: read in base units, a plain number out
+
 
 def fold_units(expr, factor_of: Callable[[str], sympy.Rational], target) -> sympy.Basic:
     """``expr`` (over base-unit values) rewritten over display-unit magnitudes.

@@ -1,0 +1,113 @@
+"""The demand curve as shown: the strategies' cost table, the recommendation, the chart's data.
+
+:func:`options` gives the rows the record's first screen lists (:class:`Option`, formatted
+strings) and :func:`sentence` its one sentence; :func:`section` what ``templates/demand.md.j2``
+prints below the demand section's derivations. Every number is a quantity of the model,
+formatted as the rest of the record formats it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from capplan import formatting
+from capplan.analysis import demand
+from capplan.engine.evaluate import Evaluation
+from capplan.rendering.present import shown
+
+
+@dataclass(frozen=True)
+class Option:
+    """One strategy as the record's first screen lists it."""
+
+    name: str
+    monthly_cost: str
+    cost_per_million: str
+    holds: str
+    note: str
+
+
+def _money(value: float) -> str:
+    return formatting.money(value)
+
+
+def _note(e: Evaluation, s: demand.Strategy, fixed: float) -> str:
+    if s.kind == demand.FIXED:
+        return "sized for the peak, every hour"
+    saved = fixed - s.monthly_cost
+    share = f" ({saved / fixed:.0%})" if fixed else ""
+    versus = f"{'saves' if saved >= 0 else 'costs'} {_money(abs(saved))}{share} against fixed"
+    if s.kind == demand.AUTOSCALED:
+        return f"{versus}; mean utilisation {shown(e, 'mean_utilisation').text}"
+    if s.kind == demand.BASE_BURST:
+        return (f"{versus}; {shown(e, 'base_replicas').text} replicas reserved at p_r/p_o = "
+                f"{shown(e, 'reserved_price_ratio').text}, the rest on demand")
+    if s.kind == demand.BLOCK:
+        return f"{versus}; the fleet sized for the peak in back-to-back blocks, no scaling inside one"
+    if s.kind == demand.SPOT:
+        spot, spare = e.display("spot_replica_hours"), e.display("spare_replica_hours")
+        share = spot / (spot + spare) if spot + spare else 0.0
+        return (f"{versus}; {share:.0%} of the replica-hours on spot, topped up for "
+                f"{shown(e, 'spot_interruption_rate').text} interrupted a month, the spares on demand")
+    return f"{versus}; the autoscaled peak of {shown(e, 'peak_serving_replicas').text} replicas reserved"
+
+
+def _holds(e: Evaluation, s: demand.Strategy) -> str:
+    if s.holds:
+        return "yes"
+    if s.kind in (demand.AUTOSCALED, demand.BASE_BURST, demand.SPOT):
+        return (f"no: short for {shown(e, 'slo_risk_time').text} of the profile unless replicas are asked for "
+                f"{shown(e, 'prewarm_lead').text} ahead")
+    return "no"
+
+
+SHARED = "at most: whole nodes, less than one partly used node an interval above the replicas' shares"
+
+
+def options(e: Evaluation) -> list[Option]:
+    """Every strategy of every deployment, formatted; none for a plan without a profile."""
+    found = demand.strategies(e)
+    fixed = {s.deployment: s.monthly_cost for s in found if s.kind == demand.FIXED}
+    names = e.display("deployments.name") if found else []
+    shared = {n for n, per in zip(names, e.display("deployments.replicas_per_node") if found else []) if per > 1}
+    return [Option(s.name, _money(s.monthly_cost), f"{_money(s.cost_per_million)}/1M tok", _holds(e, s),
+                   _note(e, s, fixed[s.deployment])
+                   + (f" ({SHARED})" if s.deployment in shared
+                      and s.kind in (demand.AUTOSCALED, demand.BASE_BURST, demand.SPOT) else ""))
+            for s in found]
+
+
+def sentence(e: Evaluation) -> str:
+    """The recommendation in one sentence, or '' for a plan without a profile."""
+    found = demand.strategies(e)
+    best = demand.recommended(found)
+    if best is None:
+        return "" if not found else "No strategy of the profile holds the SLO in every interval."
+    fixed = next(s for s in found if s.kind == demand.FIXED and s.deployment == best.deployment)
+    if best is fixed:
+        return (f"Through the traffic profile the fleet sized for the peak on {best.deployment} stays the "
+                f"cheapest that holds the SLO: {_money(best.monthly_cost)} a month.")
+    saved = fixed.monthly_cost - best.monthly_cost
+    return (f"Through the traffic profile, {best.kind} on {best.deployment} is the cheapest that holds the SLO: "
+            f"{_money(best.monthly_cost)} a month ({_money(best.cost_per_million)} per 1M output tokens), "
+            f"{_money(saved)} ({saved / fixed.monthly_cost:.0%}) less than the fleet sized for the peak.")
+
+
+def chart_data(e: Evaluation) -> dict:
+    """The profile in display units: start (h), arrival rate, capacity requested and serving (req/s), risk."""
+    rate = e.display("replica_service_rate")
+    return {"start": e.display("profile.start"), "arrival": e.display("profile.arrival_rate"),
+            "requested": [r * rate for r in e.display("profile.requested_replicas")],
+            "serving": e.display("profile.serving_capacity"), "risk": e.display("profile.slo_risk"),
+            "step": e.display("profile_step")}
+
+
+def section(e: Evaluation, chart_file: str) -> dict | None:
+    """What the demand section prints after its derivations (None without a profile)."""
+    found = options(e)
+    if not found:
+        return None
+    return {"options": found, "sentence": sentence(e), "chart_file": chart_file,
+            "risk": shown(e, "slo_risk_intervals").text, "lead": shown(e, "prewarm_lead").text,
+            "intervals": shown(e, "scale_up_intervals").text, "down": shown(e, "scale_down_intervals").text,
+            "lag": shown(e, "scale_up_lag").text, "delay": shown(e, "scale_down_delay").text}
