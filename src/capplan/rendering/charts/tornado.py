@@ -98,35 +98,34 @@ def _row(c: Canvas, h: InputHolds, y: float) -> float:
         c.text(_x(0) + 6, middle + 4, "flips at today's value", size=11, fill=ink("fail"))
         return top + BAR + GAP
     c.rect(start, top, end - start, BAR, fill=fill, stroke=stroke)
+    ends = []
     for x, side, sign in ((start, h.below, -1), (end, h.above, 1)):
-        margin = side.margin
         if side.found:
             c.line(x, top - 3, x, top + BAR + 3, stroke=ink("ink"), width=2.0)
         else:                                # open end: nothing flips there
             c.line(x, top, x, top + BAR, stroke=ink("page"), width=2.0)
             c.line(x, top, x, top + BAR, stroke=stroke, width=1.0, dash="3,2")
         text = end_text(h, side)
-        if margin > 1:
+        if side.margin > 1:
             c.arrow(x, top, top + BAR, sign, stroke)
-            text += f" (capped: {'−' if sign < 0 else '+'}{formatting.number(margin * 100, 3)} %)"
-        _end_label(c, x, middle, sign, text, start, end, found=side.found)
-    return top + BAR + GAP
-
-
-def _end_label(c: Canvas, x: float, middle: float, sign: int, text: str, start: float, end: float,
-               found: bool) -> None:
-    """A bar end's label: outside the bar when it fits between the bar and the plot's edge,
-    else inside it."""
-    width = text_width(text, 11)
-    room = (x - LEFT) if sign < 0 else (LEFT + PLOT_WIDTH - x)
-    outside = room > width + 8
-    anchor = "end" if (sign < 0) == outside else "start"
-    if not outside and end - start < width + 12:          # neither fits: under the bar, inside the plot
-        at = max(LEFT, x - width) if sign < 0 else min(LEFT + PLOT_WIDTH - width, x)
-        c.text(at, middle + BAR, text, size=11, fill=ink("ink") if found else ink("muted"))
-        return
-    c.text(x + (-5 if anchor == "end" else 5), middle + 4, text, size=11, anchor=anchor,
-           fill=ink("ink") if found else ink("muted"))
+            text += f" (capped: {'−' if sign < 0 else '+'}{formatting.number(side.margin * 100, 3)} %)"
+        room = (x - LEFT) if sign < 0 else (LEFT + PLOT_WIDTH - x)
+        ends.append((x, sign, text, side.found, room > text_width(text, 11) + 8))
+    inside = [e for e in ends if not e[4]]
+    crowded = sum(text_width(e[2], 11) + 12 for e in inside) > end - start
+    under = 0
+    for x, sign, text, found, outside in ends:
+        colour = ink("ink") if found else ink("muted")
+        if outside:
+            c.text(x + 5 * sign, middle + 4, text, size=11, anchor="end" if sign < 0 else "start", fill=colour)
+        elif not crowded:
+            c.text(x - 5 * sign, middle + 4, text, size=11, anchor="start" if sign < 0 else "end", fill=colour)
+        else:                                # no room beside or inside: a line under the bar, inside the plot
+            width = text_width(text, 11)
+            at = max(LEFT, x - width) if sign < 0 else min(LEFT + PLOT_WIDTH - width, x)
+            under += LINE
+            c.text(at, top + BAR + under - 2, text, size=11, fill=colour)
+    return top + BAR + GAP + under
 
 
 NO_FLIP = "open dashed end: no flip within the range searched"
