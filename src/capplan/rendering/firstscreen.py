@@ -145,7 +145,8 @@ def deployment_context(view: PlanView) -> list[dict]:
     rows = []
     for row, keys in view.scenarios[0].rows().items():
         by = {k.quantity.rsplit(".", 1)[-1]: k for k in keys}
-        rows.append({"name": row, "breaks": breaks.get(row, []), **by})
+        failed = breaks.get(row, [])
+        rows.append({"name": row, "breaks": failed, "viable": view.scenarios[0].name not in failed, **by})
     return rows
 
 
@@ -180,6 +181,8 @@ def _moved(h: InputHolds, side) -> str:
     """'5 % higher (above 63 req/s; today 60 req/s)'."""
     if side.margin is None:
         amount = h.margin(side)
+    elif side.margin == 0:
+        amount = "any " + ("lower" if side.direction == "below" else "higher")
     else:
         amount = f"{formatting.number(side.margin * 100, 3)} % {'lower' if side.direction == 'below' else 'higher'}"
     return f"{amount} ({h.where(side)}; today {h.value_text(h.today)})"
@@ -246,7 +249,8 @@ def first_screen(view: PlanView, options: list[Option] | None = None, sentence: 
     from capplan.rendering.view import sentence as layout_sentence, _context
 
     rows = deployment_context(view)
-    context = {**_context(view.nominal), "options": rows, "scenarios": len(view.scenarios)}
+    context = {**_context(view.nominal), "options": rows, "scenarios": len(view.scenarios),
+               "headline": view.headline}
     if sentence is None:
         sentence = layout_sentence("recommendation", **context) if rows else view.headline
     if ask is None:
