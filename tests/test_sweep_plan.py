@@ -74,7 +74,7 @@ def test_record_states_the_knee_and_the_evidence(run_main, tmp_path):
     text = (tmp_path / "o" / "llama3.3-70b-a100-40gb-tp8-sharegpt.md").read_text()
     assert ("λ* = 4 req/s: every SLO holds up to it. The knee lies between 4 and 16 req/s "
             "(first failure: TPOT p95 35.38 ms > 35 ms; goodput 0.9 < 0.99); sweep finer there.") in text
-    assert "| FAIL | ✗ TPOT p95, ✗ goodput | 16 | 79.85 | 35.38 | 23.15 | 1,354 | 0.9 |" in text
+    assert "| FAIL | 16 | ✗ TPOT p95, ✗ goodput | 79.85 | 35.38 | 23.15 | 1,354 | 0.9 |" in text
     # the evidence: tool, the version its layout shows, strategy, and where each percentile came
     # from (the files were saved with p99 only and no E2E percentiles: all three are computed)
     assert "| vLLM benchmarks/benchmark_serving.py | legacy layout | open-loop Poisson | 16 req/s |" in text

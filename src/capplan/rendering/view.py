@@ -376,20 +376,20 @@ _CHECK = re.compile(r"([✓✗–]) ")
 
 
 def _verdict_first(sweep: dict) -> list[dict]:
-    """The load sweep with its verdict first, then the checks it misses ('✗ TTFT p95,
-    TPOT p95'; '—' when it meets all), then the measured columns, split to fit."""
-    header = ["SLO", "misses"] + sweep["header"][:-2]
-    numeric = [False, False] + sweep["numeric"][:-2]
+    """The load sweep with its verdict and rate first (repeated in each part when it is
+    split to fit), then the checks it misses ('✗ TTFT p95, ✗ TPOT p95'; '—' when it meets
+    all), then the other measured columns."""
+    header = ["SLO", sweep["header"][0], "misses"] + sweep["header"][1:-2]
+    numeric = [False, sweep["numeric"][0], False] + sweep["numeric"][1:-2]
     rows = []
     for r in sweep["rows"]:
         marks = _CHECK.split(" " + r[-2])[1:]
         missed = [f"{mark} {label.strip()}" for mark, label in zip(marks[::2], marks[1::2]) if mark != "✓"]
-        rows.append([r[-1], ", ".join(missed) or "—"] + r[:-2])
-    return split(header, numeric, rows)
+        rows.append([r[-1], r[0], ", ".join(missed) or "—"] + r[1:-2])
+    return split(header, numeric, rows, keep=2)
 
 
 def build(plan: Plan, evaluations: list[Evaluation], artifacts: Artifacts | None = None) -> PlanView:
     """The view of a plan, reading ``artifacts`` (:mod:`capplan.analysis.pipeline`; by default
     the analyses of these evaluations, each computed when an output first reads it)."""
     return PlanView(plan, evaluations, artifacts or Artifacts(evaluations))
-
