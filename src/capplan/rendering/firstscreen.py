@@ -128,7 +128,8 @@ def deployment_options(view: PlanView) -> list[Option]:
         by = {k.quantity.rsplit(".", 1)[-1]: k for k in keys}
         role = {k.role: k for k in keys}
         failed = breaks.get(row, [])
-        holds = "✓ every scenario" if not failed else f"✗ breaks in {len(failed)} of {total}"
+        holds = (f"✗ breaks in {len(failed)} of {total}" if failed else
+                 "✓ every scenario" if total > 1 else "✓ the only scenario")
         size = f"{role['size'].text} node{'s' if role['size'].value != 1 else ''}" if "size" in role else ""
         gpus = by.get("deployed_gpus")
         note = ", ".join(filter(None, [size + (f" ({gpus.text})" if gpus else ""),
