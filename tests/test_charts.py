@@ -149,9 +149,12 @@ def test_decision_names_the_breaking_scenarios_and_the_pending_measurements():
     assert v.decision["pending"] == {"hbm_efficiency": ["Gate 2: memory bandwidth (decode)"],
                                      "tensor_efficiency": ["Gate 3: compute (prefill)"]}
     text = record.render(v)
-    # the record adds the illustrative sweep the decisions rest on (tables are no inputs the view lists)
-    assert (f"**Decision.** {v.headline}\\\n{v.decision['text']} Provisional evidence under the decisions: "
-            "the load_sweep table (illustrative, one run per rate).\n") in text
+    # the record's first screen: the cheaper row, where it breaks, what holding everywhere costs, and the ask
+    assert (f"**Rent {FRACTIONAL}: 10 nodes (10 GPUs) for $18,226.80 a month ($2.84 per 1M output tokens), the "
+            "cheapest of 2 options; it breaks in surge_50, context_x2 and ttft_400ms, where aws-p4de.24xlarge holds "
+            "for $41,738.64 more a month.**") in text
+    assert f"| {FRACTIONAL} | ✗ breaks in 3 of 6 | $18,226.80 | $2.84/1M tok |" in text
+    assert f"\n{v.headline}\n" in text
 
 
 def test_decision_when_every_fleet_holds_names_what_the_sizing_rests_on(write_plan):

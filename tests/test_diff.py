@@ -42,8 +42,11 @@ def test_peak_price_and_measurement_change(tmp_path, run_main):
     assert code == 0, err
     lines = out.splitlines()
     assert lines[0] == diff.MARKER
-    # the headline: the biggest move first, both deployments, GPUs before -> after
-    assert ("**Monthly cost falls by $16,045 (−27 %) on aws-p4de.24xlarge and rises by $7,291 (+40 %) "
+    # the new version's first screen, as its record opens: the recommendation, the ask, the options, the risks
+    assert lines[3].startswith("**Rent fractional-a100-80gb: 14 nodes (14 GPUs) for $25,517.52 a month")
+    assert "**The ask:** Approve 14 nodes of fractional-a100-80gb" in out and "| Option | Holds in every" in out
+    # then the headline of the change: the biggest move first, both deployments, GPUs before -> after
+    assert ("**What changed:** Monthly cost falls by $16,045 (−27 %) on aws-p4de.24xlarge and rises by $7,291 (+40 %) "
             "on fractional-a100-80gb; active GPUs 9 → 13; ") in out
     # the before/after table of key results
     assert "| **Active GPUs** | 9 GPUs | 13 GPUs | +4 GPUs (+44 %) |" in out
@@ -71,7 +74,7 @@ def test_peak_price_and_measurement_change(tmp_path, run_main):
     flip = next(line for line in lines if line.startswith("| `ttft_400ms` TTFT SLO tightened to 400 ms | aws-p4de.24xlarge |"))
     assert flip.endswith("83.2 req/s safe, 1.387× the peak: holds | 3 nodes, $65,880.00; nominal fleet 83.2 req/s safe, "
                          "0.9244× the peak: **breaks** |")
-    assert "`kv_pool`" in out.split("<details>")[1]          # the memory change moves the KV pool
+    assert "`kv_pool`" in out.split("<details><summary>Details:")[1]      # the memory change moves the KV pool
 
 
 def test_json_format_lists_the_same_changes(tmp_path, run_main):
@@ -102,7 +105,7 @@ def test_peak_only(tmp_path, run_main):
     new = _edited(tmp_path, peak="90 req/s")
     code, out, _ = run_main("diff", MAIN_PLAN, new)
     assert code == 0
-    assert ("**Monthly cost rises by $7,291 (+40 %) on fractional-a100-80gb; aws-p4de.24xlarge unchanged (2 nodes); "
+    assert ("**What changed:** Monthly cost rises by $7,291 (+40 %) on fractional-a100-80gb; aws-p4de.24xlarge unchanged (2 nodes); "
             "active GPUs 9 → 13;") in out
     assert "Measurements and facts changed" not in out
 

@@ -62,9 +62,12 @@ def test_holds_includes_the_queues_stability(run_main):
 
 def test_an_illustrative_sweep_is_flagged_beside_the_pending_inputs():
     text = record.render(_view(MAIN_PLAN))
-    assert "Provisional evidence under the decisions: the load_sweep table (illustrative, one run per rate)." in text
-    assert "> **Provisional tables.**" in text
-    assert ("> - `load_sweep` — illustrative: the plan says its rows stand in for measurements; replace them with "
+    # on the first screen, beside the flip of the λ* it gives (4.76 % away)
+    assert ("> 1. `instance_max_rate` 4.76 % lower (below 9.524 req/s; today 10 req/s): active GPUs 9 → 10; "
+            "resilient GPUs 10 → 11; fractional-a100-80gb nodes 10 → 11 (monthly cost +$1,822.68) — ⚠ the "
+            "load_sweep table is illustrative, one run per rate.") in text
+    assert "<summary>Pending measurements and provisional tables (3)" in text
+    assert ("- `load_sweep` table — illustrative: the plan says its rows stand in for measurements; replace them with "
             "measured runs; one run per rate") in text
     # the sweep's text says what was done, not "median of replicated runs"
     assert "(a rate run several times shows the median of its runs). Here: one run per rate, illustrative." in text

@@ -282,8 +282,8 @@ def test_a_run_whose_requests_all_failed_is_a_failing_point_not_a_broken_plan(tm
     code, _, err = run_main("build", plan, "--out", tmp_path / "out")
     assert code == 0, err
     row = next(line for line in (tmp_path / "out" / f"{Path(plan).stem}.md").read_text().splitlines()
-               if line.startswith("| 6 |"))
-    assert row.count("not measured") == 3 and "– TTFT p95" in row and "✓" not in row and "FAIL" in row
+               if line.startswith("| FAIL |") and "| 6 |" in line)
+    assert row.count("not measured") == 3 and "– TTFT p95" in row and "✓" not in row
     assert "✗ errors" in row and "✗ delivered" in row      # what it did measure: every request failed
 
 

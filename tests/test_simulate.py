@@ -215,6 +215,8 @@ def test_the_record_json_workbook_and_picture_show_the_simulation(built_project)
 
     import openpyxl
 
+    from capplan.rendering.charts import simulation as simchart
+
     from capplan.rendering import view as view_module
 
     out = built_project(MAIN_PLAN, RETAIL_PLAN) / "out"
@@ -227,7 +229,8 @@ def test_the_record_json_workbook_and_picture_show_the_simulation(built_project)
     record = (out / f"{stem}.md").read_text(encoding="utf-8")
     assert re.search(r"^## \d+\. Uncertainty: 100,000 draws of the uncertain inputs$", record, re.MULTILINE)
     assert f"| active GPUs ≤ 9 GPUs | {simulation.percent(odds['active GPUs ≤ 9 GPUs'])} |" in record
-    assert f"![Cumulative distribution of the key results]({stem}.simulation.svg)" in record
+    assert (f"![The probability each decision holds over the draws, then each key result's distribution with its "
+            f"quartiles and the point plan]({stem}.simulation.svg)") in record
     assert "Uncertainty" not in (out / f"{retail}.md").read_text(encoding="utf-8")
 
     doc = json.loads((out / f"{stem}.json").read_text(encoding="utf-8"))
@@ -237,7 +240,11 @@ def test_the_record_json_workbook_and_picture_show_the_simulation(built_project)
 
     picture = ET.fromstring((out / f"{stem}.simulation.svg").read_text(encoding="utf-8"))
     paths = [p for p in picture.iter("{http://www.w3.org/2000/svg}path")]
-    assert len(paths) == sum(r.spread for r in shown.results) > 0
+    drawn = simchart.shown(shown)             # the results that decide and move: a diamond (the point plan) each
+    assert len(paths) == len(drawn) > 0 and {r.key.role for r in drawn} <= {"count", "cost"}
+    texts = [t.text for t in picture.iter("{http://www.w3.org/2000/svg}text")]
+    for d in shown.decisions:                  # one bar per decision, its probability written beside it
+        assert d.text in texts and simulation.percent(d.probability) in texts
     assert not (out / f"{retail}.simulation.svg").exists()
 
     wb = openpyxl.load_workbook(out / f"{stem}.xlsx")

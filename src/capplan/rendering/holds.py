@@ -80,9 +80,9 @@ class InputHolds(InputInterval):
 
     def margins(self) -> str:
         """'−6.67 % / +5 %' (absolute distances when today's value is 0)."""
-        return " / ".join(self._margin(s) for s in (self.below, self.above))
+        return " / ".join(self.margin(s) for s in (self.below, self.above))
 
-    def _margin(self, side: Side) -> str:
+    def margin(self, side: Side) -> str:
         sign = "−" if side.direction == "below" else "+"
         if side.margin is None:
             amount = formatting.quantity(self.display(side.distance), self.quantity.unit, self.quantity.kind)

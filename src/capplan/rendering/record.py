@@ -15,6 +15,7 @@ import jinja2
 
 from capplan.engine.evaluate import Evaluation
 from capplan.rendering import markdown
+from capplan.rendering.firstscreen import FirstScreen, first_screen
 from capplan.rendering.simulation import SimulationView, percent
 from capplan.analysis.declared import layout
 from capplan.rendering.palette import palette
@@ -36,9 +37,35 @@ def _environment() -> jinja2.Environment:
     return env
 
 
-def render(view: PlanView) -> str:
+class Footnotes:
+    """The record's sources and notes as GitHub footnotes: :meth:`ref` numbers each
+    distinct text once, in the order the record first cites it, and returns the
+    reference (``[^3]``) that stands in a table in place of a Source or Note column;
+    :attr:`items` are the definitions, written at the record's end."""
+
+    def __init__(self):
+        self.numbers: dict[str, int] = {}
+
+    def ref(self, text, date="") -> str:
+        shown = markdown.source(text)
+        if not shown:
+            return ""
+        if date:
+            shown += f" ({markdown.cell(date)})"
+        number = self.numbers.setdefault(shown, len(self.numbers) + 1)
+        return f"[^{number}]"
+
+    @property
+    def items(self) -> list[tuple[int, str]]:
+        return [(n, text) for text, n in self.numbers.items()]
+
+
+def render(view: PlanView, screen: FirstScreen | None = None) -> str:
+    """The record of ``view``, opening with ``screen`` (by default :func:`first_screen` of the view)."""
     nominal = view.nominal
     context = {
+        "fs": screen or first_screen(view),
+        "notes": Footnotes(),
         "plan": view.plan,
         "sizing": view.model.switches["sizing"]["cases"][view.plan.switches["sizing"]],
         "headline": view.headline,
@@ -55,6 +82,11 @@ def render(view: PlanView) -> str:
     while "\n\n\n" in text:
         text = text.replace("\n\n\n", "\n\n")
     return text
+
+
+def first_screen_markdown(screen: FirstScreen) -> str:
+    """The first screen alone (``templates/firstscreen.md.j2``), as ``capplan diff`` opens with it."""
+    return _environment().get_template("firstscreen.md.j2").render(fs=screen)
 
 
 def simulation_markdown(shown: SimulationView, chart: str = "", number: int | None = None) -> str:

@@ -63,6 +63,30 @@ class SimulationView(Simulated):
                 f"{'was' if i.truncated == 1 else 'were'} redrawn"
                 for i in self.inputs if i.truncated]
 
+    @property
+    def outside(self) -> list[str]:
+        """Why a point plan lies outside the 90 % band of its own draws, in words: the
+        point plan uses today's values, and its strongest driver is drawn mostly on
+        the other side of today's value (below it when the result lies above its band
+        and they rise together)."""
+        out = []
+        ranges = {i.label: i.text for i in self.inputs}
+        for r in self.results:
+            low, high = r.percentiles[0], r.percentiles[-1]
+            point = r.point
+            if not isinstance(point, (int, float)) or low is None or high is None or low <= point <= high:
+                continue
+            above = point > high
+            line = (f"The point plan's {r.name}, {r.key.text}, lies {'above' if above else 'below'} the 90 % band of "
+                    f"its draws ({r.texts[0]} to {r.texts[2]}): the point plan uses today's values")
+            if r.drivers:
+                name, rho = r.drivers[0]
+                side = "below" if above == (rho > 0) else "above"
+                line += (f", and its strongest driver, {name} (ρ {rho:+.2f}), is drawn {side} today's value most of the "
+                         f"time ({ranges.get(name, 'its range')})")
+            out.append(line + ".")
+        return out
+
     def as_json(self) -> dict:
         return {"scenario": self.scenario, "samples": self.samples, "seed": self.seed,
                 "evaluated": self.evaluated, "note": "simulation output: values drawn with this seed",

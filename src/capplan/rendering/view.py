@@ -20,6 +20,7 @@ field here and one more block in each renderer that shows it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -264,6 +265,7 @@ class PlanView:
             sweep = sweepview.sweep(e, swept) if swept and swept["table"] in e.scenario.tables else None
             if sweep:
                 sweep["chart_file"] = self.chart_file("sweep") if sweepchart.drawable(sweep["chart"]) else None
+                sweep["chunks"] = _verdict_first(sweep)
             if not rows and not tables and not sweep and not part.get("note"):
                 continue
             gate = None
@@ -279,16 +281,19 @@ class PlanView:
                 "holds": self.holds.section(self.chart_file("holds")) if spec.get("holds") else None}
 
     def _sensitivity(self) -> dict:
-        """Per scenario: the scalar key results, then one summary per row of the key table."""
+        """Per scenario: one summary per row of the key table (``fleets``, the verdicts
+        first), and its changes with the scalar key results (``sizing``); each table split
+        to fit the page."""
         first = self.scenarios[0]
-        columns = [k.label for k in first.scalars()]             # each cell carries its unit
-        columns += list(first.rows())
-        rows = []
+        scalars = [k.label for k in first.scalars()]             # each cell carries its unit
+        fleets, sizing = [], []
         for e, s in zip(self.evaluations, self.scenarios):
-            cells = [k.text for k in s.scalars()]
-            cells += [self.row_summary(e, keys[0].index) for keys in s.rows().values()]
-            rows.append({"name": s.name, "title": s.title, "changes": list(s.changes) or ["—"], "cells": cells})
-        return {"columns": columns, "rows": rows,
+            name = f"{s.title} ({s.name})"
+            fleets.append([name] + [self.row_summary(e, keys[0].index) for keys in s.rows().values()])
+            sizing.append([name, "; ".join(s.changes) or "—"] + [k.text for k in s.scalars()])
+        return {"fleets": {"chunks": split(["Scenario"] + list(first.rows()), [False] * (1 + len(first.rows())), fleets)},
+                "sizing": {"chunks": split(["Scenario", "Changes"] + scalars, [False, False] + [True] * len(scalars),
+                                           sizing)},
                 "chart": self.chart_file("scenarios") if scenariochart.bars(self) else None}
 
 
@@ -357,11 +362,62 @@ def _table(e: Evaluation, name: str, shown_columns: dict) -> dict:
                          formatting.money(v, "USD") if q.kind == "money" else formatting.quantity(v, "", q.kind))
         rows.append(cells)
     return {"title": table.title, "description": table.description, "columns": columns, "rows": rows,
+            "chunks": split([c["header"] for c in columns], [c["numeric"] for c in columns], rows),
             "formulas": formulas, "source": data.source or "", "as_of": data.as_of or ""}
+
+
+PAGE = 940          # px: the width a table may take in GitHub's layout, with a margin under 1,000
+_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+_MARKUP = re.compile(r"<[^>]+>|\*\*|`|\$")
+
+
+def min_width(text: str) -> int:
+    """About how narrow GitHub can wrap a cell (px): its longest unbreakable word at
+    16 px type, plus the cell's padding. A link counts by its text."""
+    words = _MARKUP.sub(" ", _LINK.sub(r"\1", str(text))).split()
+    return 9 * max((len(w) for w in words), default=1) + 27
+
+
+def split(header: list[str], numeric: list[bool], rows: list[list[str]], keep: int = 1,
+          page: int = PAGE) -> list[dict]:
+    """A table as one or more tables that each fit ``page``: the first ``keep``
+    columns (the row's name) repeated in each, the others in order, as many as fit."""
+    widths = [max([min_width(header[i])] + [min_width(r[i]) for r in rows]) for i in range(len(header))]
+    kept = sum(widths[:keep])
+    groups: list[list[int]] = [[]]
+    used = kept
+    for i in range(keep, len(header)):
+        if groups[-1] and used + widths[i] > page:
+            groups.append([])
+            used = kept
+        groups[-1].append(i)
+        used += widths[i]
+    out = []
+    for group in groups:
+        cols = list(range(keep)) + group
+        out.append({"header": [header[i] for i in cols], "numeric": [numeric[i] for i in cols],
+                    "rows": [[r[i] for i in cols] for r in rows]})
+    return out
+
+
+_CHECK = re.compile(r"([✓✗–]) ")
+
+
+def _verdict_first(sweep: dict) -> list[dict]:
+    """The load sweep with its verdict and rate first (repeated in each part when it is
+    split to fit), then the checks it misses ('✗ TTFT p95, ✗ TPOT p95'; '—' when it meets
+    all), then the other measured columns."""
+    header = ["SLO", sweep["header"][0], "misses"] + sweep["header"][1:-2]
+    numeric = [False, sweep["numeric"][0], False] + sweep["numeric"][1:-2]
+    rows = []
+    for r in sweep["rows"]:
+        marks = _CHECK.split(" " + r[-2])[1:]
+        missed = [f"{mark} {label.strip()}" for mark, label in zip(marks[::2], marks[1::2]) if mark != "✓"]
+        rows.append([r[-1], r[0], ", ".join(missed) or "—"] + r[1:-2])
+    return split(header, numeric, rows, keep=2)
 
 
 def build(plan: Plan, evaluations: list[Evaluation], artifacts: Artifacts | None = None) -> PlanView:
     """The view of a plan, reading ``artifacts`` (:mod:`capplan.analysis.pipeline`; by default
     the analyses of these evaluations, each computed when an output first reads it)."""
     return PlanView(plan, evaluations, artifacts or Artifacts(evaluations))
-

@@ -8,8 +8,11 @@ fact is flagged ⚠ apart from a changed policy or assumption — the
 scenarios whose fixed-fleet check flips, and the flip points a changed input
 crossed or now lies within 5 % of (:mod:`capplan.review.crossings`).
 
-The comparison is one JSON-ready document (:func:`compare`); the Markdown PR
-comment (:func:`markdown`) is a rendering of it, as ``--format json`` prints
+The comment opens with the new version's decision as its record's first
+screen says it (:mod:`capplan.rendering.firstscreen`: the recommendation, the
+ask, the options, the risks), then the changes. The comparison is one
+JSON-ready document (:func:`compare`); the Markdown PR comment
+(:func:`markdown`) is a rendering of it, as ``--format json`` prints
 it. The comment opens with a hidden marker line (:data:`MARKER`) so that a
 bot can find and update its earlier comment instead of adding another.
 
@@ -36,7 +39,8 @@ from capplan.language import units
 from capplan.engine.evaluate import Evaluation
 from capplan.errors import CapplanError, UsageError
 from capplan.loading.plan import Plan
-from capplan.rendering import view
+from capplan.rendering import record, view
+from capplan.rendering.firstscreen import first_screen
 from capplan.rendering.markdown import cell as markdown_cell
 from capplan.rendering.markdown import code as markdown_code
 from capplan.rendering.present import shown
@@ -276,12 +280,14 @@ def compare_plan(old: Side | None, new: Side | None) -> dict:
         "old_file": old.label if old else None, "new_file": new.label if new else None,
         "status": "changed", "headline": "", "base_error": old.error if old and old.error else None,
         "key_results": [], "results": [], "inputs": [], "edits": [], "scenario_changes": [],
-        "fleet_flips": [], "scenarios": [], "flip_points": {"crossed": [], "near": []},
+        "fleet_flips": [], "scenarios": [], "flip_points": {"crossed": [], "near": []}, "first_screen": "",
     }
     old_ok = old is not None and old.plan is not None
     o_v = old.view if old_ok else None
     n_v = new.view if new else None
     out["key_results"] = _key_changes(o_v.scenarios[0] if o_v else None, n_v.scenarios[0] if n_v else None)
+    if n_v is not None:
+        out["first_screen"] = record.first_screen_markdown(first_screen(n_v))
     if new is None:
         out["status"] = "removed"
         out["headline"] = "Plan removed. It said: " + o_v.headline
@@ -670,12 +676,14 @@ def _markdown(doc: dict, details: bool) -> str:
         extra = f" ({'; '.join(notes)})" if notes else ""
         return f"no change in results{extra} {MARKER}\n"
     lines = [MARKER, "#### capplan: capacity plan diff", ""]
-    if len(moved) == 1 and len(plans) == 1:
-        lines += [f"**{_cell(moved[0]['headline'])}**", ""]
+    single = len(moved) == 1 and len(plans) == 1
+    if single:      # the decision as the record's first screen says it, then what changed
+        lines += [moved[0]["first_screen"].strip(), ""] if moved[0]["first_screen"] else []
+        lines += [f"**What changed:** {_cell(moved[0]['headline'])}", ""]
     else:
         lines += [f"- {_code(p['plan'])}: **{_cell(p['headline'])}**" for p in moved] + [""]
     for p in moved:
-        lines += _plan_section(p, doc, details)
+        lines += _plan_section(p, doc, details, screen=not single)
     same = [p["plan"] for p in plans if p["status"] == "unchanged"]
     if same:
         lines += [f"Unchanged: {', '.join(_code(n) for n in same)}.", ""]
@@ -692,9 +700,12 @@ def _code(text) -> str:
     return markdown_code(text, empty="—")
 
 
-def _plan_section(p: dict, doc: dict, details: bool) -> list[str]:
+def _plan_section(p: dict, doc: dict, details: bool, screen: bool = True) -> list[str]:
+    """One plan's changes; with ``screen``, opened by the new version's first screen."""
     files = p["new_file"] or p["old_file"]
     lines = [f"##### {_code(files)} — {_cell(p['title'])}", ""]
+    if screen and p["first_screen"]:
+        lines += [p["first_screen"].strip(), ""]
     if p["old_file"] and p["new_file"] and not doc.get("base"):
         lines += [f"{_code(p['old_file'])} → {_code(p['new_file'])}", ""]
     if p["status"] == "added":

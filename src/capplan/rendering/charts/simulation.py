@@ -1,12 +1,15 @@
-"""The simulation's picture: one cumulative distribution per key result, as SVG text.
+"""The simulation's picture, as SVG text: the decisions first, then the key results.
 
-Small multiples, two to a row: each panel is the step CDF of one key result
-over the draws (from its 0th to its 100th percentile), the band from P5 to
-P95 shaded, and the point plan's value as a dashed line, so a reader sees at
-once how likely the decided number is to be enough. Key results that do not
-move across the draws are left out (a constant has no curve). Drawn on
-the charts' shared canvas (:mod:`capplan.rendering.charts.svg`), so an unchanged plan
-writes identical bytes.
+Its message is the chance that each decision of the point plan holds over
+the uncertain inputs, so it leads with one bar per decision, P(holds) from
+0 to 100 %, the number written at the bar's end. Below, at most the key
+results that decide (the roles ``count`` and ``cost`` of layout.yaml) that
+move across the draws, each on a linear axis in its own unit: the whisker
+from P5 to P95, the box from the first to the third quartile with its
+median, each quartile labelled, and the point plan as a diamond (said in
+words when it lies outside the 90 % band; the record explains why). Drawn on
+the charts' shared canvas (:mod:`capplan.rendering.charts.svg`), so an
+unchanged plan writes identical bytes.
 """
 
 from __future__ import annotations
@@ -14,53 +17,98 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from capplan import formatting
-from capplan.rendering.charts.svg import Canvas, ink
+from capplan.rendering.charts.svg import Canvas, ink, text_width, wrap
+from capplan.rendering.simulation import percent
 
 if TYPE_CHECKING:
     from capplan.rendering.simulation import ResultSpread, SimulationView
 
-PANEL_WIDTH, PANEL_HEIGHT, COLUMNS = 360, 150, 2
-PLOT_LEFT, PLOT_RIGHT, PLOT_TOP, PLOT_BOTTOM = 40, 16, 26, 34     # inside a panel
-TOP = 52
+WIDTH, LEFT, RIGHT = 760, 20, 20
+LABELS = 300                 # the decisions' label column
+BAR, STEP = 16, 24           # a decision's bar and row
+SHOWN_ROLES = ("count", "cost")
+MOST = 6                     # key results drawn at most
+BOX_ROW = 98
+
+
+def shown(view: SimulationView) -> list[ResultSpread]:
+    """The key results the picture draws: those that decide (count, cost) and move."""
+    moving = [r for r in view.results if r.spread]
+    deciding = [r for r in moving if r.key.role in SHOWN_ROLES]
+    return (deciding or moving)[:MOST]
 
 
 def svg(view: SimulationView, title: str) -> str:
-    panels = [r for r in view.results if r.spread]
-    rows = max(1, -(-len(panels) // COLUMNS))
-    canvas = Canvas(PANEL_WIDTH * COLUMNS, TOP + PANEL_HEIGHT * rows + 24, font_size=11)
-    canvas.title(title, f"Share of {view.samples:,} draws (seed {view.seed}) at or below each value; "
-                        "shaded P5 to P95; dashed: the point plan")
-    for i, r in enumerate(panels):
-        _panel(canvas, r, PANEL_WIDTH * (i % COLUMNS), TOP + PANEL_HEIGHT * (i // COLUMNS))
-    if not panels:
-        canvas.text(10, TOP + 20, "No key result moves across the draws.")
-    return canvas.render()
+    c = Canvas(WIDTH, 100, font_size=11)
+    y = c.wrapped_title(title, f"{view.samples:,} draws of the uncertain inputs (seed {view.seed}): how often "
+                               "each decision of the point plan holds, then the spread of the key results")
+    y = _decisions(c, view, y)
+    results = shown(view)
+    if results:
+        c.text(LEFT, y + 16, "Key results over the draws: whisker P5–P95, box the quartiles, ◆ the point plan",
+               weight="bold", size=12)
+        y += 26
+    for r in results:
+        y = _box(c, r, y)
+    c.height = int(y + 10)
+    return c.render()
 
 
-def _panel(canvas: Canvas, r: ResultSpread, left: int, top: int) -> None:
-    x0, x1 = left + PLOT_LEFT, left + PANEL_WIDTH - PLOT_RIGHT
-    y0, y1 = top + PANEL_HEIGHT - PLOT_BOTTOM, top + PLOT_TOP          # share 0 at y0, 1 at y1
-    low, high = r.cdf[0], r.cdf[-1]
+def _decisions(c: Canvas, view: SimulationView, y: float) -> float:
+    c.text(LEFT, y + 14, "P(the decision holds): red where below 95 %", weight="bold", size=12)
+    y += 24
+    x0, x1 = LEFT + LABELS, WIDTH - RIGHT - 60
+    for d in view.decisions:
+        lines = wrap(d.text, LABELS - 12, 11)
+        top = y + 4
+        for i, line in enumerate(lines):
+            c.text(x0 - 8, top + 12 + 13 * i, line, anchor="end")
+        c.rect(x0, top, x1 - x0, BAR, fill=ink("page"), stroke=ink("grid"))
+        colour = ink("curve") if d.probability >= 0.95 else ink("fail")
+        c.rect(x0, top, max((x1 - x0) * d.probability, 1), BAR, fill=colour, opacity=0.75)
+        c.text(x1 + 6, top + 12, percent(d.probability), weight="bold" if d.probability < 0.95 else None)
+        y += max(STEP, 13 * len(lines) + 8)
+    for share in (0.0, 0.5, 1.0):
+        x = x0 + (x1 - x0) * share
+        c.text(x, y + 10, f"{int(share * 100)} %", anchor="middle", fill=ink("muted"))
+    return y + 18
+
+
+def _box(c: Canvas, r: ResultSpread, y: float) -> float:
+    """One key result: its name, then the box plot on its own linear axis."""
+    q = r.cdf
+    low, high = q[0], q[-1]
+    x0, x1 = LEFT + 10, WIDTH - RIGHT - 10
 
     def x(value: float) -> float:
         return x0 + (x1 - x0) * (value - low) / (high - low)
 
-    def y(share: float) -> float:
-        return y0 + (y1 - y0) * share
+    def text(value: float) -> str:
+        return formatting.quantity(value, r.key.unit, r.key.kind)
 
-    p5, p95 = r.cdf[5], r.cdf[95]
-    canvas.text(left + 10, top + 16, r.name, weight="bold")
-    canvas.rect(x(p5), y1, max(x(p95) - x(p5), 1), y0 - y1, fill=ink("band"))
-    canvas.line(x0, y0, x1, y0, stroke=ink("frame"))
-    canvas.line(x0, y0, x0, y1, stroke=ink("frame"))
-    for share in (0.5, 1.0):
-        canvas.text(x0 - 4, y(share) + 4, f"{int(share * 100)} %", anchor="end", fill=ink("muted"))
-    steps = [(x(r.cdf[0]), y(0))]
-    for i, value in enumerate(r.cdf):          # a step up at each percentile
-        steps += [(x(value), y(max(i - 1, 0) / 100)), (x(value), y(i / 100))]
-    canvas.polyline(steps, stroke=ink("curve"), width=1.5)
-    if isinstance(r.point, (int, float)) and low <= r.point <= high:
-        canvas.line(x(r.point), y0, x(r.point), y1, stroke=ink("point"), width=1.5, dash="4,3")
+    c.text(LEFT, y + 14, r.name, weight="bold")
+    middle = y + 50
+    c.line(x0, middle + 28, x1, middle + 28, stroke=ink("frame"))
     for value, anchor in ((low, "start"), (high, "end")):
-        canvas.text(x(value), y0 + 14, formatting.quantity(value, r.key.unit, r.key.kind), anchor=anchor, fill=ink("muted"))
-    canvas.text((x0 + x1) / 2, y0 + 28, f"point {r.key.text}", anchor="middle", fill=ink("point"))
+        c.text(x(value), middle + 41, f"{'min' if value == low else 'max'} {text(value)}", anchor=anchor,
+               fill=ink("muted"))
+    c.line(x(q[5]), middle, x(q[95]), middle, stroke=ink("curve"))
+    for p in (5, 95):
+        c.line(x(q[p]), middle - 5, x(q[p]), middle + 5, stroke=ink("curve"))
+    c.rect(x(q[25]), middle - 8, max(x(q[75]) - x(q[25]), 1), 16, fill=ink("band"), stroke=ink("curve"))
+    c.line(x(q[50]), middle - 8, x(q[50]), middle + 8, stroke=ink("ink"), width=2.0)
+    # the median a line above the box, the quartiles beside it, away from the median
+    c.text(x(q[50]), middle - 24, f"median {text(q[50])}", anchor="middle", size=10)
+    c.text(x(q[25]) - 2, middle - 11, f"Q1 {text(q[25])}", anchor="end", size=10)
+    c.text(x(q[75]) + 2, middle - 11, f"Q3 {text(q[75])}", anchor="start", size=10)
+    point = r.point
+    if isinstance(point, (int, float)):
+        px = x(min(max(point, low), high))
+        c.path(f"M{px:.1f},{middle - 6:.1f} L{px + 6:.1f},{middle:.1f} L{px:.1f},{middle + 6:.1f} "
+               f"L{px - 6:.1f},{middle:.1f} z", fill=ink("point"))
+        outside = not q[5] <= point <= q[95]
+        words = f"point plan {r.key.text}" + (" (outside P5–P95; see the record)" if outside else "")
+        right = px + 10 + text_width(words, 10) < x1
+        c.text(px + (10 if right else -10), middle + 21, words, anchor="start" if right else "end", size=10,
+               fill=ink("point"))
+    return y + BOX_ROW

@@ -66,6 +66,18 @@ class Canvas:
         if subtitle:
             self.text(10, 40, subtitle, fill=ink("muted"))
 
+    def wrapped_title(self, text: str, subtitle: str = "") -> float:
+        """The chart's title in full, wrapped over as many lines as it needs, and the
+        subtitle, also wrapped; returns where the chart's content may start."""
+        y = 4.0
+        for line in wrap(text, self.width - 20, 15, BOLD):
+            y += 19
+            self.text(10, y, line, size=15, weight="bold")
+        for line in wrap(subtitle, self.width - 20, self.font_size):
+            y += 17
+            self.text(10, y, line, fill=ink("muted"))
+        return y + 12
+
     def text(self, x: float, y: float, text: str, size: int | None = None, anchor: str | None = None,
              fill: str | None = None, weight: str | None = None, rotate: bool = False) -> None:
         turn = f"rotate(-90 {_n(x)} {_n(y)})" if rotate else None
@@ -113,6 +125,18 @@ class Canvas:
 def text_width(text: str, size: int = 11) -> float:
     """About how wide a label is drawn, to keep it inside the plot."""
     return CHAR_WIDTH * size / 11 * len(text)
+
+
+def wrap(text: str, width: float, size: int = 11, weight: float = 1.0) -> list[str]:
+    """``text`` in lines no wider than ``width`` px at ``size`` (words kept whole; a word
+    longer than a line stands alone on its line)."""
+    lines: list[str] = []
+    for word in text.split():
+        if lines and text_width(f"{lines[-1]} {word}", size) * weight <= width:
+            lines[-1] += f" {word}"
+        else:
+            lines.append(word)
+    return lines
 
 
 def linear_ticks(top: float, count: int = 5) -> list[float]:

@@ -1,0 +1,67 @@
+"""The record's first screen: options another analysis supplies, price age against the plan's own dates,
+the risks nearest first and the weak-evidence hook."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from conftest import MAIN_PLAN, ROOT
+
+from capplan.analysis.pipeline import run
+from capplan.rendering import firstscreen, record, view
+from capplan.rendering.firstscreen import Option, Risk, first_screen
+
+SHAREGPT = ROOT / "plans" / "llama3.3-70b-a100-40gb-tp8-sharegpt.yaml"
+
+
+def _view(path: Path) -> view.PlanView:
+    done = run(path)
+    return view.build(done.plan, done.evaluations, done.artifacts)
+
+
+def test_another_analysis_supplies_its_options_and_sentence():
+    v = _view(MAIN_PLAN)
+    options = [Option("h100 × 4 (candidate)", "$20,000.00", "$3.10/1M tok", "✓ every scenario", "from a transferred λ*"),
+               Option("a100 × 10", "$18,226.80", "$2.84/1M tok", "✗ breaks in 3 of 6")]
+    screen = first_screen(v, options, "Rent a100 × 10 for $18,226.80 a month.", ask="Approve a100 × 10.")
+    text = record.render(v, screen)
+    assert text.index("**Rent a100 × 10 for $18,226.80 a month.**") < text.index("| Plan | GPU |")
+    assert "| h100 × 4 (candidate) | ✓ every scenario | $20,000.00 | $3.10/1M tok | from a transferred λ* |" in text
+    assert "**The ask:** Approve a100 × 10." in text
+    assert record.first_screen_markdown(screen) in text            # the diff comment opens with the same text
+
+
+def test_prices_age_against_the_plans_newest_date_not_the_clock():
+    v = _view(SHAREGPT)             # prices as of 2024-12-31; the sweep's source is dated 2025-04-14
+    assert max(firstscreen.plan_dates(v.nominal)).isoformat() == "2025-04-14"
+    screen = first_screen(v)
+    assert screen.reference == "2025-04-14"
+    stale = screen.risks[0]
+    assert (stale.name, stale.distance) == ("deployments", 0.0)
+    assert stale.changes.startswith("104 days older than the plan's newest date, 2025-04-14 (policy: 90 days")
+
+
+def test_a_plan_whose_prices_are_its_newest_date_has_no_stale_price(write_plan):
+    plan = yaml.safe_load(MAIN_PLAN.read_text())
+    plan.pop("expect")
+    plan["tables"]["deployments"]["as_of"] = "2020-01-01"         # older than nothing else the plan dates
+    screen = first_screen(_view(write_plan(plan)))
+    assert not [r for r in screen.risks if r.name == "deployments"] and screen.reference == "2020-01-01"
+
+
+def test_risks_are_nearest_first_and_carry_their_weak_evidence():
+    screen = first_screen(_view(MAIN_PLAN))
+    assert [r.name for r in screen.risks] == ["instance_max_rate", "peak_arrival_rate", "failed_gpus"]
+    assert [round(r.distance, 4) for r in screen.risks[:2]] == [0.0476, 0.05] and screen.risks[2].distance is None
+    assert screen.risks[0].evidence == ("the load_sweep table is illustrative, one run per rate",)
+    assert [r.name for r in screen.farther] == ["hbm_efficiency", "tensor_efficiency"]
+    assert screen.odds[0] == "active GPUs ≤ 9 GPUs: 61.1 %"
+
+
+def test_an_evidence_check_added_to_the_hook_flags_its_input(monkeypatch):
+    monkeypatch.setattr(firstscreen, "EVIDENCE", firstscreen.EVIDENCE + [
+        lambda e, name: "λ* estimated from another GPU" if name == "instance_max_rate" else None])
+    near = first_screen(_view(MAIN_PLAN)).risks[0]
+    assert near.name == "instance_max_rate" and near.evidence[-1] == "λ* estimated from another GPU"
+    assert Risk("x", "", "", None).order > Risk("y", "", "", 3.0).order      # a count's step after any share
