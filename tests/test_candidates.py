@@ -26,6 +26,7 @@ from capplan.analysis import candidates as batch
 from capplan.analysis import ranking as ranked
 from capplan.analysis.pipeline import evaluate_plan, load_plan
 from capplan.errors import CapplanError
+from capplan.rendering import candidates as candidatesview
 from capplan.rendering.candidates import CandidatesView
 
 REFERENCE = ROOT / "plans" / "llama3.3-70b-candidates.yaml"
@@ -71,7 +72,7 @@ def test_three_candidates_ranked_by_hand(write_plan):
     assert r.flips.runner_price * 3600 == pytest.approx(40.0)
     assert r.flips.winner_price * 3600 == pytest.approx(50.0)
     assert r.flips.runner_lambda == pytest.approx(60 / (7 * 0.7))
-    sentence = ranked.sentence(r)
+    sentence = candidatesview.sentence(r)
     assert sentence.startswith("Recommended: 2 × p5 (h100-sxm5-80gb TP2), $58,560.00 a month (given λ*); "
                                "runner-up h200-sxm-141gb TP1 on p5e at +25.0 %")
     assert "swaps if its price falls below $40.00/h or if its measured λ* reaches 12.2 req/s" in sentence

@@ -65,3 +65,33 @@ def test_an_evidence_check_added_to_the_hook_flags_its_input(monkeypatch):
     near = first_screen(_view(MAIN_PLAN)).risks[0]
     assert near.name == "instance_max_rate" and near.evidence[-1] == "λ* estimated from another GPU"
     assert Risk("x", "", "", None).order > Risk("y", "", "", 3.0).order      # a count's step after any share
+
+
+def test_a_plan_with_candidates_opens_with_the_ranking_its_ask_and_what_swaps_it():
+    v = _view(ROOT / "plans" / "llama3.3-70b-candidates.yaml")
+    screen = first_screen(v)
+    ranking = v.candidates.ranking
+    assert screen.sentence == v.candidates.sentence and screen.sentence.startswith("Recommended: ")
+    assert [o.name for o in screen.options][:1] == [f"{ranking.value('deployments.nodes', ranking.winner):g} × "
+                                                     f"{ranking.evaluated.candidates[ranking.winner].offer.name} "
+                                                     f"({ranking.evaluated.candidates[ranking.winner].label})"]
+    assert screen.ask.startswith("Approve the benchmarks of ")       # the top λ* are transferred, their bands overlap
+    # offers are aged against the newest date the plan states, an offer's own as_of included
+    assert screen.reference == max(str(c.offer.as_of) for c in ranking.evaluated.candidates)
+    stale = [r for r in screen.risks if r.what.startswith("price as of 2024-12-31")]
+    assert stale and all(r.distance == 0.0 for r in stale)
+    # what swaps #1 and #2: near ones listed, the rest (weak evidence under them) folded
+    near = [r for r in screen.risks if r.changes.endswith("becomes the cheapest")]
+    assert all(r.distance <= screen.warn for r in near)
+    assert any("λ*" in r.name for r in screen.farther) and all(r.distance > screen.warn for r in screen.farther)
+    assert screen.odds == [f"{ranking.evaluated.candidates[ranking.winner].label} stays the cheapest: "
+                           f"{100 * ranking.stays:.3g} % of {ranking.draws:,} draws"]
+
+
+def test_a_plan_with_a_traffic_profile_opens_with_its_strategies_on_the_recommended_offer():
+    v = _view(ROOT / "plans" / "llama3-8b-a100-diurnal.yaml")
+    screen = first_screen(v)
+    assert screen.sentence == v.demand_sentence and screen.ask == v.demand_ask
+    assert screen.ask.startswith("Approve base + burst on fractional-a100-80gb at $")
+    assert [o.name.split(" on ")[0] for o in screen.options] == ["fixed", "autoscaled", "base + burst", "all reserved"]
+    assert {o.name.split(" on ")[1] for o in screen.options} == {"fractional-a100-80gb"}

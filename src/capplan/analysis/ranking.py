@@ -29,7 +29,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from capplan import formatting
 from capplan.analysis import candidates as batch
 from capplan.analysis import transfer
 from capplan.engine import sampling
@@ -43,17 +42,6 @@ MAX_EDGES = 10_000            # whole-replica steps of one candidate looked at, 
 _Z90 = 1.6448536269514722     # the standard normal's 95th percentile: a band is a 90 % interval
 MONTH = "deployments.monthly_cost"
 PER_M = "deployments.cost_per_million_tokens"
-
-
-@dataclass(frozen=True)
-class Option:
-    """One option for the record's first screen (formatted strings)."""
-
-    name: str
-    monthly_cost: str
-    cost_per_million: str
-    holds: str
-    note: str
 
 
 @dataclass(frozen=True)
@@ -227,38 +215,3 @@ def option_name(ranking: Ranking, i: int) -> str:
     c = ranking.evaluated.candidates[i]
     nodes = ranking.value("deployments.nodes", i)
     return f"{nodes:g} × {c.offer.name} ({c.label})"
-
-
-def sentence(ranking: Ranking, money=formatting.money) -> str:
-    """'Recommended: 2 × p5en (H200 TP1), $x a month; runner-up … at +y % — swaps if …'."""
-    w, r = ranking.winner, ranking.runner_up
-    if w is None:
-        return "No candidate can serve the plan: every one is infeasible (see the reasons)."
-    ev = ranking.evaluated
-    text = (f"Recommended: {option_name(ranking, w)}, {money(ranking.value(MONTH, w))} a month "
-            f"({ev.tags[w]} λ*)")
-    if r is None:
-        return text + "; no other candidate is feasible."
-    c = ev.candidates[r]
-    text += f"; runner-up {c.label} on {c.offer.name} at +{100 * ranking.gap:.1f} % ({ev.tags[r]} λ*)"
-    f = ranking.flips
-    swaps = [f"its price falls below {money(f.runner_price * 3600)}/h"] if f.runner_price else []
-    if f.runner_lambda is not None:
-        kind = "measured " if ev.tags[r] != transfer.MEASURED else ""
-        swaps.append(f"its {kind}λ* reaches {formatting.number(f.runner_lambda, 3)} req/s")
-    return text + (f" — swaps if {' or if '.join(swaps)}." if swaps else ".")
-
-
-def options(ranking: Ranking, money=formatting.money, count: int = 3) -> list[Option]:
-    """The first ``count`` feasible candidates as options for the record's first screen."""
-    ev = ranking.evaluated
-    out = []
-    for i in ranking.feasible[:count]:
-        failing = [s for j, s in enumerate(ev.scenarios) if not ranking.value("deployments.fleet_holds", i, j)]
-        holds = "every scenario" if not failing else f"fails in {', '.join(failing)}"
-        note = f"{ev.tags[i]} λ* {formatting.number(ranking.value('instance_max_rate', i), 3)} req/s"
-        if ev.band[i]:
-            note += f" ±{100 * ev.band[i]:.0f} %"
-        out.append(Option(option_name(ranking, i), money(ranking.value(MONTH, i)),
-                          money(ranking.value(PER_M, i) * 1e6), holds, note))
-    return out

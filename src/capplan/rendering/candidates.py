@@ -13,6 +13,7 @@ paste back.
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from dataclasses import dataclass
 from functools import cached_property
@@ -20,7 +21,9 @@ from functools import cached_property
 from capplan import formatting
 from capplan.analysis import ranking as ranked
 from capplan.analysis import transfer
-from capplan.analysis.ranking import Option, Ranking
+from capplan.analysis.declared import holds_spec
+from capplan.analysis.ranking import Ranking
+from capplan.rendering.firstscreen import Option, Risk
 
 SHOWN = 40                      # rows the record's table shows (the JSON has them all)
 BENCHMARKED = 3                 # candidates a benchmark command is written for
@@ -55,10 +58,24 @@ class CandidatesView:
 
     @property
     def sentence(self) -> str:
-        return ranked.sentence(self.ranking)
+        return sentence(self.ranking)
 
     def options(self) -> list[Option]:
-        return ranked.options(self.ranking)
+        return options(self.ranking)
+
+    @property
+    def ask(self) -> str:
+        """What the reader approves: the winner, or first the benchmarks that would make the ranking decisive."""
+        r = self.ranking
+        if r.winner is None:
+            return "Approve nothing yet: no candidate can serve the plan (see the reasons in the Candidates section)."
+        winner = f"{ranked.option_name(r, r.winner)} at {formatting.money(r.value(ranked.MONTH, r.winner))} a month"
+        if not r.needs_benchmark():
+            return f"Approve {winner}."
+        count = len(r.needs_benchmark())
+        return (f"Approve the benchmark{'s' if count > 1 else ''} of {count} candidate{'s' if count > 1 else ''} "
+                f"(What to measure next, in the Candidates section) before committing to {winner}: their λ* is "
+                f"transferred or estimated, and its band reaches the winner's cost.")
 
     def _value(self, name, i, scenario=0):
         return self.ranking.value(name, i, scenario)
@@ -151,6 +168,70 @@ class CandidatesView:
             out.append(f"{u.label} wins at ρ {formatting.number(f.runner_rho, 3)} or more at today's λ* "
                        f"(today {formatting.number(self._value('rho_target', r.runner_up), 3)})")
         return out
+
+    def risks(self, reference: str) -> list[Risk]:
+        """What swaps #1 and #2, as the first screen ranks risks (distance: the relative move of
+        the input that swaps them), and offers priced long before ``reference`` (the plan's newest
+        date, ISO; the policy is the layout's ``holds.price_age``)."""
+        r, ev = self.ranking, self.evaluated
+        f, money, number = r.flips, formatting.money, formatting.number
+        out = []
+        if f is not None:
+            w, u = ev.candidates[r.winner], ev.candidates[r.runner_up]
+            swap = f"{u.label} on {u.offer.name} becomes the cheapest"
+            weak = tuple(f"{w.label}'s λ* is {ev.tags[r.winner]}" + (f" ±{100 * ev.band[r.winner]:.0f} %"
+                                                                    if ev.band[r.winner] else "")
+                         for _ in (0,) if ev.tags[r.winner] != transfer.MEASURED)
+            for label, today, at, lower in (
+                    (f"{u.offer.name} price", u.offer.node_hourly_cost, f.runner_price, True),
+                    (f"{w.offer.name} price", w.offer.node_hourly_cost, f.winner_price, False)):
+                if at is not None and today > 0:
+                    out.append(Risk(label, f"{_percent(abs(at / today - 1))} {'lower' if lower else 'higher'} "
+                                           f"({'below' if lower else 'above'} {money(at * 3600)}/h a node; today "
+                                           f"{money(today * 3600)}/h)", swap, abs(at / today - 1), weak))
+            runner_lambda = self._value("instance_max_rate", r.runner_up)
+            if f.runner_lambda is not None and runner_lambda > 0:
+                moved = f.runner_lambda / runner_lambda - 1
+                out.append(Risk(f"{u.label} λ*", f"{_percent(moved)} higher (from {number(f.runner_lambda, 3)} "
+                                                 f"req/s; today {self._lambda(r.runner_up)}, {ev.tags[r.runner_up]})",
+                                swap, moved, weak))
+            peak = self._value("peak_arrival_rate", r.winner)
+            for at, word in ((f.peak_above, "higher"), (f.peak_below, "lower")):
+                if at is not None and peak > 0:
+                    out.append(Risk("peak_arrival_rate", f"{_percent(abs(at / peak - 1))} {word} ({number(at, 4)} "
+                                                         f"req/s; today {number(peak, 4)} req/s)", swap,
+                                    abs(at / peak - 1)))
+        return sorted(out + self._stale(self.reference(reference)), key=lambda risk: risk.order)
+
+    def reference(self, plan_newest: str) -> str:
+        """The date prices are aged against: the plan's newest date or a newer offer's as_of."""
+        dates = [plan_newest] + [str(c.offer.as_of)[:10] for c in self.evaluated.candidates if c.offer.as_of]
+        return max((d for d in dates if d), default="")
+
+    def _stale(self, reference: str) -> list[Risk]:
+        """Offers of a ranked candidate priced more than the policy's days before ``reference``."""
+        if not reference:
+            return []
+        limit = holds_spec().get("price_age", 90)
+        newest = dt.date.fromisoformat(reference)
+        offers = {self.evaluated.candidates[i].offer for i in self.ranking.feasible}
+        out = []
+        for offer in sorted(offers, key=lambda o: o.name):
+            age = (newest - dt.date.fromisoformat(str(offer.as_of)[:10])).days if offer.as_of else 0
+            if age > limit:
+                out.append(Risk(offer.name, f"price as of {str(offer.as_of)[:10]}",
+                                f"{age} days older than the plan's newest date, {reference} (policy: {limit} "
+                                f"days); re-check it", 0.0))
+        return out
+
+    @property
+    def odds(self) -> list[str]:
+        """P(the winner stays the cheapest), as the first screen lists a decision's odds."""
+        r = self.ranking
+        if r.stays is None or r.winner is None:
+            return []
+        return [f"{self.evaluated.candidates[r.winner].label} stays the cheapest: {_percent(r.stays)} "
+                f"of {r.draws:,} draws"]
 
     @property
     def near_misses(self) -> list[str]:
@@ -270,6 +351,10 @@ class CandidatesView:
                 "unpriced_gpus": list(ev.unpriced)}
 
 
+def _percent(share: float) -> str:
+    return f"{formatting.number(100 * share, 3)} %"
+
+
 def _num(x, digits: int = 6):
     x = float(x)
     return round(x, digits) if math.isfinite(x) else None
@@ -286,3 +371,39 @@ def _ms(seconds: float) -> str:
 
 def build(ranking: Ranking | None, evaluations) -> CandidatesView | None:
     return CandidatesView(ranking, evaluations) if ranking is not None else None
+
+
+def sentence(ranking: Ranking, money=formatting.money) -> str:
+    """'Recommended: 2 × p5en (H200 TP1), $x a month; runner-up … at +y % — swaps if …'."""
+    w, r = ranking.winner, ranking.runner_up
+    if w is None:
+        return "No candidate can serve the plan: every one is infeasible (see the reasons)."
+    ev = ranking.evaluated
+    text = (f"Recommended: {ranked.option_name(ranking, w)}, {money(ranking.value(ranked.MONTH, w))} a month "
+            f"({ev.tags[w]} λ*)")
+    if r is None:
+        return text + "; no other candidate is feasible."
+    c = ev.candidates[r]
+    text += f"; runner-up {c.label} on {c.offer.name} at +{100 * ranking.gap:.1f} % ({ev.tags[r]} λ*)"
+    f = ranking.flips
+    swaps = [f"its price falls below {money(f.runner_price * 3600)}/h"] if f.runner_price else []
+    if f.runner_lambda is not None:
+        kind = "measured " if ev.tags[r] != transfer.MEASURED else ""
+        swaps.append(f"its {kind}λ* reaches {formatting.number(f.runner_lambda, 3)} req/s")
+    return text + (f" — swaps if {' or if '.join(swaps)}." if swaps else ".")
+
+
+def options(ranking: Ranking, money=formatting.money, count: int = 3) -> list[Option]:
+    """The first ``count`` feasible candidates as options for the record's first screen."""
+    ev = ranking.evaluated
+    out = []
+    for i in ranking.feasible[:count]:
+        failing = [s for j, s in enumerate(ev.scenarios) if not ranking.value("deployments.fleet_holds", i, j)]
+        holds = (f"✗ breaks in {', '.join(failing)}" if failing else
+                 "✓ every scenario" if len(ev.scenarios) > 1 else "✓ the only scenario")
+        note = f"{ev.tags[i]} λ* {formatting.number(ranking.value('instance_max_rate', i), 3)} req/s"
+        if ev.band[i]:
+            note += f" ±{100 * ev.band[i]:.0f} %"
+        out.append(Option(ranked.option_name(ranking, i), money(ranking.value(ranked.MONTH, i)),
+                          money(ranking.value(ranked.PER_M, i) * 1e6), holds, note))
+    return out

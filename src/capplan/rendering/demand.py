@@ -1,30 +1,18 @@
 """The demand curve as shown: the strategies' cost table, the recommendation, the chart's data.
 
-:func:`options` gives the rows the record's first screen lists (:class:`Option`, formatted
-strings) and :func:`sentence` its one sentence; :func:`section` what ``templates/demand.md.j2``
+:func:`options` gives the rows the record's first screen lists (:class:`~capplan.rendering.firstscreen.Option`,
+formatted strings) and :func:`sentence` its one sentence; :func:`section` what ``templates/demand.md.j2``
 prints below the demand section's derivations. Every number is a quantity of the model,
 formatted as the rest of the record formats it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from capplan import formatting
 from capplan.analysis import demand
 from capplan.engine.evaluate import Evaluation
+from capplan.rendering.firstscreen import Option
 from capplan.rendering.present import shown
-
-
-@dataclass(frozen=True)
-class Option:
-    """One strategy as the record's first screen lists it."""
-
-    name: str
-    monthly_cost: str
-    cost_per_million: str
-    holds: str
-    note: str
 
 
 def _money(value: float) -> str:
@@ -65,8 +53,12 @@ SHARED = "at most: whole nodes, less than one partly used node an interval above
 
 
 def options(e: Evaluation) -> list[Option]:
-    """Every strategy of every deployment, formatted; none for a plan without a profile."""
+    """The strategies of the recommended strategy's deployment (of every deployment when none
+    holds), formatted: the first screen's choice is how to buy, the section's table has them
+    all; none for a plan without a profile."""
     found = demand.strategies(e)
+    best = demand.recommended(found)
+    found = [s for s in found if best is None or s.deployment == best.deployment]
     fixed = {s.deployment: s.monthly_cost for s in found if s.kind == demand.FIXED}
     names = e.display("deployments.name") if found else []
     shared = {n for n, per in zip(names, e.display("deployments.replicas_per_node") if found else []) if per > 1}
@@ -91,6 +83,19 @@ def sentence(e: Evaluation) -> str:
     return (f"Through the traffic profile, {best.kind} on {best.deployment} is the cheapest that holds the SLO: "
             f"{_money(best.monthly_cost)} a month ({_money(best.cost_per_million)} per 1M output tokens), "
             f"{_money(saved)} ({saved / fixed.monthly_cost:.0%}) less than the fleet sized for the peak.")
+
+
+def ask(e: Evaluation) -> str:
+    """What the reader approves through the profile, or '' for a plan without one."""
+    found = demand.strategies(e)
+    best = demand.recommended(found)
+    if best is None:
+        return "" if not found else "Approve nothing yet: no strategy holds the SLO through the profile."
+    fixed = next(s for s in found if s.kind == demand.FIXED and s.deployment == best.deployment)
+    if best is fixed:
+        return f"Approve the fleet sized for the peak on {best.deployment} at {_money(best.monthly_cost)} a month."
+    return (f"Approve {best.kind} on {best.deployment} at {_money(best.monthly_cost)} a month, against "
+            f"{_money(fixed.monthly_cost)} for the fleet sized for the peak.")
 
 
 def chart_data(e: Evaluation) -> dict:

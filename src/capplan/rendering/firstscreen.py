@@ -246,9 +246,13 @@ def price_risks(e: Evaluation) -> tuple[list[Risk], str]:
 def first_screen(view: PlanView, options: list[Option] | None = None, sentence: str | None = None,
                  ask: str | None = None) -> FirstScreen:
     """The first screen of ``view``'s record: ``options`` and ``sentence`` (and ``ask``)
-    as given, else the plan's deployment rows and the layout's sentences about them."""
+    as given, else the plan's own answer to its question: the ranking of its
+    ``candidates:``, else the strategies through its traffic profile, else its
+    deployment rows and the layout's sentences about them."""
     from capplan.rendering.view import sentence as layout_sentence, _context
 
+    if options is None and sentence is None:
+        options, sentence, ask = _analysis_options(view, ask)
     rows = deployment_context(view)
     context = {**_context(view.nominal), "options": rows, "scenarios": len(view.scenarios),
                "headline": view.headline}
@@ -257,7 +261,26 @@ def first_screen(view: PlanView, options: list[Option] | None = None, sentence: 
     if ask is None:
         ask = layout_sentence("ask", **context) if rows else ""
 
-    near, far = flip_risks(view)
     stale, reference = price_risks(view.nominal)
+    warn = holds_spec().get("warn", 0.25)
+    if view.candidates is not None:         # the plan's question is which candidate: its risks are the ranking's
+        ranked = view.candidates.risks(reference)
+        risks = [r for r in ranked if r.distance is None or r.distance <= warn]
+        far = [r for r in ranked if r not in risks and r.evidence]
+        chances, reference = view.candidates.odds, view.candidates.reference(reference)
+    else:
+        near, far = flip_risks(view)
+        risks, chances = stale + near, odds(view)
     return FirstScreen(sentence, ask, deployment_options(view) if options is None else options,
-                       stale + near, odds(view), far, holds_spec().get("warn", 0.25), reference)
+                       risks, chances, far, warn, reference)
+
+
+def _analysis_options(view: PlanView, ask: str | None) -> tuple[list[Option] | None, str | None, str | None]:
+    """The options, sentence and ask of the analysis that answers the plan's question, or Nones."""
+    ranking = view.candidates
+    if ranking is not None:
+        return ranking.options(), ranking.sentence, ask if ask is not None else ranking.ask
+    demand_options = view.demand_options
+    if demand_options:
+        return demand_options, view.demand_sentence, ask if ask is not None else view.demand_ask
+    return None, None, ask

@@ -125,13 +125,18 @@ class PlanView:
     @cached_property
     def demand_options(self) -> list:
         """The strategies of a traffic profile for the record's first screen
-        (:class:`capplan.rendering.demand.Option` rows; none without a profile)."""
+        (:class:`capplan.rendering.firstscreen.Option` rows; none without a profile)."""
         return demandview.options(self.nominal)
 
     @cached_property
     def demand_sentence(self) -> str:
         """The demand curve's recommendation in one sentence ('' without a profile)."""
         return demandview.sentence(self.nominal)
+
+    @cached_property
+    def demand_ask(self) -> str:
+        """What the reader approves through the demand curve ('' without a profile)."""
+        return demandview.ask(self.nominal)
 
     @cached_property
     def holds(self) -> HoldsView:
