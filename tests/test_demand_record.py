@@ -11,7 +11,7 @@ import pytest
 from test_demand import NO_LAG, plan_data, write
 
 from capplan.build import compile_plan
-from capplan.rendering.firstscreen import Option
+from capplan.rendering.choices import Option
 
 LAG = {**NO_LAG, "scale_up_window": "60 s"}
 

@@ -300,3 +300,13 @@ def test_configurations_add_each_distinct_candidate_and_skip_those_the_tool_cann
     assert [line.split(";")[0] for line in out.splitlines()] == [
         f"wrote {out_dir / 'llama3.3-70b-candidates-h100-sxm5-80gb-tp2.estimate.yaml'}",
         "skipped: aiconfigurator predicted no point for llama-3.3-70b on h100-sxm5-80gb TP 1: batch size 1: OOM"]
+
+
+def test_when_no_configuration_can_be_predicted_the_command_fails_with_every_reason(tmp_path, run_main):
+    tool = _tool(tmp_path, "echo '" + json.dumps({**ANSWER, "points": [], "stopped": "batch size 1: OOM"}) + "'")
+    code, _, err = run_main("estimate", ROOT / "plans" / "llama3.3-70b-candidates.yaml", "--with", "aiconfigurator",
+                            "--tool-python", tool, "--gpu", "h100", "--tp", "1", "--tp", "2", "--out", tmp_path / "e")
+    assert code == 1
+    assert ("no configuration could be predicted: aiconfigurator predicted no point for llama-3.3-70b on "
+            "h100-sxm5-80gb TP 1: batch size 1: OOM; aiconfigurator predicted no point") in err
+    assert not (tmp_path / "e").exists()

@@ -10,7 +10,8 @@ from conftest import MAIN_PLAN, ROOT
 
 from capplan.analysis.pipeline import run
 from capplan.rendering import firstscreen, record, view
-from capplan.rendering.firstscreen import Option, Risk, first_screen
+from capplan.rendering.choices import Option, Risk
+from capplan.rendering.firstscreen import first_screen
 
 SHAREGPT = ROOT / "plans" / "llama3.3-70b-a100-40gb-tp8-sharegpt.yaml"
 
@@ -27,7 +28,7 @@ def test_another_analysis_supplies_its_options_and_sentence():
     screen = first_screen(v, options, "Rent a100 × 10 for $18,226.80 a month.", ask="Approve a100 × 10.")
     text = record.render(v, screen)
     assert text.index("**Rent a100 × 10 for $18,226.80 a month.**") < text.index("| Plan | GPU |")
-    assert "| h100 × 4 (candidate) | ✓ every scenario | $20,000.00 | $3.10/1M tok | from a transferred λ* |" in text
+    assert "| h100 × 4 (candidate) | ✓ every scenario | $20,000.00 | $3.10/1M tok | from a transferred λ\\* |" in text
     assert "**The ask:** Approve a100 × 10." in text
     assert record.first_screen_markdown(screen) in text            # the diff comment opens with the same text
 

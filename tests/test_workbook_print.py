@@ -23,7 +23,7 @@ from capplan.rendering import view
 from capplan.rendering.workbook import build_workbook, config, to_bytes
 from capplan.rendering.workbook.builder import Book
 from capplan.rendering.workbook.labels import label, plain_symbol
-from capplan.rendering.workbook.options import HEADERS, Option, Ref, deployment_options, write_options
+from capplan.rendering.workbook.options import HEADERS, Ref, SummaryOption, deployment_options, write_options
 from capplan.rendering.workbook.sheetmodel import Sheet
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -162,7 +162,7 @@ def test_the_options_table_takes_more_rows(model):
     book = Book(plan, evs, model, view.build(plan, evs))
     book.build()
     listed = deployment_options(book)
-    cheaper = Option(Ref('"cheap-candidate"', "candidate.name", "nominal", None, "cheap-candidate"),
+    cheaper = SummaryOption(Ref('"cheap-candidate"', "candidate.name", "nominal", None, "cheap-candidate"),
                      Ref("1000", "candidate.monthly_cost", "nominal", None, 1000.0), verdicts=(True,) * len(evs))
     ws = Sheet("Options")
     verdicts = [f"$Z$1:$Z${len(evs)}"] * 3

@@ -23,7 +23,7 @@ from capplan.analysis import ranking as ranked
 from capplan.analysis import transfer
 from capplan.analysis.declared import holds_spec
 from capplan.analysis.ranking import Ranking
-from capplan.rendering.firstscreen import Option, Risk
+from capplan.rendering.choices import Option, Risk
 
 SHOWN = 40                      # rows the record's table shows (the JSON has them all)
 BENCHMARKED = 3                 # candidates a benchmark command is written for
@@ -99,7 +99,7 @@ class CandidatesView:
                    money(self._value(ranked.MONTH, i)) if not reason else "–",
                    money(self._value(ranked.PER_M, i) * 1e6) if not reason else "–",
                    money(compliant * 1e6) if compliant and not reason else "not measured",
-                   "yes" if not reason else f"no: {reason}")
+                   "✓" if not reason else f"✗ {reason}")
 
     @cached_property
     def rows(self) -> list[Row]:

@@ -1,6 +1,6 @@
 """The demand curve as shown: the strategies' cost table, the recommendation, the chart's data.
 
-:func:`options` gives the rows the record's first screen lists (:class:`~capplan.rendering.firstscreen.Option`,
+:func:`options` gives the rows the record's first screen lists (:class:`~capplan.rendering.choices.Option`,
 formatted strings) and :func:`sentence` its one sentence; :func:`section` what ``templates/demand.md.j2``
 prints below the demand section's derivations. Every number is a quantity of the model,
 formatted as the rest of the record formats it.
@@ -11,7 +11,7 @@ from __future__ import annotations
 from capplan import formatting
 from capplan.analysis import demand
 from capplan.engine.evaluate import Evaluation
-from capplan.rendering.firstscreen import Option
+from capplan.rendering.choices import Option
 from capplan.rendering.present import shown
 
 

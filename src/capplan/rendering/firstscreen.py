@@ -32,40 +32,12 @@ from typing import TYPE_CHECKING
 from capplan import formatting
 from capplan.analysis.declared import holds_spec
 from capplan.engine.evaluate import Evaluation
+from capplan.rendering.choices import Option, Risk
 from capplan.rendering.simulation import percent
 
 if TYPE_CHECKING:
     from capplan.rendering.holds import InputHolds
     from capplan.rendering.view import PlanView
-
-
-@dataclass(frozen=True)
-class Option:
-    """One option the reader chooses among, every field already formatted."""
-
-    name: str
-    monthly_cost: str
-    cost_per_million: str
-    holds: str              # '✓ every scenario', '✗ breaks in 3 of 6'
-    note: str = ""
-
-
-@dataclass(frozen=True)
-class Risk:
-    """One thing that can change the decision: ``name`` (an input, a table) and
-    ``what`` happens to it, how far that is (``distance``, relative to today; 0 for
-    what is already past a policy; None for a whole step of a count), what
-    ``changes``, and the weak ``evidence`` under it. Plain text: the record escapes it."""
-
-    name: str
-    what: str
-    changes: str
-    distance: float | None = 0.0
-    evidence: tuple[str, ...] = ()
-
-    @property
-    def order(self) -> tuple:
-        return (self.distance is None, self.distance or 0.0)
 
 
 @dataclass

@@ -26,13 +26,15 @@ from urllib.parse import quote
 _INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
 
 
-_SPECIAL = re.compile(r"[\\`|<]|(?<=\S)\$(?![0-9])|^>|(?<=--)>")
+_SPECIAL = re.compile(r"[\\`|<]|(?<=\S)\$(?![0-9])|^>|(?<=--)>|(?<!\*)\*(?!\*)")
 _ENTITIES = {"<": "&lt;", ">": "&gt;"}
 _UNSAFE_IN_CODE = re.compile("[`|\\s\x00-\x1f\x7f\u0085\u2028\u2029]")
 
 
 def cell(text, empty: str = "") -> str:
-    """Any text as inline Markdown, safe in a table cell: one line, every special character escaped."""
+    """Any text as inline Markdown, safe in a table cell: one line, every special character escaped
+    (a lone ``*``, as in λ*, too: inside the bold sentence it would end the emphasis; ``**`` stays,
+    the layout's sentences bold with it)."""
     if text is None or text == "":
         return empty
     text = " ".join(str(text).split())

@@ -125,7 +125,7 @@ class PlanView:
     @cached_property
     def demand_options(self) -> list:
         """The strategies of a traffic profile for the record's first screen
-        (:class:`capplan.rendering.firstscreen.Option` rows; none without a profile)."""
+        (:class:`capplan.rendering.choices.Option` rows; none without a profile)."""
         return demandview.options(self.nominal)
 
     @cached_property

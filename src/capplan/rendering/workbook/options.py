@@ -1,7 +1,7 @@
 """The Summary's first block: the options side by side with their money, and the recommendation.
 
 An option is a row the Summary compares (today a row of the key table, a
-deployment; :func:`deployment_options`). It is given as :class:`Option` —
+deployment; :func:`deployment_options`). It is given as :class:`SummaryOption` —
 its name and where its numbers are — so another source of options (candidate
 fleets) adds rows without touching the layout. Every number is a live link to
 the cell that computes it; "holds in every scenario" reads the option's row of
@@ -40,7 +40,7 @@ class Ref:
 
 
 @dataclass(frozen=True)
-class Option:
+class SummaryOption:
     """One option: its name and money (links), and its verdict in each scenario."""
 
     name: Ref
@@ -52,15 +52,15 @@ class Option:
     verdicts: tuple[bool, ...] = ()             # the engine's, one per scenario (the grid's row)
 
 
-# (header, Option field) of the linked columns, in order from column B; the number format is the quantity's
+# (header, SummaryOption field) of the linked columns, in order from column B; the number format is the quantity's
 LINKED = (("Nodes", "nodes"), ("GPUs rented", "gpus"), ("Monthly cost", "monthly"), ("Annual cost", "annual"),
           ("$ per 1M output tokens", "per_million"))
-HEADERS = ("Option", *(h for h, _ in LINKED), "Holds in every scenario", "Scenarios it breaks in",
+HEADERS = ("SummaryOption", *(h for h, _ in LINKED), "Holds in every scenario", "Scenarios it breaks in",
            "Monthly cost if it holds")
 MONTHLY, HOLDS, BREAKS, IF_HOLDS = 4, 7, 8, 9          # columns
 
 
-def deployment_options(book: Book) -> list[Option]:
+def deployment_options(book: Book) -> list[SummaryOption]:
     """The key table's rows (deployments), as the nominal sheet computes them."""
     nominal = book.sheets[0]
     key = book.view.scenarios[0]
@@ -80,13 +80,13 @@ def deployment_options(book: Book) -> list[Option]:
 
         verdict = next((k.quantity for k in results if k.role == "verdict"), None)
         verdicts = tuple(bool(s.display(verdict)[index]) for s in book.sheets) if verdict else ()
-        out.append(Option(ref(nominal.tables[table].columns[0].split(".", 1)[1]), ref("monthly_cost"),
+        out.append(SummaryOption(ref(nominal.tables[table].columns[0].split(".", 1)[1]), ref("monthly_cost"),
                           ref("nodes"), ref("deployed_gpus"), ref("annual_cost"), ref("cost_per_million_tokens"),
                           verdicts))
     return [o for o in out if o.name is not None and o.monthly is not None]
 
 
-def write_options(book: Book, ws: Sheet, row: int, options: list[Option], verdict_rows: list[str | None]) -> int:
+def write_options(book: Book, ws: Sheet, row: int, options: list[SummaryOption], verdict_rows: list[str | None]) -> int:
     """The options table from ``row`` and the recommendation under it; ``verdict_rows`` the range of
     each option's verdicts on the grid (None: none). Returns the next free row."""
     styles = book.styles
@@ -129,7 +129,7 @@ def write_options(book: Book, ws: Sheet, row: int, options: list[Option], verdic
     return _recommendation(book, ws, last + 1, options, first, last, expected_if_holds)
 
 
-def _recommendation(book: Book, ws: Sheet, r: int, options: list[Option], first: int, last: int,
+def _recommendation(book: Book, ws: Sheet, r: int, options: list[SummaryOption], first: int, last: int,
                     if_holds: list) -> int:
     """The cheapest option that holds everywhere, its money beside it; with one option, its verdict."""
     styles = book.styles
