@@ -33,12 +33,18 @@ class _Unsupported(Exception):
     """A node that is not a rational function of x with rational constants."""
 
 
-def rational_form(g, x) -> tuple[Poly, Poly] | None:
+def rational_form(g, x, resolve=None) -> tuple[Poly, Poly] | None:
     """(numerator, denominator) coefficients of ``g`` in ``x``, lowest degree first,
     sharing no root; None when ``g`` is not built of x, rationals, +, × and
-    whole powers, or when the two share a root."""
+    whole powers, or when the two share a root.
+
+    ``resolve`` (optional) stands in for the nodes it knows — the flip search's
+    steps and branches, frozen at one value of x: given a node it returns a
+    :class:`~fractions.Fraction` (or int) to read in its place, a subtree to read
+    instead (the argument a max picks), or None for a node it leaves alone. The
+    form is then the one of the expression so rewritten, without building it."""
     try:
-        top, factors = _form(g, x)
+        top, factors = _form(g, x) if resolve is None else _resolved(g, x, resolve)
     except _Unsupported:
         return None
     bottom = _ONE
@@ -55,12 +61,30 @@ def _form(g, x) -> tuple[Poly, Counter]:
     """(numerator, denominator factors) of ``g`` (cached: the pieces of one expression
     that the search solves window by window share most of their parts; the counters
     returned are never changed)."""
-    if g == x:
-        return _X, Counter()
+    return _combine(g, x, lambda a: _form(a, x))
+
+
+def _resolved(g, x, resolve) -> tuple[Poly, Counter]:
+    """:func:`_form` of ``g`` with the nodes ``resolve`` knows read as it says; a subtree
+    holding none of them is :func:`_form`'s own (cached)."""
+    stands = resolve(g)
+    if stands is None:
+        return _combine(g, x, lambda a: _resolved(a, x, resolve))
+    if isinstance(stands, sympy.Basic):
+        return _form(stands, x) if stands is g else _resolved(stands, x, resolve)
+    if isinstance(stands, bool) or not isinstance(stands, Fraction | int):
+        raise _Unsupported()                        # a truth value in arithmetic: left to sympy
+    return _trim((Fraction(stands),)), Counter()
+
+
+def _combine(g, x, part) -> tuple[Poly, Counter]:
+    """One node's (numerator, denominator factors) from its arguments' (``part``)."""
     if isinstance(g, sympy.Rational):
         return _trim((Fraction(int(g.p), int(g.q)),)), Counter()
+    if isinstance(g, sympy.Symbol) and g == x:
+        return _X, Counter()
     if isinstance(g, sympy.Add):
-        parts = [_form(a, x) for a in g.args]
+        parts = [part(a) for a in g.args]
         common = Counter()
         for _, factors in parts:
             common |= factors
@@ -71,11 +95,11 @@ def _form(g, x) -> tuple[Poly, Counter]:
     if isinstance(g, sympy.Mul):
         top, common = _ONE, Counter()
         for a in g.args:
-            numerator, factors = _form(a, x)
+            numerator, factors = part(a)
             top, common = _mul(top, numerator), common + factors
         return top, common
     if isinstance(g, sympy.Pow) and isinstance(g.exp, sympy.Integer):
-        numerator, factors = _form(g.base, x)
+        numerator, factors = part(g.base)
         n = int(g.exp)
         if n >= 0:
             return _power(numerator, n), Counter({f: p * n for f, p in factors.items()})
