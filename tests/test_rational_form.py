@@ -101,3 +101,18 @@ def test_a_truth_value_or_an_undefined_step_in_a_piece():
         except (ZeroDivisionError, flips.Undefined):
             continue
         raise AssertionError("floor(1/0) has no value")
+
+
+def test_the_derivative_form_has_the_derivatives_roots_poles_and_values():
+    from capplan.analysis.rational import derivative, value_at
+
+    for g in (60 / (x * sympy.Rational(9, 10)) - 7, (x + 1) ** 2 / (3 * x - 2) + 1 / (x - 5), x ** 3 / 4 - x,
+              sympy.Integer(5)):
+        top, bottom = derivative(rational_form(g, x))
+        want_top, want_bottom = _together_roots(sympy.diff(g, x)) if g.has(x) else (set(), set())
+        assert _roots(top) | _roots(bottom) == want_top | want_bottom, g
+        v = Fraction(7, 2)
+        if bottom:
+            assert value_at(top, v) / value_at(bottom, v) == Fraction(str(sympy.diff(g, x).subs(x, sympy.Rational(7, 2)))), g
+        else:
+            assert top == () and not g.has(x)

@@ -64,7 +64,7 @@ from capplan.engine.exact import (
     rational,
 )
 from capplan.errors import CapplanError
-from capplan.analysis.rational import rational_form
+from capplan.analysis.rational import derivative, rational_form, value_at
 from capplan.language.walker import Walker
 from capplan.loading.plan import NOMINAL, Input
 
@@ -255,15 +255,16 @@ class Probe:
     def _closed_forms(self, values: dict, nominal_values: dict) -> tuple:
         """The targets as expressions of the variable and as exact functions of it (None, None:
         no closed form, bracket with the float engine). Probes whose closed forms read the
-        same values (another scenario that moves none of them) share them."""
+        same values (another scenario that moves none of them, or only the variable itself) share them."""
         graph = self.e.graph
         wanted = tuple(t.name for t in self.targets)
         reach = ("reach", id(graph), self.variable.name, wanted)     # graphs live as long as their evaluations
         if reach not in self.shared:
             self.shared[reach] = _reach(graph, self.variable.name, wanted)
         below, needed, reads = self.shared[reach]
+        scalar = self.variable.index is None          # its value is the symbol: today's value is not read
         key = ("forms", id(graph), self.variable, tuple(self.targets),
-               tuple((n, _frozen(values[n])) for n in reads))
+               tuple((n, _frozen(values[n])) for n in reads if not (scalar and n == self.variable.name)))
         if key not in self.shared:
             try:
                 expressions = self._symbolic(values, nominal_values, below, needed)
@@ -900,11 +901,16 @@ def _form_crossings(form, x, lo, hi) -> set[Fraction]:
     """The roots of a rational form's numerator and denominator in (lo, hi), as
     :func:`_smooth_crossings` finds them: in fractions when both are of degree 1 at
     most (every piece of the model's decisions), else by sympy's real roots."""
-    if len(form[0]) <= 2 and len(form[1]) <= 2:
-        a, b, c, d = _linear(form)
-        return {r for r in ({-b / a} if a else set()) | ({-d / c} if c else set()) if lo < r < hi}
-    top, bottom = (_poly(p, x) for p in form)
-    return _roots(top, lo, hi) | _roots(bottom, lo, hi)
+    return _coefficient_roots(form[0], x, lo, hi) | _coefficient_roots(form[1], x, lo, hi)
+
+
+def _coefficient_roots(p, x, lo, hi) -> set[Fraction]:
+    """:func:`_roots` of a polynomial given by its coefficients (lowest degree first):
+    a root of degree 1 in fractions, as :func:`_real_roots` gives it, without sympy."""
+    if len(p) == 2:
+        root = -p[0] / p[1]
+        return {root} if lo < root < hi else set()
+    return _roots(_poly(p, x), lo, hi) if len(p) > 2 else set()
 
 
 def _linear(form) -> tuple[Fraction, Fraction, Fraction, Fraction]:
@@ -1086,7 +1092,19 @@ def _shared(directions: list) -> int | None:
 @functools.lru_cache(maxsize=CACHED)
 def _smooth_direction(g, x, lo: Fraction, hi: Fraction) -> int | None:
     """The direction of a rational function of x: its derivative's sign, when that
-    neither vanishes nor has a pole inside (lo, hi)."""
+    neither vanishes nor has a pole inside (lo, hi). From ``g``'s own rational form t / b where
+    it has one: (t'b − tb') / b² is the derivative, with the same roots and poles as its
+    reduced form (a common factor has its roots among b's, which are poles of both)."""
+    form = _form_of(g, x)
+    if form is not None:
+        top, bottom = derivative(form)
+        if not top:
+            return 0
+        if _coefficient_roots(top, x, lo, hi) or _coefficient_roots(bottom, x, lo, hi):
+            return None
+        middle = (lo + hi) / 2
+        sign = value_at(top, middle) * value_at(bottom, middle)
+        return 1 if sign > 0 else -1 if sign < 0 else None
     fraction = _rational(sympy.diff(g, x), x)
     if fraction is None:
         return None

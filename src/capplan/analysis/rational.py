@@ -70,20 +70,22 @@ def _resolved(g, x, resolve) -> tuple[Poly, Counter]:
     stands = resolve(g)
     if stands is None:
         return _combine(g, x, lambda a: _resolved(a, x, resolve))
+    if type(stands) is Fraction or type(stands) is int:
+        return _trim((Fraction(stands),)), Counter()
     if isinstance(stands, sympy.Basic):
         return _form(stands, x) if stands is g else _resolved(stands, x, resolve)
-    if isinstance(stands, bool) or not isinstance(stands, Fraction | int):
-        raise _Unsupported()                        # a truth value in arithmetic: left to sympy
-    return _trim((Fraction(stands),)), Counter()
+    raise _Unsupported()                            # a truth value in arithmetic: left to sympy
 
 
 def _combine(g, x, part) -> tuple[Poly, Counter]:
     """One node's (numerator, denominator factors) from its arguments' (``part``)."""
-    if isinstance(g, sympy.Rational):
+    if not isinstance(g, sympy.Basic):
+        raise _Unsupported()
+    if g.is_Rational:                               # sympy's class flags: cheaper than isinstance
         return _trim((Fraction(int(g.p), int(g.q)),)), Counter()
-    if isinstance(g, sympy.Symbol) and g == x:
+    if g.is_Symbol and g == x:
         return _X, Counter()
-    if isinstance(g, sympy.Add):
+    if g.is_Add:
         parts = [part(a) for a in g.args]
         common = Counter()
         for _, factors in parts:
@@ -92,13 +94,13 @@ def _combine(g, x, part) -> tuple[Poly, Counter]:
         for numerator, factors in parts:
             top = _add(top, _mul(numerator, _expand(common - factors)))
         return top, common
-    if isinstance(g, sympy.Mul):
+    if g.is_Mul:
         top, common = _ONE, Counter()
         for a in g.args:
             numerator, factors = part(a)
             top, common = _mul(top, numerator), common + factors
         return top, common
-    if isinstance(g, sympy.Pow) and isinstance(g.exp, sympy.Integer):
+    if g.is_Pow and g.exp.is_Integer:
         numerator, factors = part(g.base)
         n = int(g.exp)
         if n >= 0:
@@ -109,6 +111,25 @@ def _combine(g, x, part) -> tuple[Poly, Counter]:
         top = _scale(_power(_expand(factors), -n), 1 / lead ** -n)
         return top, (Counter({monic: -n}) if len(monic) > 1 else Counter())
     raise _Unsupported()
+
+
+def derivative(form: tuple[Poly, Poly]) -> tuple[Poly, Poly]:
+    """The derivative of top / bottom as (top' bottom − top bottom', bottom²), not reduced."""
+    top, bottom = form
+    return _add(_mul(_differentiate(top), bottom), _scale(_mul(top, _differentiate(bottom)), Fraction(-1))), \
+        _mul(bottom, bottom)
+
+
+def value_at(p: Poly, v: Fraction) -> Fraction:
+    """A polynomial's value at ``v`` (Horner)."""
+    out = Fraction(0)
+    for c in reversed(p):
+        out = out * v + c
+    return out
+
+
+def _differentiate(p: Poly) -> Poly:
+    return tuple(i * c for i, c in enumerate(p))[1:]
 
 
 def _expand(factors: Counter) -> Poly:
