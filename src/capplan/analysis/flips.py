@@ -739,14 +739,22 @@ def _parts(expr):
 
 def _relation_points(rel, x, lo, hi) -> set[Fraction]:
     """Where a comparison may change: its sides cross (after peeling steps off a side)."""
+    lhs, gap = _sides(rel, x)
+    inner = _points(lhs, x, lo, hi)
+    return inner | _crossings(gap, x, lo, hi, inner)
+
+
+@functools.lru_cache(maxsize=CACHED)
+def _sides(rel, x) -> tuple:
+    """A comparison as (the side x moves, peeled; that side minus the other), the same for
+    every window (cached: built once, and the same objects keep the caches under them warm)."""
     lhs, rhs, op = rel.lhs, rel.rhs, rel.rel_op
     if _moves(rhs, x) and not _moves(lhs, x):
         lhs, rhs, op = rhs, lhs, _MIRROR[op]
     if _moves(rhs, x):
         lhs, rhs = lhs - rhs, sympy.Integer(0)
     lhs, rhs = _peel(lhs, rhs, op, x)
-    inner = _points(lhs, x, lo, hi)
-    return inner | _crossings(lhs - rhs, x, lo, hi, inner)
+    return lhs, lhs - rhs
 
 
 _MIRROR = {"<=": ">=", "<": ">", ">=": "<=", ">": "<", "==": "==", "!=": "!="}

@@ -20,6 +20,8 @@ import math
 from json.encoder import encode_basestring
 
 INDENT = "  "
+JOINED = 2          # a container this deep (a scenario) is joined into one string as soon as it is written:
+                    # a 1,000-scenario document is 7 million pieces, which would all be alive at once
 
 
 class _Unusual(Exception):
@@ -40,10 +42,13 @@ def _value(o, level: int, out: list) -> None:
     kind = type(o)
     if kind is str:
         out.append(encode_basestring(o))
-    elif kind is dict:
-        _container(o, True, level, out)
-    elif kind is list or kind is tuple:
-        _container(o, False, level, out)
+    elif kind is dict or kind is list or kind is tuple:
+        if level == JOINED:
+            part: list[str] = []
+            _container(o, kind is dict, level, part)
+            out.append("".join(part))
+        else:
+            _container(o, kind is dict, level, out)
     elif o is None:
         out.append("null")
     elif o is True:
