@@ -155,6 +155,9 @@ def _add(a: Poly, b: Poly) -> Poly:
 def _mul(a: Poly, b: Poly) -> Poly:
     if not a or not b:
         return ()
+    if len(a) == 1 or len(b) == 1:                 # a constant factor (most are): no sums to form
+        (c,), p = (a, b) if len(a) == 1 else (b, a)
+        return p if c == 1 else tuple(c * u for u in p)
     out = [Fraction(0)] * (len(a) + len(b) - 1)
     for i, u in enumerate(a):
         if u:
