@@ -149,6 +149,8 @@ def _trim(p) -> Poly:
 def _add(a: Poly, b: Poly) -> Poly:
     if len(a) < len(b):
         a, b = b, a
+    if not b:
+        return a                                    # + 0 (a sum's first term)
     return _trim(u + (b[i] if i < len(b) else 0) for i, u in enumerate(a))
 
 
