@@ -60,3 +60,59 @@ def test_the_flip_search_takes_the_fraction_form_without_together(monkeypatch):
     assert calls == []
     assert top.degree() == 1 and bottom.degree() == 1
     assert _roots(tuple(Fraction(int(c.p), int(c.q)) for c in reversed(top.all_coeffs()))) == {sympy.Rational(120, 7)}
+
+
+def test_a_piece_frozen_in_place_has_the_form_of_the_frozen_expression():
+    """The flip search reads each piece between a decision's steps with the steps and
+    branches standing as their values there, without building the frozen expression."""
+    from functools import partial
+
+    r = sympy.Symbol("x", real=True)
+    cases = [
+        r / 10 - sympy.ceiling(r / 7),
+        sympy.ceiling(r / 7) / 8 + sympy.Rational(1, 8) - r / (3 * sympy.floor(r / 5) + 1),
+        sympy.Max(r / 4, 12 - r) * (sympy.floor(r) - 2) - 30,
+        sympy.Piecewise((r - 3, sympy.Gt(r, 6, evaluate=False)), (2 * r, True)) - sympy.ceiling(r / 2),
+        sympy.Min(60 / r, sympy.Rational(5, 2)) - 1 / (sympy.floor(r / 3) - 2),
+    ]
+    for g in cases:
+        for v in (Fraction(1, 3), Fraction(5, 2), Fraction(13), Fraction(71, 7)):
+            try:
+                frozen = flips._freeze(g, r, v)
+            except ZeroDivisionError:
+                continue
+            assert rational_form(g, r, partial(flips._frozen_part, r, v)) == rational_form(frozen, r), (g, v)
+
+
+def test_a_truth_value_or_an_undefined_step_in_a_piece():
+    from functools import partial
+
+    r = sympy.Symbol("x", real=True)
+    inside = sympy.Gt(r, 2, evaluate=False)
+    assert rational_form(sympy.Piecewise((r, inside), (1, True)) + r, r, lambda n: True if n == inside else None) \
+        is None                                  # a truth value where a number was read: left to sympy
+    divided = r - 1 / sympy.floor(r / 10)           # floor(3/10) = 0 under a division: left to sympy
+    assert rational_form(divided, r, partial(flips._frozen_part, r, Fraction(3))) is None
+    undefined = r - sympy.floor(1 / (r - 3))        # the step itself has no value at 3: both fail alike
+    for freeze in (lambda: flips._freeze(undefined, r, Fraction(3)),
+                   lambda: rational_form(undefined, r, partial(flips._frozen_part, r, Fraction(3)))):
+        try:
+            freeze()
+        except (ZeroDivisionError, flips.Undefined):
+            continue
+        raise AssertionError("floor(1/0) has no value")
+
+
+def test_the_derivative_form_has_the_derivatives_roots_poles_and_values():
+    from capplan.analysis.rational import derivative, value_at
+
+    for g in (60 / (x * sympy.Rational(9, 10)) - 7, (x + 1) ** 2 / (3 * x - 2) + 1 / (x - 5), x ** 3 / 4 - x,
+              sympy.Integer(5)):
+        top, bottom = derivative(rational_form(g, x))
+        want_top, want_bottom = _together_roots(sympy.diff(g, x)) if g.has(x) else (set(), set())
+        assert _roots(top) | _roots(bottom) == want_top | want_bottom, g
+        v = Fraction(7, 2)
+        if bottom:
+            assert value_at(top, v) / value_at(bottom, v) == Fraction(str(sympy.diff(g, x).subs(x, sympy.Rational(7, 2)))), g
+        else:
+            assert top == () and not g.has(x)

@@ -64,7 +64,7 @@ from capplan.engine.exact import (
     rational,
 )
 from capplan.errors import CapplanError
-from capplan.analysis.rational import rational_form
+from capplan.analysis.rational import derivative, rational_form, value_at
 from capplan.language.walker import Walker
 from capplan.loading.plan import NOMINAL, Input
 
@@ -255,15 +255,16 @@ class Probe:
     def _closed_forms(self, values: dict, nominal_values: dict) -> tuple:
         """The targets as expressions of the variable and as exact functions of it (None, None:
         no closed form, bracket with the float engine). Probes whose closed forms read the
-        same values (another scenario that moves none of them) share them."""
+        same values (another scenario that moves none of them, or only the variable itself) share them."""
         graph = self.e.graph
         wanted = tuple(t.name for t in self.targets)
         reach = ("reach", id(graph), self.variable.name, wanted)     # graphs live as long as their evaluations
         if reach not in self.shared:
             self.shared[reach] = _reach(graph, self.variable.name, wanted)
         below, needed, reads = self.shared[reach]
+        scalar = self.variable.index is None          # its value is the symbol: today's value is not read
         key = ("forms", id(graph), self.variable, tuple(self.targets),
-               tuple((n, _frozen(values[n])) for n in reads))
+               tuple((n, _frozen(values[n])) for n in reads if not (scalar and n == self.variable.name)))
         if key not in self.shared:
             try:
                 expressions = self._symbolic(values, nominal_values, below, needed)
@@ -663,8 +664,21 @@ def _points(expr, x, lo, hi) -> frozenset[Fraction]:
     return frozenset(_find_points(expr, x, lo, hi))
 
 
+@functools.lru_cache(maxsize=CACHED)
+def _moves(expr, x) -> bool:
+    """Whether ``expr`` depends on ``x`` (cached: sympy walks the whole tree for
+    ``free_symbols`` on every call, and the search asks of the same subtrees again and again)."""
+    return isinstance(expr, sympy.Basic) and x in expr.free_symbols
+
+
+@functools.lru_cache(maxsize=CACHED)
+def _stepped(expr) -> bool:
+    """Whether ``expr`` holds a step or a branch anywhere (cached, as :func:`_moves`)."""
+    return any(isinstance(n, _STEPS + _BRANCHES) for n in sympy.preorder_traversal(expr))
+
+
 def _find_points(expr, x, lo, hi) -> set[Fraction]:
-    if not isinstance(expr, sympy.Basic) or x not in expr.free_symbols:
+    if not _moves(expr, x):
         return set()
     if isinstance(expr, sympy.core.relational.Relational):
         return _relation_points(expr, x, lo, hi)
@@ -694,16 +708,16 @@ def _step_of_a_step(expr, x, lo, hi) -> set[Fraction] | None:
     is then where ``u`` crosses an integer next to it. None when ``expr`` is not
     of that form (x outside the one inner step, or a step inside ``u``)."""
     g = expr.args[0]
-    steps = {n for n in sympy.preorder_traversal(g) if isinstance(n, _STEPS) and x in n.free_symbols}
+    steps = {n for n in sympy.preorder_traversal(g) if isinstance(n, _STEPS) and _moves(n, x)}
     if len(steps) != 1 or _smooth_in(g, x):
         return None
     (step,) = steps
     u = step.args[0]
-    if any(isinstance(n, _STEPS + _BRANCHES) for n in sympy.preorder_traversal(u)):
+    if _stepped(u):
         return None
     k = sympy.Dummy("k")
     outer = g.xreplace({step: k})
-    if x in outer.free_symbols:
+    if _moves(outer, x):
         return None
     ends = [v for v in (lo, hi, *_smooth_crossings(sympy.diff(u, x), x, lo, hi, False))]
     try:
@@ -725,14 +739,22 @@ def _parts(expr):
 
 def _relation_points(rel, x, lo, hi) -> set[Fraction]:
     """Where a comparison may change: its sides cross (after peeling steps off a side)."""
+    lhs, gap = _sides(rel, x)
+    inner = _points(lhs, x, lo, hi)
+    return inner | _crossings(gap, x, lo, hi, inner)
+
+
+@functools.lru_cache(maxsize=CACHED)
+def _sides(rel, x) -> tuple:
+    """A comparison as (the side x moves, peeled; that side minus the other), the same for
+    every window (cached: built once, and the same objects keep the caches under them warm)."""
     lhs, rhs, op = rel.lhs, rel.rhs, rel.rel_op
-    if x in rhs.free_symbols and x not in lhs.free_symbols:
+    if _moves(rhs, x) and not _moves(lhs, x):
         lhs, rhs, op = rhs, lhs, _MIRROR[op]
-    if x in rhs.free_symbols:
+    if _moves(rhs, x):
         lhs, rhs = lhs - rhs, sympy.Integer(0)
     lhs, rhs = _peel(lhs, rhs, op, x)
-    inner = _points(lhs, x, lo, hi)
-    return inner | _crossings(lhs - rhs, x, lo, hi, inner)
+    return lhs, lhs - rhs
 
 
 _MIRROR = {"<=": ">=", "<": ">", ">=": "<=", ">": "<", "==": "==", "!=": "!="}
@@ -744,12 +766,12 @@ def _peel(h, c, op, x):
     x, so the same boundary, without the step in between."""
     while True:
         if isinstance(h, sympy.Add):
-            constant = sympy.Add(*(a for a in h.args if x not in a.free_symbols))
+            constant = sympy.Add(*(a for a in h.args if not _moves(a, x)))
             if constant == 0:
                 return h, c
             h, c = h - constant, c - constant
         elif isinstance(h, sympy.Mul):
-            constant = sympy.Mul(*(a for a in h.args if x not in a.free_symbols))
+            constant = sympy.Mul(*(a for a in h.args if not _moves(a, x)))
             if constant == 1 or not constant.is_nonzero or not constant.is_real:
                 return h, c
             h, c = h / constant, c / constant
@@ -772,18 +794,20 @@ def _crossings(g, x, lo, hi, inner: set[Fraction], integers: bool = False) -> se
     those steps are constants, so each piece is solved on its own."""
     if not _smooth_in(g, x):
         return set()            # x only inside g's own steps: g changes only where they do, at ``inner``
-    if not any(isinstance(n, _STEPS + _BRANCHES) for n in sympy.preorder_traversal(g)):
+    if not _stepped(g):
         return _smooth_crossings(g, x, lo, hi, integers)
     if len(inner) > MAX_CROSSINGS:
         raise _TooMany()
     edges = [lo, *sorted(inner), hi]
     out: set[Fraction] = set()
     for a, b in itertools.pairwise(edges):
+        middle = (a + b) / 2
         try:
-            piece = _freeze(g, x, (a + b) / 2)
+            form = None if integers else rational_form(g, x, functools.partial(_frozen_part, x, middle))
+            piece = _freeze(g, x, middle) if form is None else None
         except (Undefined, ZeroDivisionError):
             continue            # undefined on this piece: its ends are candidates already
-        out |= _smooth_crossings(piece, x, a, b, integers)
+        out |= _smooth_crossings(piece, x, a, b, integers) if form is None else _form_crossings(form, x, a, b)
     return out
 
 
@@ -795,7 +819,7 @@ def _smooth_in(g, x) -> bool:
     if() passes on its arguments' values: ``floor(1000 / max(250, 1/x))`` moves with x)."""
     if g == x:
         return True
-    if not isinstance(g, sympy.Basic) or x not in g.free_symbols:
+    if not _moves(g, x):
         return False
     if isinstance(g, _PICKS):
         values = [v for v, _ in g.args] if isinstance(g, sympy.Piecewise) else g.args
@@ -808,7 +832,7 @@ def _smooth_in(g, x) -> bool:
 def _freeze(g, x, v: Fraction):
     """``g`` with each step or condition replaced by its exact value at ``v``, and each
     max, min or if() by the argument it picks there (still a function of x)."""
-    if not isinstance(g, sympy.Basic) or x not in g.free_symbols or g == x:
+    if not _moves(g, x) or g == x:
         return g
     if isinstance(g, sympy.Piecewise):
         return _freeze(next(e for e, c in g.args if c is sympy.true or compile_exact(c, x)(v)), x, v)
@@ -822,10 +846,32 @@ def _freeze(g, x, v: Fraction):
     return g.func(*(_freeze(a, x, v) for a in g.args))
 
 
+def _frozen_part(x, v: Fraction, g):
+    """What :func:`_freeze` puts in place of ``g`` at ``v``, for :func:`rational_form`'s
+    ``resolve``: the node itself where it holds no step (its form is cached), the argument
+    a branch picks, a step's or a condition's value; None: read its arguments. The
+    steps are evaluated as :func:`_freeze` evaluates them, so they fail where it fails."""
+    if not _moves(g, x) or g == x or not _stepped(g):
+        return g
+    if isinstance(g, sympy.Piecewise):
+        return next(e for e, c in g.args if c is sympy.true or compile_exact(c, x)(v))
+    if isinstance(g, (sympy.Max, sympy.Min)):
+        pick = max if isinstance(g, sympy.Max) else min
+        return pick(g.args, key=lambda a: compile_exact(a, x)(v))
+    if isinstance(g, _STEPS + _BRANCHES):
+        return compile_exact(g, x)(v)
+    return None
+
+
 def _smooth_crossings(g, x, lo, hi, integers: bool) -> set[Fraction]:
     """Crossings of a rational function of x: roots of polynomials, exact."""
-    if x not in g.free_symbols:
+    if not _moves(g, x):
         return set()
+    form = _form_of(g, x)
+    if form is not None and not integers:
+        return _form_crossings(form, x, lo, hi)
+    if form is not None and len(form[0]) <= 2 and len(form[1]) <= 2:
+        return _linear_crossings(g, x, lo, hi, *_linear(form))
     fraction = _rational(g, x)
     if fraction is None:
         raise NotClosedForm(f"{g} is not a rational function of the variable")
@@ -847,14 +893,65 @@ def _smooth_crossings(g, x, lo, hi, integers: bool) -> set[Fraction]:
     out = set(turns)
     if top.degree() <= 1 and bottom.degree() <= 1:      # (a x + b) / (c x + d) = k, solved in fractions
         (a, b), (c, d) = (_coefficients(p) for p in (top, bottom))
-        for k in range(first, last + 1):
-            if a != k * c:
-                root = (k * d - b) / (a - k * c)
-                if lo < root < hi:
-                    out.add(root)
-        return out
+        return out | _levels(a, b, c, d, first, last, lo, hi)
     for k in range(first, last + 1):
         out |= _roots(top - k * bottom, lo, hi)
+    return out
+
+
+@functools.lru_cache(maxsize=CACHED)
+def _form_of(g, x):
+    """:func:`rational_form` of ``g``, cached (the windows of a search ask again)."""
+    return rational_form(g, x)
+
+
+def _form_crossings(form, x, lo, hi) -> set[Fraction]:
+    """The roots of a rational form's numerator and denominator in (lo, hi), as
+    :func:`_smooth_crossings` finds them: in fractions when both are of degree 1 at
+    most (every piece of the model's decisions), else by sympy's real roots."""
+    return _coefficient_roots(form[0], x, lo, hi) | _coefficient_roots(form[1], x, lo, hi)
+
+
+def _coefficient_roots(p, x, lo, hi) -> set[Fraction]:
+    """:func:`_roots` of a polynomial given by its coefficients (lowest degree first):
+    a root of degree 1 in fractions, as :func:`_real_roots` gives it, without sympy."""
+    if len(p) == 2:
+        root = -p[0] / p[1]
+        return {root} if lo < root < hi else set()
+    return _roots(_poly(p, x), lo, hi) if len(p) > 2 else set()
+
+
+def _linear(form) -> tuple[Fraction, Fraction, Fraction, Fraction]:
+    """(a, b, c, d) of a form (a x + b) / (c x + d) (coefficients lowest degree first)."""
+    (b, a), (d, c) = ((*p, Fraction(0), Fraction(0))[:2] for p in form)
+    return a, b, c, d
+
+
+def _linear_crossings(g, x, lo, hi, a, b, c, d) -> set[Fraction]:
+    """Where (a x + b) / (c x + d), which is ``g``, crosses an integer in (lo, hi), as
+    :func:`_smooth_crossings` finds it: its derivative (ad − bc) / (cx + d)² has no root,
+    so it turns nowhere, and each integer it reaches is reached once."""
+    if c and lo < -d / c < hi:
+        raise _TooMany()                        # a pole inside
+    f = compile_exact(g, x)
+    try:
+        values = [f(v) for v in (lo, hi)]
+    except (Undefined, ZeroDivisionError):
+        raise _TooMany() from None             # unbounded at an end of the range
+    first, last = math.ceil(min(values)), math.floor(max(values))
+    if last - first + 1 > MAX_CROSSINGS:
+        raise _TooMany()
+    return _levels(a, b, c, d, first, last, lo, hi)
+
+
+def _levels(a, b, c, d, first: int, last: int, lo, hi) -> set[Fraction]:
+    """Where (a x + b) / (c x + d) = k in (lo, hi), for each integer k from ``first`` to ``last``."""
+    out = set()
+    for k in range(first, last + 1):
+        if a != k * c:
+            root = (k * d - b) / (a - k * c)
+            if lo < root < hi:
+                out.add(root)
     return out
 
 
@@ -969,11 +1066,11 @@ def _direction(expr, x, lo: Fraction, hi: Fraction) -> int | None:
     keeps or turns it; a smooth part (a rational function of x) has the sign
     of its derivative when that has no root or pole inside the range. A
     boolean counts False < True."""
-    if not isinstance(expr, sympy.Basic) or x not in expr.free_symbols:
+    if not _moves(expr, x):
         return 0
     if expr == x:
         return 1
-    if not any(isinstance(n, _STEPS + _BRANCHES) for n in sympy.preorder_traversal(expr)):
+    if not _stepped(expr):
         return _smooth_direction(expr, x, lo, hi)
     if isinstance(expr, _STEPS + (sympy.Max, sympy.Min, sympy.Add, sympy.And, sympy.Or)):
         return _shared([_direction(a, x, lo, hi) for a in expr.args])
@@ -981,8 +1078,8 @@ def _direction(expr, x, lo: Fraction, hi: Fraction) -> int | None:
         d = _direction(expr.args[0], x, lo, hi)
         return None if d is None else -d
     if isinstance(expr, sympy.Mul):
-        constant = sympy.Mul(*(a for a in expr.args if x not in a.free_symbols))
-        varying = [a for a in expr.args if x in a.free_symbols]
+        constant = sympy.Mul(*(a for a in expr.args if not _moves(a, x)))
+        varying = [a for a in expr.args if _moves(a, x)]
         if len(varying) != 1 or not constant.is_real or constant.is_zero is not False:
             return None
         d = _direction(varying[0], x, lo, hi)
@@ -1003,7 +1100,19 @@ def _shared(directions: list) -> int | None:
 @functools.lru_cache(maxsize=CACHED)
 def _smooth_direction(g, x, lo: Fraction, hi: Fraction) -> int | None:
     """The direction of a rational function of x: its derivative's sign, when that
-    neither vanishes nor has a pole inside (lo, hi)."""
+    neither vanishes nor has a pole inside (lo, hi). From ``g``'s own rational form t / b where
+    it has one: (t'b − tb') / b² is the derivative, with the same roots and poles as its
+    reduced form (a common factor has its roots among b's, which are poles of both)."""
+    form = _form_of(g, x)
+    if form is not None:
+        top, bottom = derivative(form)
+        if not top:
+            return 0
+        if _coefficient_roots(top, x, lo, hi) or _coefficient_roots(bottom, x, lo, hi):
+            return None
+        middle = (lo + hi) / 2
+        sign = value_at(top, middle) * value_at(bottom, middle)
+        return 1 if sign > 0 else -1 if sign < 0 else None
     fraction = _rational(sympy.diff(g, x), x)
     if fraction is None:
         return None
@@ -1038,7 +1147,7 @@ def _enclosure(expr, x):
     a truth value as (False, True) when it may be either). A window on which every
     decision's interval is one value holds no flip, whether or not the decision is
     monotone: 8 × ceil(30x / floor(37.56x)) is 8 on [100, 120] though it saws."""
-    if not isinstance(expr, sympy.Basic) or x not in expr.free_symbols:
+    if not _moves(expr, x):
         value = compile_exact(expr, x)(Fraction(0)) if isinstance(expr, sympy.Basic) else expr
         if isinstance(value, float):
             raise NotClosedForm("a float constant")
@@ -1088,7 +1197,7 @@ class _Intervals(Walker):
 
     def _print_Pow(self, expr):
         exponent = expr.args[1]
-        if not (exponent.is_Integer and self.x not in exponent.free_symbols):
+        if not (exponent.is_Integer and not _moves(exponent, self.x)):
             raise NotClosedForm("a power that is not a whole number")
         base, n = self.part(expr.args[0]), int(exponent)
         return lambda a, b: _power_of(base(a, b), n)

@@ -120,9 +120,12 @@ class PlanHolds:
         self.evaluations = evaluations
         self.search = Search(evaluations)
         self._found: dict[str, list[InputInterval]] = {}
+        self._decisions: dict[str, tuple[list[Decision], list[Decision]]] = {}
 
     def probe(self, e: Evaluation, variable: Target) -> tuple[Probe, list[Decision], list[Decision]]:
-        decided, costs = decisions(e)
+        if e.scenario.name not in self._decisions:          # the same for every variable of a scenario
+            self._decisions[e.scenario.name] = decisions(e)
+        decided, costs = self._decisions[e.scenario.name]
         targets = [d.target for d in decided + costs]
         return self.search.probe(e.scenario.name, variable, targets, len(decided)), decided, costs
 

@@ -33,12 +33,18 @@ class _Unsupported(Exception):
     """A node that is not a rational function of x with rational constants."""
 
 
-def rational_form(g, x) -> tuple[Poly, Poly] | None:
+def rational_form(g, x, resolve=None) -> tuple[Poly, Poly] | None:
     """(numerator, denominator) coefficients of ``g`` in ``x``, lowest degree first,
     sharing no root; None when ``g`` is not built of x, rationals, +, × and
-    whole powers, or when the two share a root."""
+    whole powers, or when the two share a root.
+
+    ``resolve`` (optional) stands in for the nodes it knows — the flip search's
+    steps and branches, frozen at one value of x: given a node it returns a
+    :class:`~fractions.Fraction` (or int) to read in its place, a subtree to read
+    instead (the argument a max picks), or None for a node it leaves alone. The
+    form is then the one of the expression so rewritten, without building it."""
     try:
-        top, factors = _form(g, x)
+        top, factors = _form(g, x) if resolve is None else _resolved(g, x, resolve)
     except _Unsupported:
         return None
     bottom = _ONE
@@ -55,12 +61,32 @@ def _form(g, x) -> tuple[Poly, Counter]:
     """(numerator, denominator factors) of ``g`` (cached: the pieces of one expression
     that the search solves window by window share most of their parts; the counters
     returned are never changed)."""
-    if g == x:
-        return _X, Counter()
-    if isinstance(g, sympy.Rational):
+    return _combine(g, x, lambda a: _form(a, x))
+
+
+def _resolved(g, x, resolve) -> tuple[Poly, Counter]:
+    """:func:`_form` of ``g`` with the nodes ``resolve`` knows read as it says; a subtree
+    holding none of them is :func:`_form`'s own (cached)."""
+    stands = resolve(g)
+    if stands is None:
+        return _combine(g, x, lambda a: _resolved(a, x, resolve))
+    if type(stands) is Fraction or type(stands) is int:
+        return _trim((Fraction(stands),)), Counter()
+    if isinstance(stands, sympy.Basic):
+        return _form(stands, x) if stands is g else _resolved(stands, x, resolve)
+    raise _Unsupported()                            # a truth value in arithmetic: left to sympy
+
+
+def _combine(g, x, part) -> tuple[Poly, Counter]:
+    """One node's (numerator, denominator factors) from its arguments' (``part``)."""
+    if not isinstance(g, sympy.Basic):
+        raise _Unsupported()
+    if g.is_Rational:                               # sympy's class flags: cheaper than isinstance
         return _trim((Fraction(int(g.p), int(g.q)),)), Counter()
-    if isinstance(g, sympy.Add):
-        parts = [_form(a, x) for a in g.args]
+    if g.is_Symbol and g == x:
+        return _X, Counter()
+    if g.is_Add:
+        parts = [part(a) for a in g.args]
         common = Counter()
         for _, factors in parts:
             common |= factors
@@ -68,14 +94,14 @@ def _form(g, x) -> tuple[Poly, Counter]:
         for numerator, factors in parts:
             top = _add(top, _mul(numerator, _expand(common - factors)))
         return top, common
-    if isinstance(g, sympy.Mul):
+    if g.is_Mul:
         top, common = _ONE, Counter()
         for a in g.args:
-            numerator, factors = _form(a, x)
+            numerator, factors = part(a)
             top, common = _mul(top, numerator), common + factors
         return top, common
-    if isinstance(g, sympy.Pow) and isinstance(g.exp, sympy.Integer):
-        numerator, factors = _form(g.base, x)
+    if g.is_Pow and g.exp.is_Integer:
+        numerator, factors = part(g.base)
         n = int(g.exp)
         if n >= 0:
             return _power(numerator, n), Counter({f: p * n for f, p in factors.items()})
@@ -85,6 +111,25 @@ def _form(g, x) -> tuple[Poly, Counter]:
         top = _scale(_power(_expand(factors), -n), 1 / lead ** -n)
         return top, (Counter({monic: -n}) if len(monic) > 1 else Counter())
     raise _Unsupported()
+
+
+def derivative(form: tuple[Poly, Poly]) -> tuple[Poly, Poly]:
+    """The derivative of top / bottom as (top' bottom − top bottom', bottom²), not reduced."""
+    top, bottom = form
+    return _add(_mul(_differentiate(top), bottom), _scale(_mul(top, _differentiate(bottom)), Fraction(-1))), \
+        _mul(bottom, bottom)
+
+
+def value_at(p: Poly, v: Fraction) -> Fraction:
+    """A polynomial's value at ``v`` (Horner)."""
+    out = Fraction(0)
+    for c in reversed(p):
+        out = out * v + c
+    return out
+
+
+def _differentiate(p: Poly) -> Poly:
+    return tuple(i * c for i, c in enumerate(p))[1:]
 
 
 def _expand(factors: Counter) -> Poly:
@@ -104,12 +149,17 @@ def _trim(p) -> Poly:
 def _add(a: Poly, b: Poly) -> Poly:
     if len(a) < len(b):
         a, b = b, a
+    if not b:
+        return a                                    # + 0 (a sum's first term)
     return _trim(u + (b[i] if i < len(b) else 0) for i, u in enumerate(a))
 
 
 def _mul(a: Poly, b: Poly) -> Poly:
     if not a or not b:
         return ()
+    if len(a) == 1 or len(b) == 1:                 # a constant factor (most are): no sums to form
+        (c,), p = (a, b) if len(a) == 1 else (b, a)
+        return p if c == 1 else tuple(c * u for u in p)
     out = [Fraction(0)] * (len(a) + len(b) - 1)
     for i, u in enumerate(a):
         if u:

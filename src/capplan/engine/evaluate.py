@@ -89,7 +89,7 @@ def evaluate(plan: Plan, scenario: Scenario, model: Model, nominal: Evaluation |
     nominal_values = values if nominal is None else nominal.values
     provenance: dict[str, frozenset[str]] = {}
     used: dict[str, Input] = {}
-    pending_checks = list(zip(model.checks, graph.check_deps))
+    checks_after = _checks_after(model, graph)
     # A scenario under the nominal formulas computes only what its changed values reach: a formula
     # whose dependencies all hold the nominal values gives the nominal value, bit for bit.
     base = nominal.values if nominal is not None and graph.same_formulas(nominal.graph) else None
@@ -122,7 +122,8 @@ def evaluate(plan: Plan, scenario: Scenario, model: Model, nominal: Evaluation |
             provenance[name] = frozenset().union(*(provenance[d] for d in node.deps)) if node.deps else frozenset()
         if base is not None and not reused and not _identical(values[name], base[name]):
             changed.add(name)
-        pending_checks = _run_checks(pending_checks, values, nominal_values, model, plan, scenario)
+        if name in checks_after:
+            _run_checks(checks_after[name], values, nominal_values, model, plan, scenario)
     return Evaluation(plan, scenario, model, graph, values, used, provenance)
 
 
@@ -330,17 +331,26 @@ def _brief(name, row, values, nominal_values, model) -> str:
     return f"{_value_at(name, row, values, nominal_values, model):.4g} {formatting.unit_label(q.unit)}".rstrip()
 
 
-def _run_checks(pending, values, nominal_values, model, plan, scenario):
-    left = []
-    for check, deps in pending:
-        if not all(d in values for d in deps):
-            left.append((check, deps))
-            continue
+def _checks_after(model: Model, graph: Graph) -> dict[str, list]:
+    """Each model check under the node after which every value it reads exists: a check
+    runs as soon as it can, in the model's order among those ready at once, and one
+    reading a value the graph lacks never runs. Found once per scenario instead of
+    asking every check after every node whether it can run yet."""
+    position = {name: i for i, name in enumerate(graph.order)}
+    after: dict[str, list] = {}
+    for check, deps in zip(model.checks, graph.check_deps):
+        if graph.order and all(d in position for d in deps):
+            last = max((position[d] for d in deps), default=0)
+            after.setdefault(graph.order[last], []).append(check)
+    return after
+
+
+def _run_checks(checks, values, nominal_values, model, plan, scenario) -> None:
+    for check in checks:
         if not _numeric(values, nominal_values, model).visit(check.require.expr):
             message = re.sub(r"\{(\w+)\}", lambda m: _show(m.group(1), values[m.group(1)], model), check.message)
             raise CapplanError(f"{_where(plan, scenario)}{message}", file=plan.file, key=check.key,
                                line=plan.line(check.key))
-    return left
 
 
 def _show(name, value, model) -> str:

@@ -14,10 +14,9 @@ does not change it).
 
 from __future__ import annotations
 
-import json
-
 from capplan import formatting
 from capplan.engine.evaluate import Evaluation
+from capplan.rendering import jsontext
 from capplan.rendering.present import replaced_formula
 from capplan.rendering.view import PlanView, ScenarioView
 
@@ -44,7 +43,7 @@ def document(view: PlanView) -> dict:
 
 
 def dumps(doc: dict) -> str:
-    return json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    return jsontext.dumps(doc) + "\n"
 
 
 def _scenario(e: Evaluation, view: ScenarioView) -> dict:

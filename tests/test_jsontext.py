@@ -1,0 +1,72 @@
+"""The JSON writer gives json.dumps(indent=2, ensure_ascii=False, allow_nan=False)'s text, byte for byte."""
+
+from __future__ import annotations
+
+import enum
+import json
+from pathlib import Path
+
+import pytest
+
+from capplan.rendering import jsontext
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _standard(doc) -> str:
+    return json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False)
+
+
+class Size(enum.IntEnum):
+    SMALL = 1
+
+
+class Ratio(float):
+    pass
+
+
+DOCS = [
+    {},
+    [],
+    "plain",
+    None,
+    True,
+    0,
+    -3,
+    1.5,
+    1e-300,
+    2 ** 80,
+    {"a": {}, "b": [], "c": [[], {}], "d": [{"e": [1, 2.5, None, True, False, "x"]}]},
+    {"unicode": "λ* — 25 µs ≤ 1 ✓", "control": "tab\there\nnew \"quoted\" \\ \x00\x1f\u2028"},
+    ("a", ("b", 1)),
+    {"nested": [[[[{"deep": [0.1, 1e16, -0.0, 123456789012.0]}]]]]},
+    {1: "int key", 2.5: "float key", True: "bool key", None: "none key"},
+    {"enum": Size.SMALL, "sub": Ratio(0.25)},
+]
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=range(len(DOCS)))
+def test_same_text_as_json(doc):
+    assert jsontext.dumps(doc) == _standard(doc)
+
+
+@pytest.mark.parametrize("bad", [float("nan"), {"x": [float("inf")]}, {"x": object()}, {"x": {1, 2}}])
+def test_same_errors_as_json(bad):
+    with pytest.raises((ValueError, TypeError)) as standard:
+        _standard(bad)
+    with pytest.raises(type(standard.value)) as ours:
+        jsontext.dumps(bad)
+    assert str(ours.value) == str(standard.value)
+
+
+def test_a_cycle_is_reported_as_json_reports_it():
+    loop: dict = {}
+    loop["self"] = [loop]
+    with pytest.raises(ValueError, match="Circular reference"):
+        jsontext.dumps(loop)
+
+
+@pytest.mark.parametrize("path", sorted(p for p in (ROOT / "out").glob("*.json") if p.name != "manifest.json"), ids=lambda p: p.name)
+def test_committed_documents_written_again_unchanged(path):
+    text = path.read_text(encoding="utf-8")
+    assert jsontext.dumps(json.loads(text)) + "\n" == text
