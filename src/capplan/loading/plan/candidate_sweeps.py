@@ -125,13 +125,10 @@ def _read(ctx: Context, item, path: tuple, plan_format: str | None, kv_bytes: di
     wrong = other_model(points, ctx.model_entry)
     if wrong:
         raise ctx.err(f"{_names(table)} measured {wrong}: it is no evidence for this plan's candidates", *path, "import")
-    found = recorded(points)
+    found = recorded(points)       # one value each: the import holds one series (one configuration)
     config = {}
     for key in CONFIG:
         values = found[key]
-        if len(values) > 1:
-            raise ctx.err(f"{_names(table)} record {key} {', '.join(map(str, values))}: one item is one configuration; "
-                          "split the files", *path, "import")
         if values and key in given and str(values[0]) != given[key]:
             raise ctx.err(f"{_names(table)} record{'s' if len(table.imported) == 1 else ''} {key} {values[0]}, which "
                           f"contradicts the {key}: {given[key]} given here", *path, key)
@@ -141,14 +138,11 @@ def _read(ctx: Context, item, path: tuple, plan_format: str | None, kv_bytes: di
             raise ctx.err(f"{_names(table)} do not record the {key} they ran on; give {key}: here", *path)
     if not config["tp"].isdigit() or int(config["tp"]) < 1:
         raise ctx.err(f"GPUs per replica must be a whole number of at least 1, got '{config['tp']}'", *path, "tp")
-    estimates = {f.format == estimate.FORMAT for f in table.imported}
-    if len(estimates) > 1:
-        raise ctx.err(f"{_names(table)} mix a performance model's estimates with benchmark results; give each its "
-                      "own item", *path, "import")
+    estimated = any(f.format == estimate.FORMAT for f in table.imported)   # one series: all or none (imports)
     tool = next((f.release.split(" (")[0] for f in table.imported if f.format == estimate.FORMAT), "")
     kv = config["kv_cache_dtype"] or "auto"
     return Evidence(path[-1], table, config["gpu"], int(config["tp"]), config["weights"] or plan_format,
-                    kv_bytes.get(kv) or kv_bytes["auto"], ESTIMATED if True in estimates else MEASURED, tool,
+                    kv_bytes.get(kv) or kv_bytes["auto"], ESTIMATED if estimated else MEASURED, tool,
                     ctx.text(item.get("source"), *path, "source"), ctx.doc.line(path))
 
 
