@@ -89,7 +89,11 @@ def test_a_candidate_is_measured_from_a_matching_vllm_sweep(tmp_path):
     """The plan's own sweep files, named as the evidence of an H100 TP8 candidate (vLLM's files record the
     model but neither GPU nor TP, so the item gives them): the same rows, the same λ* as the plan's."""
     shared = example(*VLLM_70B)
-    path = plan_with([{"import": ["sweeps/qps_*.json"], "gpu": "h100", "tp": 8}], tmp_path, files=())
+    path = plan_with([{"import": ["sweeps/qps_*.json"], "gpu": "h100", "tp": 8}], tmp_path, files=(),
+                     scenarios={"tight": {"set": {"e2e_p99_slo": "21.2 s"}}})
+    plan = yaml.safe_load(path.read_text())
+    plan["tables"]["load_sweep"] = {"import": ["sweeps/qps_0*.json", "sweeps/qps_16.json"]}
+    path.write_text(yaml.safe_dump(plan, sort_keys=False))
     (path.parent / "sweeps").mkdir()
     for name in ("qps_01.json", "qps_04.json", "qps_16.json"):
         shutil.copy(shared / name, path.parent / "sweeps" / name)
@@ -102,6 +106,12 @@ def test_a_candidate_is_measured_from_a_matching_vllm_sweep(tmp_path):
     digests = {f.sha256 for f in read_sweep(path.parent, ["sweeps/qps_*.json"])}
     assert len(digests) == 3 and all(d in ev.basis[i] for d in digests)
     assert ev.tags[index(ev, "h100-sxm5-80gb TP4")] == "transferred"
+    # a scenario's tighter E2E SLO recounts each file's goodput as it recounts the plan's own import
+    own = evaluations[1].values
+    assert ev.values["instance_max_rate"][i, 1] == pytest.approx(own["instance_max_rate"])
+    assert ev.values["deployments.cost_per_million_compliant_tokens"][i, 1] == pytest.approx(
+        ev.values["deployments.cost_per_million_tokens"][i, 1] / own["compliant_share"])
+    assert own["compliant_share"] < evaluations[0].values["compliant_share"]
 
 
 def _csv(path, rows="1,100,20,10,200\n2,120,30,12,380\n"):

@@ -5,7 +5,9 @@ A file's rows stand in for the ``load_sweep`` table, and the model's formulas
 delivery; ``instance_max_rate = max_before_failure(...)``; ``compliant_share``)
 are evaluated on them with each scenario's inputs, as one small batch per
 file and scenario: the knee is the plan's, never a second implementation. A
-scenario that tightens an SLO tightens it for every file.
+scenario that tightens an SLO tightens it for every file, the goodput of files
+that keep each request recounted at its limits as the plan's own import is
+(:func:`capplan.loading.plan.imports.recount_goodput`).
 
 An estimate file predicts one latency per metric for a steady batch, no
 distribution over requests, so a goodput SLO (a share of requests meeting
@@ -18,11 +20,13 @@ from __future__ import annotations
 
 import copy
 from dataclasses import replace
+from types import SimpleNamespace
 
 import numpy as np
 
 from capplan.engine.evaluate import Evaluation, run_batch
 from capplan.engine.graph import build
+from capplan.loading.plan import imports
 from capplan.loading.plan.candidate_sweeps import ESTIMATED
 
 SWEEP = ("instance_max_rate", "compliant_share")
@@ -43,7 +47,8 @@ def rates(evaluations: list[Evaluation], cands) -> tuple[np.ndarray, np.ndarray]
     model.checks = ()                       # the plan's checks read quantities a sweep does not reach
     for j, e in enumerate(evaluations):
         for key, ev in items.items():
-            value, compliant = _evaluate(graph, model, e, ev.table.rows, UNCHECKED if ev.kind == ESTIMATED else {})
+            rows = _recounted(e, e0, ev.table) if j else ev.table.rows
+            value, compliant = _evaluate(graph, model, e, rows, UNCHECKED if ev.kind == ESTIMATED else {})
             rows = [i for i, c in enumerate(cands) if id(c.evidence) == key]
             lam[rows, j], share[rows, j] = value, compliant
     return lam, share
@@ -56,6 +61,15 @@ def _graph(e: Evaluation):
     for name in SWEEP:
         wanted.update(graph.upstream(name))
     return replace(graph, order=tuple(n for n in graph.order if n in wanted))
+
+
+def _recounted(e: Evaluation, nominal: Evaluation, table) -> list[dict]:
+    """The file's rows with their goodput counted at scenario ``e``'s SLO limits."""
+    rows = [dict(row) for row in table.rows]
+    imports.recount_goodput(SimpleNamespace(model=e.model), SimpleNamespace(inputs=nominal.scenario.inputs,
+                            tables={"load_sweep": table}), e.scenario.inputs,
+                            {"load_sweep": SimpleNamespace(rows=rows)}, set())
+    return rows
 
 
 def _evaluate(graph, model, e: Evaluation, rows: list[dict], unchecked: dict) -> tuple[float, float]:
