@@ -226,6 +226,10 @@ def record_of(read: Read, compiled: Compiled) -> dict:
             patterns += [spec["import"]] if isinstance(spec["import"], str) else list(spec["import"])
             for f in getattr(plan.nominal.tables.get(name), "imported", ()):
                 imported[os.path.normpath(folder / f.path)] = f.sha256
+    for item in ((plan.doc.data or {}).get("candidates") or {}).get("evidence") or ():     # candidates: evidence:
+        patterns += [item["import"]] if isinstance(item["import"], str) else list(item["import"])
+    for c in plan.candidates.candidates if plan.candidates else ():
+        imported.update({os.path.normpath(folder / f.path): f.sha256 for f in (c.evidence.files if c.evidence else ())})
     if plan.model_entry.sha256:
         imported[os.path.normpath(folder / plan.model_entry.file)] = plan.model_entry.sha256
     return manifest.record(plan.file, read.digest, patterns, imported, compiled.files,

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from capplan import formatting
-from capplan.analysis import transfer
+from capplan.analysis import candidate_sweeps, transfer
 from capplan.engine.evaluate import Evaluation, Numeric, run_batch
 from capplan.engine.graph import build
 from capplan.language import units
@@ -54,10 +54,24 @@ class Evaluated:
     reasons: list[str]            # per candidate: '' when feasible, else why not
     reference: int | None         # the measured candidate transfers start from
     unpriced: tuple[str, ...]
+    transferred: np.ndarray | None = None   # (C,) the nominal λ* a transfer from the reference gives, to compare
 
     @property
     def feasible(self) -> np.ndarray:
         return np.array([not r for r in self.reasons])
+
+    def from_file(self, i: int):
+        """The evidence item candidate ``i``'s λ* comes from (None: the plan's sweep, a transfer, the
+        roofline or a given value)."""
+        c = self.candidates[i]
+        return c.evidence if c.evidence is not None and i != self.reference and self.tags[i] in (
+            transfer.MEASURED, transfer.ESTIMATED) else None
+
+    def tag_text(self, i: int) -> str:
+        """The tag as every output shows it: 'estimated (aiconfigurator 0.12.0, vllm 0.24.0 database)'
+        for a λ* from a performance model's estimate file."""
+        ev = self.from_file(i)
+        return ev.tag if ev is not None else self.tags[i]
 
 
 def evaluate(evaluations: list[Evaluation]) -> Evaluated | None:
@@ -68,14 +82,12 @@ def evaluate(evaluations: list[Evaluation]) -> Evaluated | None:
     cands = plan.candidates.candidates
     model = evaluations[0].model
     first = [run_candidates(e, cands, np.ones(len(cands)), np.zeros(len(cands)), nominal=None) for e in evaluations]
-    lam, tags, basis, band, reference = _lambda_star(evaluations, cands, first)
-    compliant = np.where(np.array(tags) == transfer.MEASURED, 1.0, 0.0)
+    lam, tags, basis, band, reference, compliant, transferred = _lambda_star(evaluations, cands, first)
     values: dict[str, list] = {n: [] for n in KEEP}
     reasons = [""] * len(cands)
     nominal_values = None
     for j, e in enumerate(evaluations):
-        share = compliant * e.values.get("compliant_share", 0.0)
-        out, holds, failed, broken = run_candidates(e, cands, lam[:, j], share, nominal=nominal_values)
+        out, holds, failed, broken = run_candidates(e, cands, lam[:, j], compliant[:, j], nominal=nominal_values)
         nominal_values = out if j == 0 else nominal_values
         for name in KEEP:
             values[name].append(np.broadcast_to(out[name][:, :1], (len(cands), 1)))
@@ -83,7 +95,7 @@ def evaluate(evaluations: list[Evaluation]) -> Evaluated | None:
             reasons = _reasons(model, cands, out, failed, broken, lam[:, 0], tags)
     kept = {n: np.concatenate(v, axis=1) for n, v in values.items()}
     return Evaluated(cands, tuple(e.scenario.name for e in evaluations), kept, tags, basis, band, reasons,
-                     reference, plan.candidates.unpriced)
+                     reference, plan.candidates.unpriced, transferred if reference is not None else None)
 
 
 def run_candidates(e: Evaluation, cands, lam: np.ndarray, compliant: np.ndarray, nominal, tile: int = 1,
@@ -196,16 +208,21 @@ def _scalar(e: Evaluation, name: str) -> float:
 
 
 def _lambda_star(evaluations, cands, first):
-    """λ* per candidate and scenario ``(C, S)``, with each candidate's tag, basis and band
-    (the basis in words as the nominal scenario has it)."""
+    """λ* per candidate and scenario ``(C, S)``, with each candidate's tag, basis, band, compliant
+    share ``(C, S)`` and the λ* a transfer gives ``(C,)`` (the basis in words as the nominal scenario has it)."""
     n, s = len(cands), len(evaluations)
     measured = _plan_own(evaluations[0], cands)
     reference = int(np.flatnonzero(measured)[0]) if measured.any() else None
     given = {i: g for i, c in enumerate(cands) for g in c.overrides if g.name == "instance_max_rate"}
+    swept, swept_share = candidate_sweeps.rates(evaluations, cands)
+    files = np.array([c.evidence is not None for c in cands]) & ~measured
+    files[list(given)] = False
     tag = np.full(n, transfer.ESTIMATED if reference is None else transfer.TRANSFERRED, dtype=object)
+    tag[files] = [cands[i].evidence.kind for i in np.flatnonzero(files)]
     tag[measured] = transfer.MEASURED
     tag[list(given)] = transfer.GIVEN
     lam = np.zeros((n, s))
+    share = np.zeros((n, s))
     band = np.zeros(n)
     for j, (e, (values, *_)) in enumerate(zip(evaluations, first)):
         reads = {name: values[name] for name in transfer.READS}
@@ -219,32 +236,50 @@ def _lambda_star(evaluations, cands, first):
         else:
             lam[:, j] = np.broadcast_to(step.rate(), (n, 1))[:, 0]
             band[:] = np.broadcast_to(step.band(), (n, 1))[:, 0]
+        if j == 0:
+            transferred = lam[:, 0].copy()
+        lam[files, j] = swept[files, j]
+        share[files, j] = swept_share[files, j]
         lam[measured, j] = own
+        share[measured, j] = e.values.get("compliant_share", 0.0)
         for i, g in given.items():
             lam[i, j] = g.value
         if j == 0:
             basis = _basis(cands, tag, lam[:, 0], given, own, reference, ratio if reference is not None else None,
-                           decode if reference is not None else None)
+                           decode if reference is not None else None, files)
+    band[files] = transfer.TOOL_BAND
     band[(tag == transfer.MEASURED) | (tag == transfer.GIVEN)] = 0
-    return lam, list(tag), basis, band, reference
+    share[tag != transfer.MEASURED] = 0
+    return lam, list(tag), basis, band, reference, share, transferred
 
 
-def _basis(cands, tag, lam, given, own, reference, ratio, decode) -> list[str]:
+def _basis(cands, tag, lam, given, own, reference, ratio, decode, files) -> list[str]:
     """What each candidate's λ* rests on, in words."""
     measured_on = f"{_rate(own)} measured on {cands[reference].label}" if reference is not None else ""
     bound = ("decode-bound: HBM bandwidth × GPUs / bytes per decode step" if decode
              else "prefill-bound: tensor FLOP/s × GPUs")
     out = []
     for i, t in enumerate(tag):
+        ev = cands[i].evidence
         if t == transfer.GIVEN:
             out.append(f"given: {given[i].source or 'the candidate sets instance_max_rate'}")
+        elif files[i] and t == transfer.MEASURED:
+            out.append(f"the sweep in {_files(ev)} ({_rate(lam[i])} at the plan's SLOs)")
         elif t == transfer.MEASURED:
             out.append(f"the plan's sweep ({_rate(own)})")
+        elif files[i]:
+            out.append(f"the predictions of {ev.tool} in {_files(ev)} ({_rate(lam[i])} at the plan's SLOs; its "
+                       "latencies are the tool's predictions, not percentiles)")
         elif t == transfer.TRANSFERRED:
             out.append(f"{ratio[i]:.3g} × {measured_on} ({bound})")
         else:
             out.append(f"mixed-batch roofline and Little's law ({_rate(lam[i])}, a bound)")
     return out
+
+
+def _files(ev) -> str:
+    """'x.json (SHA-256 ab12…), …': the files an evidence item read, each with its digest."""
+    return ", ".join(f"{f.path} (SHA-256 {f.sha256})" for f in ev.files)
 
 
 def _slo(e: Evaluation, metric: str) -> np.ndarray:

@@ -3,7 +3,10 @@
 Three provenances, each shown next to the candidate's cost:
 
 - ``measured``: the plan's own sweep, when the candidate is the plan's GPU, GPUs
-  per replica, weights and KV dtype (or a λ* a candidate's ``set:`` gives);
+  per replica, weights and KV dtype, or a benchmark file under ``candidates:
+  evidence:`` of the candidate's configuration (or a λ* a candidate's ``set:``
+  gives); ``estimated`` with the tool's name when that file is a performance
+  model's estimate file (:mod:`capplan.analysis.candidate_sweeps`);
 - ``transferred``: a measured λ* times the ratio of the bound that limits it.
   At the measured point the step is split (below) into the time spent reading
   weights and KV and the time spent computing; where reading dominates it is
@@ -38,6 +41,15 @@ So an estimate is the bound, and its band reaches down to the λ* of a step
 :data:`ESTIMATE_SLOW` times slower (3.8 req/s on that plan). The GuideLLM
 example keeps one synchronous request (no rate to compare), and the
 InferenceX MiniMax-M2.5 files are of a model the catalog does not hold.
+A λ* read from a performance model's estimate file (``candidates: evidence:``,
+NVIDIA aiconfigurator's predictions) carries ±:data:`TOOL_BAND`: its low end
+is a quarter of the prediction, because the tool's own users report
+predictions 1.3 to 4.6 times above their benchmarks (ai-dynamo/aiconfigurator
+#1396: 883.7 predicted against 192.4 tok/s/GPU measured), and on the
+reference plan (plans/llama3.3-70b-candidates.yaml) its λ* lies 1.9 to 4.2
+times above the λ* transferred from the measured A100 sweep for the same nine
+H100, H200 and B200 configurations (stated, not fitted: no measured sweep of
+those GPUs is at hand).
 A transfer crosses checkpoint formats: the bytes one decode step reads carry
 the weights' size (the prefill ratio uses BF16 FLOP/s whatever the format).
 """
@@ -49,6 +61,7 @@ from dataclasses import dataclass
 import numpy as np
 
 TRANSFER_BAND = 0.35      # ± share of a transferred λ*: a roofline ratio across GPUs and TP (stated, not fitted)
+TOOL_BAND = 0.75          # ± share of a performance model's λ* (estimate files): see the module docstring
 ESTIMATE_SLOW = 1.6       # measured mean TPOT / mixed-batch step, the highest seen in the calibration (1.56)
 
 MEASURED, TRANSFERRED, ESTIMATED, GIVEN = "measured", "transferred", "estimated", "given"

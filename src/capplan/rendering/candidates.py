@@ -91,7 +91,7 @@ class CandidatesView:
         money = formatting.money
         reason = ev.reasons[i]
         compliant = self._value("deployments.cost_per_million_compliant_tokens", i)
-        return Row(str(rank) if rank else "–", c.label, c.offer.name, ev.tags[i], self._lambda(i),
+        return Row(str(rank) if rank else "–", c.label, c.offer.name, ev.tag_text(i), self._lambda(i),
                    f"{formatting.number(self._value('safe_rate_per_replica', i), 3)} req/s",
                    f"{self._value('active_replicas', i):g} + {self._value('redundancy_replicas', i):g}"
                    if not reason else "–",
@@ -135,14 +135,71 @@ class CandidatesView:
             if i is None:
                 continue
             c = ev.candidates[i]
-            text = f"{label} {c.label}: {ev.tags[i]} λ* {self._lambda(i)} — {ev.basis[i]}; offer {c.offer.name} at " \
+            text = f"{label} {c.label}: {ev.tag_text(i)} λ* {self._lambda(i)} — {ev.basis[i]}; offer {c.offer.name} at " \
                    f"{formatting.money(c.offer.node_hourly_cost * 3600)}/h"
             text += f" (as of {c.offer.as_of})" if c.offer.as_of else ""
             text += f", {c.offer.source}" if c.offer.source else ""
-            if ev.tags[i] == transfer.ESTIMATED:
+            if ev.tags[i] == transfer.ESTIMATED and ev.from_file(i) is None:
                 text += "; its latencies are a bound, not a percentile"
             out.append(text)
         return out
+
+    @property
+    def evidence(self) -> list[str]:
+        """Where each λ* that is not a transfer comes from: the plan's sweep, and each evidence file with its
+        SHA-256, the configuration it ran on and the candidates it gives a λ* (one line each)."""
+        ev = self.evaluated
+        items = {}
+        for i in range(len(ev.candidates)):
+            item = ev.from_file(i)
+            if item is not None:
+                items.setdefault(item.index, (item, []))[1].append(i)
+        if not items:
+            return []
+        out = []
+        if ev.reference is not None:
+            out.append(f"{ev.candidates[ev.reference].label}: measured, {ev.basis[ev.reference]}")
+        for item, members in (items[k] for k in sorted(items)):
+            files = ", ".join(f"{f.path} (SHA-256 {f.sha256})" for f in item.files)
+            lam = formatting.number(self._value("instance_max_rate", members[0]), 3)
+            out.append(f"{', '.join(sorted({ev.candidates[i].label for i in members}))}: {item.tag}, λ* {lam} req/s at "
+                       f"the plan's SLOs — {files}")
+        return out
+
+    @property
+    def comparison(self) -> list[dict]:
+        """For each candidate with a λ* from a performance model's estimate file, the λ* a transfer from the
+        measured candidate would give, and the factor between them (the error band the issue asks stated)."""
+        ev = self.evaluated
+        if ev.transferred is None:
+            return []
+        out = []
+        for i in range(len(ev.candidates)):
+            item = ev.from_file(i)
+            est, moved = self._value("instance_max_rate", i), float(ev.transferred[i])
+            if item is None or item.kind != transfer.ESTIMATED or not moved > 0 or ev.candidates[i].label in {
+                    row["candidate"] for row in out}:
+                continue
+            out.append({"candidate": ev.candidates[i].label, "estimated": formatting.number(est, 3),
+                        "transferred": formatting.number(moved, 3), "factor": est / moved})
+        return out
+
+    @property
+    def comparison_summary(self) -> str:
+        rows = self.comparison
+        if not rows:
+            return ""
+        factors = sorted(r["factor"] for r in rows)
+        mid = factors[len(factors) // 2] if len(factors) % 2 else (factors[len(factors) // 2 - 1]
+                                                                  + factors[len(factors) // 2]) / 2
+        ref = self.evaluated.candidates[self.evaluated.reference].label
+        in_tool = sum(1 / r["factor"] >= 1 - transfer.TOOL_BAND for r in rows)
+        in_transfer = sum(r["factor"] <= 1 + transfer.TRANSFER_BAND for r in rows)
+        return (f"Over the {len(rows)} configurations with both, the estimate files' λ* is {factors[0]:.2f} to "
+                f"{factors[-1]:.2f} times (median {mid:.2f}) the λ* transferred from the measured {ref}. The transfer "
+                f"lies inside the tool's band (down to {100 * (1 - transfer.TOOL_BAND):.0f} % of its prediction) for "
+                f"{in_tool} of {len(rows)}, the tool's λ* inside the transfer's (±{100 * transfer.TRANSFER_BAND:.0f} %) "
+                f"for {in_transfer}: until one of them is benchmarked, the error of either is this wide.")
 
     @property
     def flips(self) -> list[str]:
@@ -163,7 +220,7 @@ class CandidatesView:
                        f"{formatting.number(self._value('peak_arrival_rate', r.winner), 4)} req/s, every λ* as today)")
         if f.runner_lambda is not None:
             out.append(f"{u.label} wins at a λ* of {formatting.number(f.runner_lambda, 3)} req/s or more "
-                       f"(today {self._lambda(r.runner_up)}, {ev.tags[r.runner_up]})")
+                       f"(today {self._lambda(r.runner_up)}, {ev.tag_text(r.runner_up)})")
         if f.runner_rho is not None:
             out.append(f"{u.label} wins at ρ {formatting.number(f.runner_rho, 3)} or more at today's λ* "
                        f"(today {formatting.number(self._value('rho_target', r.runner_up), 3)})")
@@ -179,7 +236,7 @@ class CandidatesView:
         if f is not None:
             w, u = ev.candidates[r.winner], ev.candidates[r.runner_up]
             swap = f"{u.label} on {u.offer.name} becomes the cheapest"
-            weak = tuple(f"{w.label}'s λ* is {ev.tags[r.winner]}" + (f" ±{100 * ev.band[r.winner]:.0f} %"
+            weak = tuple(f"{w.label}'s λ* is {ev.tag_text(r.winner)}" + (f" ±{100 * ev.band[r.winner]:.0f} %"
                                                                     if ev.band[r.winner] else "")
                          for _ in (0,) if ev.tags[r.winner] != transfer.MEASURED)
             for label, today, at, lower in (
@@ -193,7 +250,7 @@ class CandidatesView:
             if f.runner_lambda is not None and runner_lambda > 0:
                 moved = f.runner_lambda / runner_lambda - 1
                 out.append(Risk(f"{u.label} λ*", f"{_percent(moved)} higher (from {number(f.runner_lambda, 3)} "
-                                                 f"req/s; today {self._lambda(r.runner_up)}, {ev.tags[r.runner_up]})",
+                                                 f"req/s; today {self._lambda(r.runner_up)}, {ev.tag_text(r.runner_up)})",
                                 swap, moved, weak))
             peak = self._value("peak_arrival_rate", r.winner)
             for at, word in ((f.peak_above, "higher"), (f.peak_below, "lower")):
@@ -267,7 +324,7 @@ class CandidatesView:
     def undecided(self) -> str:
         """Which candidates a benchmark would make the ranking decisive for, in words ('' for none)."""
         ev = self.evaluated
-        names = [f"{ev.candidates[i].label} on {ev.candidates[i].offer.name} ({ev.tags[i]})"
+        names = [f"{ev.candidates[i].label} on {ev.candidates[i].offer.name} ({ev.tag_text(i)})"
                  for i in self.ranking.needs_benchmark()]
         if not names:
             return ""
@@ -309,7 +366,7 @@ class CandidatesView:
             f"--random-output-len {output} --request-rate {rate:g} --num-prompts {max(200, round(rate * SECONDS_PER_RATE))} "
             f"--percentile-metrics ttft,tpot,itl,e2el --metric-percentiles 50,95,99 --goodput {slos} "
             f"--save-result --result-dir {folder} --result-filename qps_{rate:g}.json" for rate in rates)
-        return {"candidate": c.label, "offer": c.offer.name, "tag": ev.tags[i], "predicted_knee": self._lambda(i),
+        return {"candidate": c.label, "offer": c.offer.name, "tag": ev.tag_text(i), "predicted_knee": self._lambda(i),
                 "serve": serve, "bench": bench,
                 "import": f"load_sweep: {{import: [{folder}/qps_*.json]}}   # in a plan with gpu: {c.gpu.id}, "
                           f"gpus_per_replica: {c.tp}",
@@ -325,7 +382,9 @@ class CandidatesView:
                     "name": c.offer.name, "gpus_per_node": c.offer.gpus_per_node,
                     "node_hourly_cost": money(c.offer.node_hourly_cost * 3600), "as_of": c.offer.as_of,
                     "source": c.offer.source},
-                "lambda_star": {"tag": ev.tags[i], "basis": ev.basis[i], "band": float(ev.band[i])},
+                "lambda_star": {"tag": ev.tags[i], "shown": ev.tag_text(i), "basis": ev.basis[i],
+                                "band": float(ev.band[i]), "evidence": _evidence_json(ev.from_file(i)),
+                                "transferred": _num(ev.transferred[i]) if ev.transferred is not None else None},
                 "feasible": not ev.reasons[i], "reason": ev.reasons[i] or None,
                 "scenarios": None if ev.reasons[i] else {s: {"lambda_star": _num(r.value("instance_max_rate", i, j)),
                                   "safe_rate_per_replica": _num(r.value("safe_rate_per_replica", i, j)),
@@ -349,6 +408,14 @@ class CandidatesView:
                     "runner_up_cheaper_at_or_below_peak": _num(f.peak_below) if f.peak_below is not None else None},
                 "p_winner_stays": r.stays, "draws": r.draws, "recommendation": self.sentence,
                 "unpriced_gpus": list(ev.unpriced)}
+
+
+def _evidence_json(item) -> dict | None:
+    if item is None:
+        return None
+    return {"kind": item.kind, "tool": item.tool or None, "gpu": item.gpu, "tp": item.tp, "weights": item.weights,
+            "kv_bytes_per_element": item.kv_bytes, "source": item.source,
+            "files": [{"path": f.path, "sha256": f.sha256, "format": f.format} for f in item.files]}
 
 
 def _percent(share: float) -> str:
@@ -380,11 +447,11 @@ def sentence(ranking: Ranking, money=formatting.money) -> str:
         return "No candidate can serve the plan: every one is infeasible (see the reasons)."
     ev = ranking.evaluated
     text = (f"Recommended: {ranked.option_name(ranking, w)}, {money(ranking.value(ranked.MONTH, w))} a month "
-            f"({ev.tags[w]} λ*)")
+            f"({ev.tag_text(w)} λ*)")
     if r is None:
         return text + "; no other candidate is feasible."
     c = ev.candidates[r]
-    text += f"; runner-up {c.label} on {c.offer.name} at +{100 * ranking.gap:.1f} % ({ev.tags[r]} λ*)"
+    text += f"; runner-up {c.label} on {c.offer.name} at +{100 * ranking.gap:.1f} % ({ev.tag_text(r)} λ*)"
     f = ranking.flips
     swaps = [f"its price falls below {money(f.runner_price * 3600)}/h"] if f.runner_price else []
     if f.runner_lambda is not None:
@@ -401,7 +468,7 @@ def options(ranking: Ranking, money=formatting.money, count: int = 3) -> list[Op
         failing = [s for j, s in enumerate(ev.scenarios) if not ranking.value("deployments.fleet_holds", i, j)]
         holds = (f"✗ breaks in {', '.join(failing)}" if failing else
                  "✓ every scenario" if len(ev.scenarios) > 1 else "✓ the only scenario")
-        note = f"{ev.tags[i]} λ* {formatting.number(ranking.value('instance_max_rate', i), 3)} req/s"
+        note = f"{ev.tag_text(i)} λ* {formatting.number(ranking.value('instance_max_rate', i), 3)} req/s"
         if ev.band[i]:
             note += f" ±{100 * ev.band[i]:.0f} %"
         out.append(Option(ranked.option_name(ranking, i), money(ranking.value(ranked.MONTH, i)),

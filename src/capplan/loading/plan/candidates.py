@@ -18,6 +18,9 @@ evaluates them; this module only reads and expands the section::
       exclude: [{gpu: h100, tp: 1}]      # mappings matched against a candidate's keys
       overrides:                         # inputs set for the candidates a mapping matches
         - {match: {gpu: b200}, set: {hbm_efficiency: 0.8}}
+      evidence:                          # sweep or estimate files of other configurations
+        - {import: estimates/x-h200-sxm-141gb-tp4.estimate.yaml}
+        - {import: [sweeps/h100-tp2/qps_*.json], gpu: h100, tp: 2}
 
 A candidate's keys are ``gpu`` (catalog id), ``tp``, ``weights``,
 ``kv_cache_dtype`` and ``offer`` (the offer's name). A GPU no offer rents
@@ -33,6 +36,7 @@ from dataclasses import dataclass, field
 
 from capplan.errors import CapplanError
 from capplan.loading import catalog
+from capplan.loading.plan import candidate_sweeps
 from capplan.loading.plan import inputs as input_reader
 from capplan.loading.plan import values
 from capplan.loading.plan.context import Context, kind
@@ -40,7 +44,7 @@ from capplan.loading.plan.data import Input
 from capplan.names import nearest
 
 SECTION = "candidates"
-KEYS = ("gpus", "tp", "weights", "kv_cache_dtype", "offers", "exclude", "overrides")
+KEYS = ("gpus", "tp", "weights", "kv_cache_dtype", "offers", "exclude", "overrides", "evidence")
 OFFER_KEYS = ("name", "gpu", "gpus_per_node", "node_hourly_cost", "as_of", "source", "note")
 MATCH_KEYS = ("gpu", "tp", "weights", "kv_cache_dtype", "offer")
 OVERRIDE_KEYS = ("match", "set")
@@ -75,6 +79,7 @@ class Candidate:
     overrides: tuple[Input, ...] = ()
     weights_label: str = field(default="", compare=False)   # shown when the section weighs several formats
     kv_label: str = field(default="", compare=False)
+    evidence: candidate_sweeps.Evidence | None = field(default=None, compare=False)   # files that measure it
 
     @property
     def keys(self) -> dict[str, object]:
@@ -138,6 +143,8 @@ def read(ctx: Context) -> Candidates | None:
     if not out:
         raise ctx.err("no candidate is left: every GPU/offer combination is excluded, or no offer rents "
                       "one of the GPUs listed", *path)
+    kv_bytes = {k: v or ctx.inputs["kv_bytes_per_element"].value for k, v in KV_DTYPES.items()}
+    out = candidate_sweeps.attach(ctx, spec.get("evidence"), out, _plan_format(ctx), kv_bytes)
     rented = {o.gpu for o in offers}
     return Candidates(tuple(out), tuple(g.id for g in gpus if g.id not in rented), ctx.doc.line(path))
 
@@ -325,6 +332,7 @@ SCHEMA = {
             "type": "object", "required": ["name", "gpu", "gpus_per_node", "node_hourly_cost"],
             "properties": {k: {} for k in OFFER_KEYS}, "additionalProperties": False}},
         "exclude": {"type": "array", "items": _MATCH},
+        "evidence": candidate_sweeps.SCHEMA,
         "overrides": {"type": "array", "items": {"type": "object", "required": ["set"],
                                                  "properties": {"match": _MATCH, "set": {"type": "object"}},
                                                  "additionalProperties": False}},

@@ -147,3 +147,22 @@ def _measured(f) -> tuple[str, ...]:
     return (f"measured: {'; '.join(parts) or 'no model, parallelism or token counts recorded'}; GPU and engine "
             "version not recorded in the file",)
 
+
+
+RECORDED = {"gpu": "gpu", "weights": "weight_dtype", "kv_cache_dtype": "kv_cache_dtype"}
+
+
+def recorded(points) -> dict[str, list]:
+    """What the runs record of the configuration they ran on, by a candidate's key (``tp``: tensor x
+    pipeline parallel; ``gpu``, ``weights``, ``kv_cache_dtype`` where an estimate file names them):
+    the distinct values, empty where no run records one."""
+    tp, pp = _values(points, "tensor_parallel_size"), _values(points, "pipeline_parallel_size")
+    out = {key: [str(v) for v in _values(points, field)] for key, field in RECORDED.items()}
+    out["tp"] = sorted({int(t) * int(p) for t in (tp or [1]) for p in (pp or [1])}) if tp or pp else []
+    return out
+
+
+def other_model(points, entry: catalog.Entry) -> str:
+    """'' when every run served the model of catalog ``entry``, else what they served, in words."""
+    wrong = [str(m) for m in _values(points, "model_id") if not _same_model(str(m), entry)]
+    return f"model {', '.join(wrong)}, not the plan's {entry.id}" if wrong else ""
