@@ -24,7 +24,7 @@ def _note(e: Evaluation, s: demand.Strategy, fixed: float) -> str:
         return "sized for the peak, every hour"
     saved = fixed - s.monthly_cost
     share = f" ({saved / fixed:.0%})" if fixed else ""
-    versus = f"{'saves' if saved >= 0 else 'costs'} {_money(abs(saved))}{share} against fixed"
+    versus = f"{'saves' if saved >= 0 else 'costs'} {_money(abs(saved))}{share} against fixed on this offer"
     if s.kind == demand.AUTOSCALED:
         return f"{versus}; mean utilisation {shown(e, 'mean_utilisation').text}"
     if s.kind == demand.BASE_BURST:
@@ -128,5 +128,6 @@ def section(e: Evaluation, chart_file: str) -> dict | None:
         return None
     return {"options": found, "sentence": sentence(e), "chart_file": chart_file,
             "risk": shown(e, "slo_risk_intervals").text, "lead": shown(e, "prewarm_lead").text,
-            "intervals": shown(e, "scale_up_intervals").text, "down": shown(e, "scale_down_intervals").text,
+            "risk_time": shown(e, "slo_risk_time").text, "whole": shown(e, "scale_up_whole_intervals").text,
+            "fraction": f"{e.display('scale_up_fraction'):.0%}", "down": shown(e, "scale_down_intervals").text,
             "lag": shown(e, "scale_up_lag").text, "delay": shown(e, "scale_down_delay").text}
