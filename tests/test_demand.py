@@ -102,8 +102,8 @@ def test_a_one_minute_lag_leaves_the_first_minute_of_the_rising_hours_short(tmp_
     assert column(e, "slo_risk_share")[12] == pytest.approx(1 / 60)
     assert column(e, "serving_capacity")[12] == pytest.approx((2 + 4 * 59 / 60) * 10)
     assert value(e, "slo_risk_intervals") == 2
-    assert value(e, "slo_risk_time") == pytest.approx(2)                  # minutes
-    assert value(e, "prewarm_lead") == pytest.approx(1)                   # minutes
+    assert value(e, "slo_risk_time") == pytest.approx(120)                # seconds
+    assert value(e, "prewarm_lead") == pytest.approx(60)
     assert sum(column(e, "started_replicas")) == 9
     assert value(e, "boot_replica_hours") == pytest.approx(9 / 60)
     assert value(e, "serving_replica_hours") == pytest.approx(126 - 9 / 60)
@@ -116,8 +116,8 @@ def test_a_lag_of_whole_intervals_keeps_the_whole_interval_rule(tmp_path):
     assert (value(e, "scale_up_whole_intervals"), value(e, "scale_up_fraction")) == (2, 0)
     assert [i for i, r in enumerate(column(e, "slo_risk")) if r] == [12, 13, 18, 19]
     assert not any(column(e, "arriving_replicas"))
-    assert value(e, "slo_risk_time") == pytest.approx(4 * 60)
-    assert value(e, "prewarm_lead") == pytest.approx(120)
+    assert value(e, "slo_risk_time") == pytest.approx(4 * 3600)
+    assert value(e, "prewarm_lead") == pytest.approx(7200)
 
 
 def test_a_lag_of_an_interval_and_a_half_is_short_for_exactly_the_lag(tmp_path):
@@ -130,7 +130,7 @@ def test_a_lag_of_an_interval_and_a_half_is_short_for_exactly_the_lag(tmp_path):
     assert column(e, "slo_risk_share")[11:15] == pytest.approx([0, 1, 0.5, 0])
     assert column(e, "served_replicas")[13] == pytest.approx(4)
     assert value(e, "slo_risk_intervals") == 4
-    assert value(e, "slo_risk_time") == pytest.approx(180)
+    assert value(e, "slo_risk_time") == pytest.approx(3 * 3600)
     # paid: every started replica boots 1.5 h, then serves; the day's 126 replica-hours in all
     assert value(e, "serving_replica_hours") + value(e, "boot_replica_hours") == pytest.approx(126)
 

@@ -36,10 +36,10 @@ def test_the_record_prices_each_strategy_and_recommends_one(compiled):
     assert f"| autoscaled on gpu | ${126 * 2.49 * 30.5:,.2f} |" in text
     assert f"| fixed on gpu | ${11 * 2.49 * 732:,.2f} |" in text
     assert "serve once the scale-up lag of 60 s has passed, 0 whole interval(s) and 2% of one later" in text
-    assert ("2 interval(s) of the profile are short of capacity at λ*, for 2 min in all, which asking for replicas "
-            "1 min ahead removes") in text
-    assert "| base + burst on gpu |" in text and "| no: short for 2 min of the profile unless replicas are " \
-                                                 "asked for 1 min ahead |" in text
+    assert ("2 interval(s) of the profile are short of capacity at λ*, for 120 s in all, which asking for replicas "
+            "60 s ahead removes") in text
+    assert "| base + burst on gpu |" in text and "| no: short for 120 s of the profile unless replicas are " \
+                                                 "asked for 60 s ahead |" in text
     # the autoscaled fleets are short at hours 12 and 18: the fixed fleets hold, the cheaper all-reserved one wins
     assert re.search(r"\*\*Recommendation\.\*\* Through the traffic profile, all reserved on gpu is the cheapest "
                      r"that holds the SLO: \$12,029\.69 a month", text)
@@ -56,7 +56,7 @@ def test_the_first_screen_gets_options_and_a_sentence(compiled):
     assert [o.name for o in options] == ["fixed on gpu", "autoscaled on gpu", "base + burst on gpu",
                                          "all reserved on gpu"]
     assert all(isinstance(o, Option) and all(isinstance(v, str) for v in vars(o).values()) for o in options)
-    assert options[1].holds.startswith("no: short for 2 min")
+    assert options[1].holds.startswith("no: short for 120 s")
     assert shown.demand_sentence.startswith("Through the traffic profile, all reserved on gpu")
 
 
