@@ -87,22 +87,52 @@ def test_a_ratio_at_the_flip_reserves_the_busy_level(tmp_path):
     assert value(e, "burst_replica_hours") == 6 * 5
 
 
-def test_a_one_interval_lag_leaves_exactly_the_rising_hours_short(tmp_path):
-    """L_up = 1 min on hourly intervals is one interval: the hour traffic rises is served by
-    the replicas of the hour before. At hour 12 two replicas carry 20 req/s at λ* against 35;
-    at hour 18 six carry 60 against 70; every other hour is served. Scheduling a lead of
-    one interval removes both."""
+def test_a_one_minute_lag_leaves_the_first_minute_of_the_rising_hours_short(tmp_path):
+    """L_up = 1 min on hourly intervals: replicas asked for at the start of an hour serve from its
+    second minute. At hour 12 two replicas carry 20 req/s at λ* against 35 for that minute, then six
+    carry 60; at hour 18 six carry 60 against 70, then eleven 110. Two short minutes in the day, which
+    asking a minute ahead removes; the nine replicas started pay one minute of boot and 59 of serving."""
     lag = {**NO_LAG, "scale_up_window": "60 s"}
     _, e = evaluated(tmp_path, plan_data(**lag))
-    assert value(e, "scale_up_intervals") == 1
+    assert (value(e, "scale_up_intervals"), value(e, "scale_up_whole_intervals")) == (1, 0)
+    assert value(e, "scale_up_fraction") == pytest.approx(1 / 60)
     risky = [i for i, r in enumerate(column(e, "slo_risk")) if r]
     assert risky == [12, 18]
-    assert column(e, "serving_replicas")[11:13] == [2, 2] and column(e, "serving_replicas")[17:19] == [6, 6]
-    assert value(e, "slo_risk_time") == 2
-    assert value(e, "prewarm_lead") == 1
-    # nine replicas start (4 at hour 12, 5 at hour 18), each paying a minute of boot
+    assert column(e, "serving_replicas")[11:13] == [2, 2] and column(e, "arriving_replicas")[11:13] == [0, 4]
+    assert column(e, "slo_risk_share")[12] == pytest.approx(1 / 60)
+    assert column(e, "serving_capacity")[12] == pytest.approx((2 + 4 * 59 / 60) * 10)
+    assert value(e, "slo_risk_intervals") == 2
+    assert value(e, "slo_risk_time") == pytest.approx(120)                # seconds
+    assert value(e, "prewarm_lead") == pytest.approx(60)
     assert sum(column(e, "started_replicas")) == 9
     assert value(e, "boot_replica_hours") == pytest.approx(9 / 60)
+    assert value(e, "serving_replica_hours") == pytest.approx(126 - 9 / 60)
+
+
+def test_a_lag_of_whole_intervals_keeps_the_whole_interval_rule(tmp_path):
+    """L_up = 2 h exactly: what is asked for at hour 12 serves from hour 14, so hours 12, 13, 18 and
+    19 are short for the whole hour, and nothing arrives within an interval."""
+    _, e = evaluated(tmp_path, plan_data(**{**NO_LAG, "engine_start_time": "7200 s"}))
+    assert (value(e, "scale_up_whole_intervals"), value(e, "scale_up_fraction")) == (2, 0)
+    assert [i for i, r in enumerate(column(e, "slo_risk")) if r] == [12, 13, 18, 19]
+    assert not any(column(e, "arriving_replicas"))
+    assert value(e, "slo_risk_time") == pytest.approx(4 * 3600)
+    assert value(e, "prewarm_lead") == pytest.approx(7200)
+
+
+def test_a_lag_of_an_interval_and_a_half_is_short_for_exactly_the_lag(tmp_path):
+    """L_up = 1.5 h: what is asked for at hour 12 serves from 13:30. Hour 12 is short all through and
+    hour 13 for its first half, 1.5 h per rise; the same at 18 and 19: 3 h in all over four intervals.
+    At hour 13 two replicas serve the whole hour and four arrive half-way: 4 on average."""
+    _, e = evaluated(tmp_path, plan_data(**{**NO_LAG, "engine_start_time": "5400 s"}))
+    assert (value(e, "scale_up_intervals"), value(e, "scale_up_whole_intervals")) == (2, 1)
+    assert value(e, "scale_up_fraction") == pytest.approx(0.5)
+    assert column(e, "slo_risk_share")[11:15] == pytest.approx([0, 1, 0.5, 0])
+    assert column(e, "served_replicas")[13] == pytest.approx(4)
+    assert value(e, "slo_risk_intervals") == 4
+    assert value(e, "slo_risk_time") == pytest.approx(3 * 3600)
+    # paid: every started replica boots 1.5 h, then serves; the day's 126 replica-hours in all
+    assert value(e, "serving_replica_hours") + value(e, "boot_replica_hours") == pytest.approx(126)
 
 
 def test_the_scale_down_delay_keeps_replicas_after_the_peak(tmp_path):

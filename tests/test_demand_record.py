@@ -31,14 +31,15 @@ def compiled(tmp_path_factory):
 def test_the_record_prices_each_strategy_and_recommends_one(compiled):
     text = compiled.files["demand.md"].decode()
     assert "### Strategies through the profile" in text
-    # by hand (test_demand): 126 replica-hours a day less the 4 + 5 replicas an hour late, plus nine
-    # one-minute boots, 30.5 days, $2.49/h
-    assert f"| autoscaled on gpu | ${(126 - 9 + 9 / 60) * 2.49 * 30.5:,.2f} |" in text
+    # by hand (test_demand): the nine replicas started at hours 12 and 18 boot a minute and serve the
+    # other 59 of the hour, so the day pays its 126 replica-hours; 30.5 days, $2.49/h
+    assert f"| autoscaled on gpu | ${126 * 2.49 * 30.5:,.2f} |" in text
     assert f"| fixed on gpu | ${11 * 2.49 * 732:,.2f} |" in text
-    assert "2 interval(s) of the profile are short of capacity at λ*, which asking for replicas 1 h ahead removes" \
-        in text
-    assert "| base + burst on gpu |" in text and "| no: short for 2 h of the profile unless replicas are asked " \
-                                                 "for 1 h ahead |" in text
+    assert "serve once the scale-up lag of 60 s has passed, 0 whole interval(s) and 2% of one later" in text
+    assert ("2 interval(s) of the profile are short of capacity at λ*, for 120 s in all, which asking for replicas "
+            "60 s ahead removes") in text
+    assert "| base + burst on gpu |" in text and "| no: short for 120 s of the profile unless replicas are " \
+                                                 "asked for 60 s ahead |" in text
     # the autoscaled fleets are short at hours 12 and 18: the fixed fleets hold, the cheaper all-reserved one wins
     assert re.search(r"\*\*Recommendation\.\*\* Through the traffic profile, all reserved on gpu is the cheapest "
                      r"that holds the SLO: \$12,029\.69 a month", text)
@@ -55,7 +56,7 @@ def test_the_first_screen_gets_options_and_a_sentence(compiled):
     assert [o.name for o in options] == ["fixed on gpu", "autoscaled on gpu", "base + burst on gpu",
                                          "all reserved on gpu"]
     assert all(isinstance(o, Option) and all(isinstance(v, str) for v in vars(o).values()) for o in options)
-    assert options[1].holds.startswith("no: short for 2 h")
+    assert options[1].holds.startswith("no: short for 120 s")
     assert shown.demand_sentence.startswith("Through the traffic profile, all reserved on gpu")
 
 

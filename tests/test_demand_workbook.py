@@ -27,7 +27,8 @@ def built(tmp_path_factory):
                                                            "scale_down_delay": "30 min"})
     data["tables"]["deployments"]["rows"].append(
         {"name": "node", "gpus_per_node": 8, "node_hourly_cost": "14.32 USD/h", "reserved_upfront": "40000 USD",
-         "reserved_term": "8760 h", "reserved_hourly": "4 USD/h", "spot_hourly_cost": "6 USD/h"})
+         "reserved_term": "8760 h", "reserved_hourly": "4 USD/h", "spot_hourly_cost": "6 USD/h",
+         "owned_price": "150000 USD", "owned_maintenance": 0.05})
     plan = load(write(folder, data), model)
     evs = evaluate_all(plan, model)
     book = build_workbook(plan, evs, model, quick_view(plan, evs))
@@ -55,6 +56,8 @@ def test_the_profile_is_one_row_per_interval_with_formulas(built):
     # the price-model inputs are cells of the deployment rows, the costs formulas of them
     assert {c.role for c in book.cells if c.quantity == "deployments.reserved_upfront"} == {"input"}
     assert {c.role for c in book.cells if c.quantity == "deployments.spot_monthly_cost"} == {"derived"}
+    assert {c.role for c in book.cells if c.quantity == "deployments.owned_monthly_cost"} == {"derived"}
+    assert {c.role for c in book.cells if c.quantity == "electricity_price"} == {"input"}
 
 
 @pytest.mark.parametrize("engine", recalc.engine_params())

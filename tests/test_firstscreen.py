@@ -93,6 +93,8 @@ def test_a_plan_with_a_traffic_profile_opens_with_its_strategies_on_the_recommen
     v = _view(ROOT / "plans" / "llama3-8b-a100-diurnal.yaml")
     screen = first_screen(v)
     assert screen.sentence == v.demand_sentence and screen.ask == v.demand_ask
-    assert screen.ask.startswith("Approve base + burst on fractional-a100-80gb at $")
-    assert [o.name.split(" on ")[0] for o in screen.options] == ["fixed", "autoscaled", "base + burst", "all reserved"]
-    assert {o.name.split(" on ")[1] for o in screen.options} == {"fractional-a100-80gb"}
+    assert screen.ask.startswith("Approve spot on runpod-a100-sxm at $")
+    # the recommended offer's strategies, then the cheapest that holds on each other offer
+    assert [o.name for o in screen.options] == [
+        *(f"{kind} on runpod-a100-sxm" for kind in ("fixed", "autoscaled", "base + burst", "all reserved", "spot")),
+        "capacity blocks on aws-p4de.24xlarge", "owned on lambda-8x-a100-80gb", "base + burst on fractional-a100-80gb"]

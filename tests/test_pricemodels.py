@@ -67,3 +67,22 @@ def test_a_week_of_hourly_multipliers(tmp_path):
     _, e = evaluated(tmp_path, plan_data(week, **NO_LAG))
     assert value(e, "profile_span") == 168 and value(e, "profile_repeats") == pytest.approx(732 / 168)
     assert value(e, "serving_replica_hours") == 126 * 5 + 2 * 48
+
+
+def test_an_owned_node_by_hand(tmp_path):
+    """$8,784 for a one-GPU node over 4 years with 8 % capital on half of it and 6 % maintenance:
+    $8,784 × (0.25 + 0.04 + 0.06) a year of 8,784 h = $0.35/h; the A100 at its 400 W TDP and 100 W
+    of host through a PUE of 1.5 at $0.10/kWh: 0.5 kW × 1.5 × 0.1 = $0.075/h. The 11 nodes sized for
+    the peak, every hour of the month."""
+    data = plan_data(host_power_per_gpu="100 W/GPU", power_usage_effectiveness=1.5,
+                     electricity_price="0.1 USD/kWh", **NO_LAG)
+    data["tables"]["deployments"]["rows"][0].update(owned_price="8784 USD", owned_years=4, owned_maintenance=0.06)
+    _, e = evaluated(tmp_path, data)
+    assert value(e, "gpu_tdp") == 400
+    assert _row(e, "node_power") == 500
+    assert _row(e, "owned_hourly_cost") == pytest.approx(0.35 + 0.075)
+    assert _row(e, "owned_monthly_cost") == pytest.approx(11 * 0.425 * 732)
+    from capplan.analysis import demand
+
+    owned = [s for s in demand.strategies(e) if s.kind == demand.OWNED]
+    assert len(owned) == 1 and owned[0].holds and owned[0].monthly_cost == pytest.approx(11 * 0.425 * 732)

@@ -6,8 +6,9 @@ the peak and run every hour (``monthly_cost``), the autoscaled fleet the profile
 keeps (``autoscaled_monthly_cost``), R* reserved replicas with the rest bursting on demand
 (``base_burst_monthly_cost``), the autoscaled fleet's peak reserved
 (``all_reserved_monthly_cost``) and, where the offer has a spot price, the autoscaled fleet on
-spot with its spares on demand (``spot_monthly_cost``), and the fixed fleet in capacity blocks
-(``block_monthly_cost``). This module only lines them up and says which holds the
+spot with its spares on demand (``spot_monthly_cost``), the fixed fleet in capacity blocks
+(``block_monthly_cost``) and the fixed fleet bought and run (``owned_monthly_cost``: depreciation,
+capital, maintenance and power). This module only lines them up and says which holds the
 SLO: an autoscaled fleet short of capacity in some interval (``slo_risk_intervals``) does
 not, unless its replicas are asked for ``prewarm_lead`` ahead. The recommendation is the
 cheapest strategy that holds.
@@ -20,18 +21,20 @@ from dataclasses import dataclass
 from capplan.engine.evaluate import Evaluation
 
 FIXED, AUTOSCALED, BASE_BURST, RESERVED, SPOT = "fixed", "autoscaled", "base + burst", "all reserved", "spot"
-BLOCK = "capacity blocks"
+BLOCK, OWNED = "capacity blocks", "owned"
 COSTS = {FIXED: "deployments.monthly_cost", AUTOSCALED: "deployments.autoscaled_monthly_cost",
          BASE_BURST: "deployments.base_burst_monthly_cost", RESERVED: "deployments.all_reserved_monthly_cost",
-         SPOT: "deployments.spot_monthly_cost", BLOCK: "deployments.block_monthly_cost"}
-OFFERED = {SPOT: "deployments.spot_hourly_cost", BLOCK: "deployments.block_price"}   # strategies an offer may lack
+         SPOT: "deployments.spot_monthly_cost", BLOCK: "deployments.block_monthly_cost",
+         OWNED: "deployments.owned_monthly_cost"}
+OFFERED = {SPOT: "deployments.spot_hourly_cost", BLOCK: "deployments.block_price",    # strategies an offer may lack
+           OWNED: "deployments.owned_price"}
 
 
 @dataclass(frozen=True)
 class Strategy:
     """One way to buy one deployment's fleet through the profile (display units)."""
 
-    kind: str                   # FIXED, AUTOSCALED, BASE_BURST or RESERVED
+    kind: str                   # FIXED, AUTOSCALED, BASE_BURST, RESERVED, SPOT, BLOCK or OWNED
     deployment: str
     monthly_cost: float         # USD a month
     cost_per_million: float     # USD per 1M output tokens
@@ -59,7 +62,7 @@ def strategies(e: Evaluation) -> list[Strategy]:
     out = []
     for kind, column in COSTS.items():
         costs = e.display(column)
-        holds = fixed_holds if kind in (FIXED, RESERVED, BLOCK) else [autoscaled_holds] * len(names)
+        holds = fixed_holds if kind in (FIXED, RESERVED, BLOCK, OWNED) else [autoscaled_holds] * len(names)
         for i, name in enumerate(names):
             if kind in offered and not offered[kind][i]:
                 continue                                        # the offer has no such price

@@ -24,7 +24,7 @@ def _note(e: Evaluation, s: demand.Strategy, fixed: float) -> str:
         return "sized for the peak, every hour"
     saved = fixed - s.monthly_cost
     share = f" ({saved / fixed:.0%})" if fixed else ""
-    versus = f"{'saves' if saved >= 0 else 'costs'} {_money(abs(saved))}{share} against fixed"
+    versus = f"{'saves' if saved >= 0 else 'costs'} {_money(abs(saved))}{share} against fixed on this offer"
     if s.kind == demand.AUTOSCALED:
         return f"{versus}; mean utilisation {shown(e, 'mean_utilisation').text}"
     if s.kind == demand.BASE_BURST:
@@ -32,6 +32,11 @@ def _note(e: Evaluation, s: demand.Strategy, fixed: float) -> str:
                 f"{shown(e, 'reserved_price_ratio').text}, the rest on demand")
     if s.kind == demand.BLOCK:
         return f"{versus}; the fleet sized for the peak in back-to-back blocks, no scaling inside one"
+    if s.kind == demand.OWNED:
+        row = list(e.display("deployments.name")).index(s.deployment)
+        hourly = shown(e, "deployments.owned_hourly_cost", row).text
+        return (f"{versus}; the fleet sized for the peak bought at {hourly} a node (depreciation, capital, "
+                f"maintenance, power at TDP × PUE)")
     if s.kind == demand.SPOT:
         spot, spare = e.display("spot_replica_hours"), e.display("spare_replica_hours")
         share = spot / (spot + spare) if spot + spare else 0.0
@@ -54,12 +59,20 @@ SHARED = "at most: whole nodes, less than one partly used node an interval above
 
 def options(e: Evaluation) -> list[Option]:
     """The strategies of the recommended strategy's deployment (of every deployment when none
-    holds), formatted: the first screen's choice is how to buy, the section's table has them
-    all; none for a plan without a profile."""
+    holds), then the cheapest strategy that holds on each other offer, formatted: the first
+    screen's choice is how to buy, and what the other offers' price models come to beside it;
+    none for a plan without a profile."""
     found = demand.strategies(e)
     best = demand.recommended(found)
-    found = [s for s in found if best is None or s.deployment == best.deployment]
-    fixed = {s.deployment: s.monthly_cost for s in found if s.kind == demand.FIXED}
+    if best is None:
+        return _formatted(e, found)
+    others = [demand.recommended([s for s in found if s.deployment == name])
+              for name in dict.fromkeys(s.deployment for s in found) if name != best.deployment]
+    return _formatted(e, [s for s in found if s.deployment == best.deployment] + [s for s in others if s])
+
+
+def _formatted(e: Evaluation, found: list[demand.Strategy]) -> list[Option]:
+    fixed = {s.deployment: s.monthly_cost for s in demand.strategies(e) if s.kind == demand.FIXED}
     names = e.display("deployments.name") if found else []
     shared = {n for n, per in zip(names, e.display("deployments.replicas_per_node") if found else []) if per > 1}
     return [Option(s.name, _money(s.monthly_cost), f"{_money(s.cost_per_million)}/1M tok", _holds(e, s),
@@ -108,11 +121,13 @@ def chart_data(e: Evaluation) -> dict:
 
 
 def section(e: Evaluation, chart_file: str) -> dict | None:
-    """What the demand section prints after its derivations (None without a profile)."""
-    found = options(e)
+    """What the demand section prints after its derivations (None without a profile): every
+    strategy of every deployment, the offers' price models side by side."""
+    found = _formatted(e, demand.strategies(e))
     if not found:
         return None
     return {"options": found, "sentence": sentence(e), "chart_file": chart_file,
             "risk": shown(e, "slo_risk_intervals").text, "lead": shown(e, "prewarm_lead").text,
-            "intervals": shown(e, "scale_up_intervals").text, "down": shown(e, "scale_down_intervals").text,
+            "risk_time": shown(e, "slo_risk_time").text, "whole": shown(e, "scale_up_whole_intervals").text,
+            "fraction": f"{e.display('scale_up_fraction'):.0%}", "down": shown(e, "scale_down_intervals").text,
             "lag": shown(e, "scale_up_lag").text, "delay": shown(e, "scale_down_delay").text}
