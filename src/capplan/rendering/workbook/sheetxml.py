@@ -66,12 +66,24 @@ class CellXml:
         self.styles = styles
         self._style: dict[int, str] = {}        # a style's ' s="…"', by identity (cells share style objects)
         self._spelled: dict[tuple, object] = {}
+        self._values: dict[tuple, tuple[str, str]] = {}   # a cached value's spelling, by (type, value)
 
     def style(self, style) -> str:
         found = self._style.get(id(style))
         if found is None:                       # the style sheet keeps the style alive, so its id stays its own
             xf = self.styles.xf(style)
             found = self._style[id(style)] = f' s="{xf}"' if xf else ""
+        return found
+
+    def cached(self, value) -> tuple[str, str]:
+        """:func:`_cached`, looked up: scenarios repeat most of their values. The type is
+        part of the key (True == 1 == 1.0 spell differently); NaN is never found again."""
+        key = (value.__class__, value)
+        found = self._values.get(key)
+        if found is None:
+            found = _cached(value)
+            if len(self._values) < self.LIMIT:
+                self._values[key] = found
         return found
 
     def _keep(self, key: tuple, value):
@@ -94,7 +106,7 @@ class CellXml:
                 key = (r, c.column, id(c.style), kind, value) if kind in ("f", "s") else None
                 found = spelled.get(key) if key else None
                 if kind == "f":
-                    t, v = _cached(c.cached)
+                    t, v = self.cached(c.cached)
                     if found is None:
                         found = self._keep(key, (f'<c r="{column_letter(c.column)}{r}"{self.style(c.style)}',
                                                  f"><f>{text(value)}</f>"))
