@@ -30,7 +30,7 @@ def test_a_template_fills_each_slot_with_its_base_plus_the_row_and_keeps_braces(
 
 def test_a_row_the_nominal_table_lacks_is_refused_as_the_printer_refused_it():
     slots = Slots()
-    slots.within(2, "nominal(t.x): the nominal t table has no row ")
+    slots.within(2, "t.x", "t")
     template = RowTemplate(f"='nominal'!$C${slots.slot(7)}", slots)
     assert template.text(1) == "='nominal'!$C$8"
     with pytest.raises(CapplanError, match=r"nominal\(t.x\): the nominal t table has no row 3"):

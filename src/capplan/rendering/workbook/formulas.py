@@ -163,9 +163,8 @@ class Refs:
             raise CapplanError(f"nominal({name}): the nominal scenario has no table {q.table}")
         if array or self.table != q.table:
             return f"{qs}!{nominal.column_range(name)}"
-        missing, n_rows = f"nominal({name}): the nominal {q.table} table has no row ", nominal.tables[q.table].n_rows
         if self._slots is not None:
-            self._slots.within(n_rows, missing)
-        elif self._row >= n_rows:
-            raise CapplanError(f"{missing}{self._row + 1}")
+            self._slots.within(nominal.tables[q.table].n_rows, name, q.table)
+        elif self._row >= nominal.tables[q.table].n_rows:
+            raise CapplanError(f"nominal({name}): the nominal {q.table} table has no row {self._row + 1}")
         return f"{qs}!{self._cell(nominal, name, True)}"

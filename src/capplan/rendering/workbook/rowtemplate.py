@@ -21,17 +21,17 @@ class Slots:
 
     def __init__(self):
         self.bases: list[int] = []
-        self.limit: tuple[int, str] | None = None     # (rows the nominal table has, the error before the row)
+        self.limit: tuple[int, str, str] | None = None     # (rows the nominal table has, quantity, table)
 
     def slot(self, base: int) -> str:
         """The marked place of the number ``base + row``."""
         self.bases.append(base)
         return f"{MARK}{len(self.bases) - 1}{MARK}"
 
-    def within(self, n_rows: int, message: str) -> None:
-        """Rows from ``n_rows`` on have no cell to read: ``message`` and the row's number is the error."""
+    def within(self, n_rows: int, name: str, table: str) -> None:
+        """Rows from ``n_rows`` on have no cell to read: ``nominal(name)`` of the nominal ``table``."""
         if self.limit is None or n_rows < self.limit[0]:
-            self.limit = (n_rows, message)
+            self.limit = (n_rows, name, table)
 
 
 class RowSlot:
@@ -64,6 +64,7 @@ class RowTemplate:
 
     def _spell(self, row: int) -> str:
         if self._limit is not None and row >= self._limit[0]:
-            raise CapplanError(f"{self._limit[1]}{row + 1}")
+            _, name, table = self._limit
+            raise CapplanError(f"nominal({name}): the nominal {table} table has no row {row + 1}")
         text = self._texts[row] = self._format(*[base + row for base in self._bases])
         return text
