@@ -58,3 +58,25 @@ def _spy(fn, note):
         note()
         return fn(*args, **kwargs)
     return spied
+
+
+def test_a_formula_cells_cached_value_is_spelled_once_for_every_cell_that_repeats_it(main_plan, monkeypatch):
+    plan, evs, model = main_plan
+    built = build_workbook(plan, evs, model)
+    spelled = []
+    monkeypatch.setattr(sheetxml, "_cached", _spy(sheetxml._cached, lambda: spelled.append(1)))
+    data = to_bytes(built)
+    formulas = sum(1 for ws in built.worksheets for c in ws.cells.values() if c.kind == "f")
+    assert formulas > 1000
+    assert len(spelled) < formulas / 2                     # scenarios repeat most values
+    assert data == render_workbook(plan, evs, model)
+
+
+def test_the_workbooks_last_writing_drops_its_cells_as_each_sheet_is_spelled(main_plan):
+    """render_workbook writes a workbook once: each sheet's cells go once its XML is made,
+    so a workbook of many sheets is not held twice (cells and XML); the bytes are the same."""
+    plan, evs, model = main_plan
+    kept, released = build_workbook(plan, evs, model), build_workbook(plan, evs, model)
+    assert to_bytes(released, release=True) == to_bytes(kept)
+    assert all(ws.cells for ws in kept.worksheets) and kept.cells
+    assert not any(ws.cells for ws in released.worksheets) and not released.cells

@@ -58,7 +58,7 @@ def render_workbook(plan: Plan, evaluations: list[Evaluation], model: Model, sho
     """The .xlsx bytes for a plan; identical input gives identical bytes.
     ``shown`` is the plan's view when the caller built it already (the record's)."""
     with _no_cycle_collection():
-        return to_bytes(build_workbook(plan, evaluations, model, shown))
+        return to_bytes(build_workbook(plan, evaluations, model, shown), release=True)
 
 
 @contextmanager

@@ -39,7 +39,7 @@ def _decimals(values) -> int:
     differ between pint/numpy versions (7.999999999999999 for 8), and the
     format must not."""
     best = 0
-    for v in values:
+    for v in set(values):           # scenarios repeat their values (equal values give equal decimals)
         if not _number(v) or abs(v) < formatting.TINY:       # a tiny value shows as a power of ten
             continue
         v = float(f"{v:.12g}")

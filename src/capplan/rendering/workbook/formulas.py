@@ -17,10 +17,11 @@ from capplan.language import units
 from capplan.language.model import Model
 from capplan.errors import CapplanError
 from capplan.rendering.workbook.formulaprinter import ExcelPrinter
-from capplan.rendering.workbook.lint import lint_formula
+from capplan.rendering.workbook.lint import EXCEL_MAX_FORMULA, lint_formula
 from capplan.rendering.workbook.names import excel_name
 from capplan.rendering.workbook.unitfold import exact_factor, fold_units
 from capplan.rendering.workbook.plantext import quote_sheet
+from capplan.rendering.workbook.rowtemplate import RowSlot, Slots, RowTemplate
 
 if TYPE_CHECKING:
     from capplan.rendering.workbook.layout import SheetLayout
@@ -51,6 +52,7 @@ class Formulas:
         self.name_set = {v.lower() for v in self.names.values()}
         self._folded: dict[tuple, sympy.Basic] = {}
         self._compiled: dict[tuple, str] = {}
+        self._rows: dict[tuple, RowTemplate] = {}
 
     def factor_of(self, name: str) -> sympy.Rational:
         q = self.model.quantities[name]
@@ -72,29 +74,63 @@ class Formulas:
         Scenario sheets share one layout as a rule, so without this a plan of many
         scenarios would print and lint the same text once per sheet. Names are
         workbook-wide, so only row cells (this sheet's tables) and nominal() (the
-        nominal sheet, or nothing on the nominal sheet itself) make texts differ."""
-        key = (name, formula.text, sheet is nominal, sheet.table_layout(), table, row)
+        nominal sheet, or nothing on the nominal sheet itself) make texts differ;
+        a row formula is printed once per column (:mod:`.rowtemplate`) and spelled per row."""
+        key = (name, formula.text, sheet is nominal, sheet.table_layout(), table)
+        if row is not None:
+            return self._row_text(key, formula, sheet, nominal, row)
         text = self._compiled.get(key)
         if text is None:
-            text = ExcelPrinter(Refs(self, sheet, nominal, table, row)).doprint(self.folded(name, formula))
-            problems = lint_formula(text, self.name_set)
-            if problems:
-                raise CapplanError(f"internal error compiling {name} = {formula.text} to Excel: {'; '.join(problems)}")
-            self._compiled[key] = text
+            text = ExcelPrinter(Refs(self, sheet, nominal, table)).doprint(self.folded(name, formula))
+            self._compiled[key] = self._linted(name, formula, text)
+        return text
+
+    def _row_text(self, key: tuple, formula, sheet: SheetLayout, nominal: SheetLayout, row: int) -> str:
+        name, table = key[0], key[-1]
+        template = self._rows.get(key)
+        if template is None:
+            slots = Slots()
+            marked = ExcelPrinter(Refs(self, sheet, nominal, table, slots=slots)).doprint(self.folded(name, formula))
+            template = RowTemplate(marked, slots)
+            text = self._linted(name, formula, template.text(row))     # rows differ only in their numbers
+            self._rows[key] = template
+            return text
+        text = template.text(row)
+        return self._linted(name, formula, text) if len(text) > EXCEL_MAX_FORMULA else text
+
+    def _linted(self, name: str, formula, text: str) -> str:
+        problems = lint_formula(text, self.name_set)
+        if problems:
+            raise CapplanError(f"internal error compiling {name} = {formula.text} to Excel: {'; '.join(problems)}")
         return text
 
 
 class Refs:
-    """What a formula on one sheet (and, for a row formula, one table row) reads."""
+    """What a formula on one sheet (and, for a row formula, one table row) reads.
+
+    With ``slots`` (a row formula printed once for every row) the row is left open:
+    each row-dependent number is a slot of the :class:`.rowtemplate.Slots`."""
 
     def __init__(self, formulas: Formulas, sheet: SheetLayout, nominal: SheetLayout,
-                 table: str | None = None, row: int | None = None):
+                 table: str | None = None, row: int | None = None, slots: Slots | None = None):
         self.formulas = formulas
         self.model = formulas.model
         self.sheet = sheet
         self.nominal_sheet = nominal
         self.table = table
-        self.row = row
+        self._row = row
+        self._slots = slots
+
+    @property
+    def row(self):
+        """This row's index, as the printer writes it (``MIN(k,row)``)."""
+        return self._row if self._slots is None else RowSlot(self._slots)
+
+    def _cell(self, sheet: SheetLayout, name: str, absolute: bool) -> str:
+        if self._slots is None:
+            return sheet.table_cell(name, self._row, absolute)
+        letter, first = sheet.table_column(name)
+        return f"${letter}${self._slots.slot(first)}" if absolute else f"{letter}{self._slots.slot(first)}"
 
     def scalar(self, name: str) -> str:
         return self.formulas.names[name]
@@ -106,7 +142,7 @@ class Refs:
         q = self.model.quantities[name]
         if self.table is None or q.table != self.table:
             return None
-        return self.sheet.table_cell(name, self.row)
+        return self._cell(self.sheet, name, False)
 
     def is_bool(self, name: str) -> bool:
         return self.model.quantities[name].kind == "bool"
@@ -127,6 +163,8 @@ class Refs:
             raise CapplanError(f"nominal({name}): the nominal scenario has no table {q.table}")
         if array or self.table != q.table:
             return f"{qs}!{nominal.column_range(name)}"
-        if self.row >= nominal.tables[q.table].n_rows:
-            raise CapplanError(f"nominal({name}): the nominal {q.table} table has no row {self.row + 1}")
-        return f"{qs}!{nominal.table_cell(name, self.row, absolute=True)}"
+        if self._slots is not None:
+            self._slots.within(nominal.tables[q.table].n_rows, name, q.table)
+        elif self._row >= nominal.tables[q.table].n_rows:
+            raise CapplanError(f"nominal({name}): the nominal {q.table} table has no row {self._row + 1}")
+        return f"{qs}!{self._cell(nominal, name, True)}"

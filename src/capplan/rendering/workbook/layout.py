@@ -76,11 +76,14 @@ class SheetLayout:
         r = self.scalar_row[name]
         return f"$B${r}" if absolute else f"B{r}"
 
-    def table_cell(self, name: str, row: int, absolute=False) -> str:
+    def table_column(self, name: str) -> tuple[str, int]:
+        """A table column's letter and its first record's row."""
         pos = self.tables[name.split(".", 1)[0]]
-        letter = column_letter(pos.col_index[name])
-        r = pos.row_of[name] + row
-        return f"${letter}${r}" if absolute else f"{letter}{r}"
+        return column_letter(pos.col_index[name]), pos.row_of[name]
+
+    def table_cell(self, name: str, row: int, absolute=False) -> str:
+        letter, first = self.table_column(name)
+        return f"${letter}${first + row}" if absolute else f"{letter}{first + row}"
 
     def link(self, name: str, row: int | None = None) -> str:
         """The formula another sheet links this sheet's cell of a quantity (of a table row) by:

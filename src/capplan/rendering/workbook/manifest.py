@@ -14,9 +14,10 @@ from functools import cached_property
 from capplan.rendering.workbook.sheetmodel import Sheet
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CellInfo:
-    """One value-bearing cell: what it holds and what the engine says it is."""
+    """One value-bearing cell: what it holds and what the engine says it is (one per
+    formula and input cell, a thousand per scenario sheet: slots, no instance dict)."""
 
     sheet: str
     coordinate: str

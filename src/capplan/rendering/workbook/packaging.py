@@ -126,8 +126,10 @@ def _workbook(sheets: list[Sheet]) -> str:
             f'</bookViews><sheets>{listed}</sheets>{defined}<calcPr calcId="124519" fullCalcOnLoad="1"/></workbook>')
 
 
-def parts(sheets: list[Sheet]) -> dict[str, str]:
-    """Every part of the package, by name."""
+def parts(sheets: list[Sheet], release: bool = False) -> dict[str, str]:
+    """Every part of the package, by name. ``release``: each sheet's cells are dropped
+    once its part is spelled (the workbook is being written for the last time), so a
+    workbook of many sheets is not held twice, as cells and as XML."""
     styles = StyleSheet()
     cells = CellXml(styles)
     out: dict[str, str] = {}
@@ -156,6 +158,8 @@ def parts(sheets: list[Sheet]) -> dict[str, str]:
             rels.append(("rId3", "comments", f"/xl/comments/comment{notes}.xml"))
             overrides.append((f"/xl/comments/comment{notes}.xml", "spreadsheetml.comments+xml"))
         out[f"xl/worksheets/sheet{i}.xml"] = sheet_xml(s, cells, i == 1, drawing, comments)
+        if release:
+            s.cells = {}
         overrides.append((f"/xl/worksheets/sheet{i}.xml", "spreadsheetml.worksheet+xml"))
         if rels:
             out[f"xl/worksheets/_rels/sheet{i}.xml.rels"] = _rels(rels)
@@ -180,17 +184,21 @@ def parts(sheets: list[Sheet]) -> dict[str, str]:
     return out
 
 
-def to_bytes(built: BuiltWorkbook) -> bytes:
-    """Serialise deterministically: canonical parts in a fixed zip layout."""
+def to_bytes(built: BuiltWorkbook, release: bool = False) -> bytes:
+    """Serialise deterministically: canonical parts in a fixed zip layout. ``release``
+    (the workbook's last use, :func:`.render_workbook`): its cells and manifest are
+    dropped as the parts are spelled, and each part once it is in the zip."""
     method = zipfile.ZIP_DEFLATED if config().get("zip_compression") == "deflate" else zipfile.ZIP_STORED
     out = io.BytesIO()
-    written = parts(built.worksheets)
+    if release:
+        built.cells, built.positions = [], {}
+    written = parts(built.worksheets, release)
     with zipfile.ZipFile(out, "w", method) as dst:
         for name in sorted(written, key=lambda n: (n != "[Content_Types].xml", n)):
             info = zipfile.ZipInfo(name, date_time=ZIP_DATE)
             info.compress_type = method
             info.external_attr = 0o644 << 16
             info.create_system = 0
-            body = written[name]
+            body = written.pop(name)
             dst.writestr(info, (body if name.endswith(".vml") else DECLARATION + body).encode("utf-8"))
     return out.getvalue()

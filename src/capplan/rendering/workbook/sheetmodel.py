@@ -12,6 +12,7 @@ openpyxl: its cell objects cost ~40 ms per sheet to create and write.
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -115,7 +116,7 @@ class Cell:
     def formula(self, text: str, cached) -> None:
         """A live formula (``=...``) with the value it evaluates to, so the file
         reads right before any recalculation."""
-        self.value, self.kind = text.removeprefix("="), "f"
+        self.value, self.kind = sys.intern(text.removeprefix("=")), "f"   # every scenario sheet's copy, one string
         if hasattr(cached, "item"):           # a numpy scalar
             cached = cached.item()
         if isinstance(cached, float) and not math.isfinite(cached):
@@ -196,7 +197,7 @@ class Sheet:
 
     @property
     def max_row(self) -> int:
-        return max((r for r, _ in self.cells), default=1)
+        return max(self.cells, default=(1,))[0]
 
     @property
     def max_column(self) -> int:

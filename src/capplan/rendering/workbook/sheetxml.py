@@ -66,6 +66,7 @@ class CellXml:
         self.styles = styles
         self._style: dict[int, str] = {}        # a style's ' s="…"', by identity (cells share style objects)
         self._spelled: dict[tuple, object] = {}
+        self._values: dict[tuple, tuple[str, str]] = {}   # a cached value's spelling, by (type, value)
 
     def style(self, style) -> str:
         found = self._style.get(id(style))
@@ -74,31 +75,49 @@ class CellXml:
             found = self._style[id(style)] = f' s="{xf}"' if xf else ""
         return found
 
+    def cached(self, value) -> tuple[str, str]:
+        """:func:`_cached`, looked up: scenarios repeat most of their values. The type is
+        part of the key (True == 1 == 1.0 spell differently); NaN is never found again."""
+        key = (value.__class__, value)
+        found = self._values.get(key)
+        if found is None:
+            found = _cached(value)
+            if len(self._values) < self.LIMIT:
+                self._values[key] = found
+        return found
+
     def _keep(self, key: tuple, value):
         if len(self._spelled) < self.LIMIT:
             self._spelled[key] = value
         return value
 
     def rows(self, sheet: Sheet) -> str:
+        """The <row> elements. The loop runs once per cell of every sheet, so the
+        lookups of :meth:`style`, :meth:`cached` and :meth:`_keep` are written inline."""
         out: list[str] = []
         write = out.append
-        spelled = self._spelled
+        spelled, values, styles, limit = self._spelled, self._values, self._style, self.LIMIT
+        cells, heights = sheet.cells, sheet.heights
         rows: dict[int, list] = {}
-        for (r, _), c in sorted(sheet.cells.items()):
-            rows.setdefault(r, []).append(c)
-        for r in sorted(set(rows) | set(sheet.heights)):
-            height = sheet.heights.get(r)
-            write(f'<row r="{r}"' + (f' customHeight="1" ht="{height:g}">' if height else ">"))
+        for key in sorted(cells):
+            rows.setdefault(key[0], []).append(cells[key])
+        for r in sorted(rows.keys() | heights.keys()):
+            height = heights.get(r)
+            write(f'<row r="{r}" customHeight="1" ht="{height:g}">' if height else f'<row r="{r}">')
             for c in rows.get(r, ()):
                 kind, value = c.kind, c.value
-                key = (r, c.column, id(c.style), kind, value) if kind in ("f", "s") else None
+                key = (r, c.column, id(c.style), kind, value) if kind == "f" or kind == "s" else None
                 found = spelled.get(key) if key else None
                 if kind == "f":
-                    t, v = _cached(c.cached)
+                    cached = c.cached
+                    tv = values.get((cached.__class__, cached)) or self.cached(cached)
                     if found is None:
-                        found = self._keep(key, (f'<c r="{column_letter(c.column)}{r}"{self.style(c.style)}',
-                                                 f"><f>{text(value)}</f>"))
-                    write(f"{found[0]}{t}{found[1]}{v}</c>")
+                        style = styles.get(id(c.style))
+                        found = (f'<c r="{column_letter(c.column)}{r}"'
+                                 f'{self.style(c.style) if style is None else style}', f"><f>{text(value)}</f>")
+                        if len(spelled) < limit:
+                            spelled[key] = found
+                    write(f"{found[0]}{tv[0]}{found[1]}{tv[1]}</c>")
                     continue
                 if found is not None:
                     write(found)
