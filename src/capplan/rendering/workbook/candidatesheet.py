@@ -112,7 +112,7 @@ def write_candidates(book: Book, taken: set[str]) -> Sheet | None:
         set_text(ws.cell(header, c), text)
     for c in range(1, rank_col + 1):
         styles.dress(ws.cell(header, c), styles.bold, styles.thin_bottom, styles.header_alignment)
-    ws.widths[1], ws.widths[2], ws.widths[3] = 34, 34, 16
+    ws.widths[1], ws.widths[2], ws.widths[3] = 34, 34, 44
     for name, c in columns.items():                 # money up to $9,999,999.99 and its header fit
         q = book.model.quantities[name]
         ws.widths[c] = 14 if q.kind == "money" or q.unit else 9
@@ -126,7 +126,7 @@ def write_candidates(book: Book, taken: set[str]) -> Sheet | None:
         c = ev.candidates[i]
         set_text(ws.cell(row, 1), c.label)
         set_text(ws.cell(row, 2), c.offer.name)
-        set_text(ws.cell(row, 3), ev.tags[i] + (f" ±{100 * ev.band[i]:.0f} %" if ev.band[i] else ""))
+        set_text(ws.cell(row, 3), ev.tag_text(i) + (f" ±{100 * ev.band[i]:.0f} %" if ev.band[i] else ""))
         for name in INPUTS:
             cell = ws.cell(row, columns[name])
             value = _display(book, name, r.value(name, i))
