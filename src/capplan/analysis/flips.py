@@ -129,12 +129,17 @@ class Search:
     """Every scenario of one plan in exact values, each computed once when first
     asked for; then one :class:`Probe` per scenario and variable."""
 
-    def __init__(self, evaluations: list[Evaluation]):
+    def __init__(self, evaluations: list[Evaluation], wanted: frozenset[str] | None = None):
+        """``wanted``: the only targets a probe will name (None: any node). Then only what
+        they rest on is computed exactly: a traffic profile's thousands of rows, which no
+        decision reads, are never walked in fractions."""
         self.evaluations = {e.scenario.name: e for e in evaluations}
         first = evaluations[0]
         self.nominal = first if first.scenario.name == NOMINAL else \
             evaluate(first.plan, first.plan.nominal, first.model)        # `eval --scenario S` passes S alone
-        self.nominal_values = exact_values(self.nominal, None)
+        alike = all(e.graph.same_formulas(self.nominal.graph) for e in evaluations)
+        self.keep = _kept(self.nominal.graph, wanted) if wanted is not None and alike else None
+        self.nominal_values = exact_values(self.nominal, None, keep=self.keep)
         self._values = {NOMINAL: self.nominal_values} if first.scenario.name == NOMINAL else {}
         self._shared: dict = {}        # what probes of scenarios alike share: closed forms, walks
 
@@ -145,7 +150,7 @@ class Search:
             e = self.evaluations[scenario]
             alike = e.graph.same_formulas(self.nominal.graph)
             self._values[scenario] = exact_values(e, self.nominal_values,
-                                                  base=self.nominal_values if alike else None)
+                                                  base=self.nominal_values if alike else None, keep=self.keep)
         return self._values[scenario]
 
     def probe(self, scenario: str, variable: Target, targets: list[Target], decisions: int) -> Probe:
@@ -164,21 +169,24 @@ class Search:
         base = self.values(scenario)[variable.name]
         given = value if variable.index is None else tuple(
             value if i == variable.index else v for i, v in enumerate(base))
-        return exact_values(e, self.nominal_values, {variable.name: given})
+        return exact_values(e, self.nominal_values, {variable.name: given}, keep=self.keep)
 
 
 def exact_values(e: Evaluation, nominal_values: dict | None, given: dict | None = None,
-                 base: dict | None = None) -> dict:
+                 base: dict | None = None, keep: frozenset[str] | None = None) -> dict:
     """Every node of one scenario as exact numbers (a table column as a
     tuple); ``given`` sets some nodes (an input, or a derived quantity pinned).
     ``base``: another scenario's values under the same formulas; a formula none
-    of whose dependencies differs from there keeps its value without a walk."""
+    of whose dependencies differs from there keeps its value without a walk.
+    ``keep``: the formulas to compute (None: all; see :func:`_kept`)."""
     values: dict = {}
     walker = Exact(values, values if nominal_values is None else nominal_values)
     changed: set[str] = set()
     for name in e.graph.order:
         node = e.graph.nodes[name]
         q = node.quantity
+        if keep is not None and name not in keep:
+            continue
         if given and name in given:
             values[name] = given[name]
         elif node.formula is not None:
@@ -195,6 +203,20 @@ def exact_values(e: Evaluation, nominal_values: dict | None, given: dict | None 
         if base is not None and not _identical(values[name], base.get(name)):
             changed.add(name)
     return values
+
+
+def _kept(graph, wanted: frozenset[str]) -> frozenset[str]:
+    """Every input, and the formulas ``wanted`` rest on, what they read through nominal() included."""
+    kept = {n for n in graph.order if graph.nodes[n].formula is None}
+    stack = [n for n in wanted if n in graph.nodes]
+    while stack:
+        name = stack.pop()
+        if name in kept and graph.nodes[name].formula is not None:
+            continue
+        kept.add(name)
+        formula = graph.nodes[name].formula
+        stack.extend(d for d in (formula.names if formula is not None else ()) if d in graph.nodes and d not in kept)
+    return frozenset(kept)
 
 
 def _identical(a, b) -> bool:

@@ -18,7 +18,7 @@ from functools import cached_property
 
 from capplan import formatting
 from capplan.analysis import flips
-from capplan.analysis.declared import Decision, declared, decisions, holds_spec, row_keys, variables
+from capplan.analysis.declared import Decision, declared, decisions, holds_spec, layout, row_keys, variables
 from capplan.analysis.flips import Flip, Holds, Probe, Search, Solution, Target
 from capplan.engine.evaluate import Evaluation
 from capplan.engine.exact import factor
@@ -116,9 +116,12 @@ class PlanHolds:
     breakevens. A scenario is searched when first asked for (:meth:`of`), once: the
     record and the workbook read the nominal scenario's alone, the JSON every one."""
 
-    def __init__(self, evaluations: list[Evaluation]):
+    def __init__(self, evaluations: list[Evaluation], decisions_only: bool = False):
+        """``decisions_only``: probes name only the declared decisions, costs and the breakeven's
+        columns (the outputs' flip search), so only what those rest on is computed exactly;
+        a goal seek names any quantity, and leaves it False."""
         self.evaluations = evaluations
-        self.search = Search(evaluations)
+        self.search = Search(evaluations, _targeted() if decisions_only else None)
         self._found: dict[str, list[InputInterval]] = {}
         self._decisions: dict[str, tuple[list[Decision], list[Decision]]] = {}
 
@@ -188,3 +191,11 @@ class PlanHolds:
         """Whether the priced table has too many rows for every pair (each row meets the lowest)."""
         table = self.evaluations[0].scenario.tables.get(holds_spec()["breakeven"]["table"])
         return table is not None and len(table.rows) > ALL_PAIRS
+
+
+def _targeted() -> frozenset[str]:
+    """Every quantity a decision, a cost or a breakeven may name (:func:`decisions`, :attr:`PlanHolds.breakevens`)."""
+    gates = {part["gate"] for section in layout()["sections"] for part in section.get("parts", []) if part.get("gate")}
+    wanted = holds_spec()["breakeven"]
+    priced = {f"{wanted['table']}.{wanted['price']}", f"{wanted['table']}.{wanted['compare']}"}
+    return frozenset({d["quantity"] for d in declared()} | gates | priced)

@@ -93,7 +93,7 @@ class Artifacts:
         """The flip points of every scenario (each searched when first asked for) and the breakevens."""
         from capplan.analysis.holds import PlanHolds           # deferred: sympy (module docstring)
 
-        return PlanHolds(self.evaluations)
+        return PlanHolds(self.evaluations, decisions_only=True)
 
     @cached_property
     def candidates(self) -> Ranking | None:

@@ -21,6 +21,7 @@ field here and one more block in each renderer that shows it.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -303,14 +304,34 @@ class PlanView:
 
 
 def _context(e: Evaluation) -> dict:
-    """A sentence's names: every scalar of the scenario, and each table as rows."""
+    """A sentence's names: every scalar of the scenario, and each table as rows (shown
+    only when a sentence reads the table: a profile has thousands of rows, and most
+    sentences read none)."""
     context: dict[str, object] = {n: shown(e, n) for n in e.graph.order
                                   if n in e.values and e.model.quantities[n].table is None}
-    for table in e.scenario.tables:          # each column shown once: a profile has thousands of rows
-        columns = {e.model.quantities[c].column: [shown_value(e.model.quantities[c], v) for v in e.display(c)]
-                   for c in e.model.tables[table].columns if c in e.values}
-        context[table] = [{k: v[i] for k, v in columns.items()} for i in range(len(e.scenario.tables[table].rows))]
+    for table in e.scenario.tables:
+        context[table] = _TableRows(e, table)
     return context
+
+
+class _TableRows(Sequence):
+    """A table's rows as a sentence reads them (``{column: Shown}`` each), each column shown once, on first read."""
+
+    def __init__(self, e: Evaluation, table: str):
+        self.e, self.table = e, table
+
+    @cached_property
+    def _rows(self) -> list[dict]:
+        e, q = self.e, self.e.model.quantities
+        columns = {q[c].column: [shown_value(q[c], v) for v in e.display(c)]
+                   for c in e.model.tables[self.table].columns if c in e.values}
+        return [{k: v[i] for k, v in columns.items()} for i in range(len(e.scenario.tables[self.table].rows))]
+
+    def __getitem__(self, index):
+        return self._rows[index]
+
+    def __len__(self) -> int:
+        return len(self.e.scenario.tables[self.table].rows)
 
 
 def _row_context(e: Evaluation, table: str, index: int) -> dict[str, Shown]:

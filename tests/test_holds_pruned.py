@@ -1,0 +1,29 @@
+"""The outputs' flip search computes in exact fractions only what the decisions rest on: a traffic
+profile's rows, which no decision reads, are never walked, and the flip points are the same."""
+
+from __future__ import annotations
+
+from conftest import ROOT
+
+from capplan.analysis.holds import PlanHolds
+from capplan.analysis.pipeline import run
+
+DIURNAL = ROOT / "plans" / "llama3-8b-a100-diurnal.yaml"
+
+
+def _intervals(holds: PlanHolds) -> list[tuple]:
+    """Each probed input's today, its first flip each way and what flips there."""
+    return [(h.name, h.today, h.below.end, h.above.end,
+             [(f.value, f.side, f.below, f.above) for f in (h.below.flip, h.above.flip) if f])
+            for h in holds.nominal]
+
+
+def test_the_decisions_flip_search_skips_the_profile_and_finds_the_same_flips():
+    evaluations = run(DIURNAL).evaluations
+    pruned, full = PlanHolds(evaluations, decisions_only=True), PlanHolds(evaluations)
+    assert "profile.serving_replicas" in full.search.nominal_values
+    assert "profile.serving_replicas" not in pruned.search.nominal_values         # no decision reads it
+    assert {"active_gpus", "deployments.monthly_cost", "deployments.fleet_holds"} <= set(pruned.search.nominal_values)
+    assert _intervals(pruned) == _intervals(full)
+    assert [(b.key, b.other, b.solutions) for b in pruned.breakevens] == [
+        (b.key, b.other, b.solutions) for b in full.breakevens]
