@@ -82,13 +82,20 @@ def _formatted(e: Evaluation, found: list[demand.Strategy]) -> list[Option]:
             for s in found]
 
 
-def sentence(e: Evaluation) -> str:
-    """The recommendation in one sentence, or '' for a plan without a profile."""
+def _choice(e: Evaluation) -> tuple[list, demand.Strategy | None, demand.Strategy | None]:
+    """Every strategy, the recommended one and the fixed fleet on its offer (Nones without one)."""
     found = demand.strategies(e)
     best = demand.recommended(found)
+    fixed = None if best is None else next(
+        s for s in found if s.kind == demand.FIXED and s.deployment == best.deployment)
+    return found, best, fixed
+
+
+def sentence(e: Evaluation) -> str:
+    """The recommendation in one sentence, or '' for a plan without a profile."""
+    found, best, fixed = _choice(e)
     if best is None:
         return "" if not found else "No strategy of the profile holds the SLO in every interval."
-    fixed = next(s for s in found if s.kind == demand.FIXED and s.deployment == best.deployment)
     if best is fixed:
         return (f"Through the traffic profile the fleet sized for the peak on {best.deployment} stays the "
                 f"cheapest that holds the SLO: {_money(best.monthly_cost)} a month.")
@@ -100,11 +107,9 @@ def sentence(e: Evaluation) -> str:
 
 def ask(e: Evaluation) -> str:
     """What the reader approves through the profile, or '' for a plan without one."""
-    found = demand.strategies(e)
-    best = demand.recommended(found)
+    found, best, fixed = _choice(e)
     if best is None:
         return "" if not found else "Approve nothing yet: no strategy holds the SLO through the profile."
-    fixed = next(s for s in found if s.kind == demand.FIXED and s.deployment == best.deployment)
     if best is fixed:
         return f"Approve the fleet sized for the peak on {best.deployment} at {_money(best.monthly_cost)} a month."
     return (f"Approve {best.kind} on {best.deployment} at {_money(best.monthly_cost)} a month, against "
