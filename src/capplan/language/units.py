@@ -73,7 +73,9 @@ def exact_ratio(value: float) -> Fraction:
     if not math.isfinite(value) or value <= 0:
         raise CapplanError(f"unit factor {value!r} is not a positive number")
     candidates = [Fraction(repr(value)), Fraction(value).limit_denominator(10**12)]
-    exact = [c for c in candidates if float(c) == value]
+    # a few ulps apart is the same factor: pint versions differ in the last bit of a
+    # compound unit's factor (USD/kWh is 2.7777777777777776e-07 in one, 2.777777777777778e-07 in another)
+    exact = [c for c in candidates if abs(float(c) - value) <= 4 * math.ulp(value)]
     return min(exact or candidates[:1], key=lambda f: (f.denominator, f.numerator))
 
 
