@@ -89,12 +89,14 @@ def test_a_plan_with_candidates_opens_with_the_ranking_its_ask_and_what_swaps_it
                            f"{100 * ranking.stays:.3g} % of {ranking.draws:,} draws"]
 
 
-def test_a_plan_with_a_traffic_profile_opens_with_its_strategies_on_the_recommended_offer():
+def test_a_plan_with_a_traffic_profile_opens_with_its_recommended_strategy_and_the_other_offers_best():
     v = _view(ROOT / "plans" / "llama3-8b-a100-diurnal.yaml")
     screen = first_screen(v)
     assert screen.sentence == v.demand_sentence and screen.ask == v.demand_ask
     assert screen.ask.startswith("Approve spot on runpod-a100-sxm at $")
-    # the recommended offer's strategies, then the cheapest that holds on each other offer
+    # the recommended strategy, the cheapest that holds on each other offer by cost, the fixed fleet it saves against
     assert [o.name for o in screen.options] == [
-        *(f"{kind} on runpod-a100-sxm" for kind in ("fixed", "autoscaled", "base + burst", "all reserved", "spot")),
-        "capacity blocks on aws-p4de.24xlarge", "owned on lambda-8x-a100-80gb", "base + burst on fractional-a100-80gb"]
+        "spot on runpod-a100-sxm", "owned on lambda-8x-a100-80gb", "base + burst on fractional-a100-80gb",
+        "capacity blocks on aws-p4de.24xlarge", "fixed on runpod-a100-sxm"]
+    costs = [float(o.monthly_cost.strip("$").replace(",", "")) for o in screen.options[:-1]]
+    assert costs == sorted(costs)

@@ -58,17 +58,20 @@ SHARED = "at most: whole nodes, less than one partly used node an interval above
 
 
 def options(e: Evaluation) -> list[Option]:
-    """The strategies of the recommended strategy's deployment (of every deployment when none
-    holds), then the cheapest strategy that holds on each other offer, formatted: the first
-    screen's choice is how to buy, and what the other offers' price models come to beside it;
-    none for a plan without a profile."""
+    """The first screen's rows, formatted: with one offer, its strategies (how to buy it);
+    with several, the recommended strategy, the cheapest that holds on each other offer (what
+    their price models come to beside it) and the fixed fleet the saving is counted against,
+    so the risks stay on the screen. Every strategy when none holds; none without a profile."""
     found = demand.strategies(e)
     best = demand.recommended(found)
-    if best is None:
+    offers = list(dict.fromkeys(s.deployment for s in found))
+    if best is None or len(offers) == 1:
         return _formatted(e, found)
-    others = [demand.recommended([s for s in found if s.deployment == name])
-              for name in dict.fromkeys(s.deployment for s in found) if name != best.deployment]
-    return _formatted(e, [s for s in found if s.deployment == best.deployment] + [s for s in others if s])
+    others = [demand.recommended([s for s in found if s.deployment == name]) for name in offers
+              if name != best.deployment]
+    fixed = next(s for s in found if s.kind == demand.FIXED and s.deployment == best.deployment)
+    shown = [best] + sorted((s for s in others if s), key=lambda s: s.monthly_cost)
+    return _formatted(e, shown + ([fixed] if fixed is not best else []))
 
 
 def _formatted(e: Evaluation, found: list[demand.Strategy]) -> list[Option]:
