@@ -137,3 +137,25 @@ def test_usage_errors(project, run_main, capsys, monkeypatch):
     monkeypatch.setenv("CAPPLAN_TODAY", "yesterday")
     code, _, err = run_main("check")
     assert code == 2 and "CAPPLAN_TODAY must be a date YYYY-MM-DD, got 'yesterday'" in err
+
+
+def test_candidate_offers_prices_are_aged_too(tmp_path, run_main, monkeypatch):
+    """A candidates: offer carries its own as_of; check ages it as it ages a deployment row, at the line of the offer."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CAPPLAN_TODAY", "2026-12-01")
+    plan = yaml.safe_load(yaml.safe_dump(BASE_PLAN))
+    plan["gpu"] = "h100-sxm5-80gb"
+    plan["candidates"] = {"gpus": ["h100"], "tp": [1], "offers": [
+        {"name": "stale", "gpu": "h100", "gpus_per_node": 8, "node_hourly_cost": "30 USD/h", "as_of": "2025-06-01"},
+        {"name": "fresh", "gpu": "h100", "gpus_per_node": 8, "node_hourly_cost": "31 USD/h", "as_of": "2026-11-20"}]}
+    (tmp_path / "plans").mkdir()
+    path = tmp_path / "plans" / "p.yaml"
+    path.write_text(yaml.safe_dump(plan, sort_keys=False))
+    assert run_main("build")[0] == 0
+    code, _, err = run_main("check")
+    assert code == 0
+    line = next(i for i, l in enumerate(path.read_text().splitlines(), 1) if "name: stale" in l)
+    assert (f"plans/p.yaml:{line}: candidates.offers[stale].as_of: prices as of 2025-06-01 are 548 days old "
+            "(limit 90, today 2026-12-01): re-check node_hourly_cost of stale") in err
+    assert "offers[fresh]" not in err
+    assert "days old" not in run_main("check", "--max-price-age", "600")[2]

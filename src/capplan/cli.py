@@ -33,7 +33,6 @@ from capplan.analysis import pipeline
 from capplan.errors import CapplanError, InternalError, UsageError
 
 EXIT_OK, EXIT_PLAN, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
-DEFAULT_MAX_PRICE_AGE = 90          # days
 
 
 # A command is a short batch job that allocates millions of objects (sympy's import,
@@ -144,8 +143,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("plans", nargs="*", help="plan files (default: every plans/*.yaml)")
     p.add_argument("--out", default="out", help="output folder to compare (default: out)")
     p.add_argument("--strict", action="store_true", help="warnings (pending measurements, old prices) fail too")
-    p.add_argument("--max-price-age", type=_days, default=DEFAULT_MAX_PRICE_AGE, metavar="DAYS",
-                   help=f"warn when prices are older than this (default: {DEFAULT_MAX_PRICE_AGE} days)")
+    p.add_argument("--max-price-age", type=_days, default=None, metavar="DAYS",
+                   help="warn when prices are older than this (default: templates/layout.yaml's holds.price_age, "
+                        "the age at which the record lists a price among the risks)")
     p.set_defaults(run=cmd_check)
 
     p = sub.add_parser("eval", help="evaluate one plan and print its results")

@@ -269,7 +269,7 @@ class CandidatesView:
         """Offers of a ranked candidate priced more than the policy's days before ``reference``."""
         if not reference:
             return []
-        limit = holds_spec().get("price_age", 90)
+        limit = holds_spec()["price_age"]
         newest = dt.date.fromisoformat(reference)
         offers = {self.evaluated.candidates[i].offer for i in self.ranking.feasible}
         out = []

@@ -196,7 +196,7 @@ def price_risks(e: Evaluation) -> tuple[list[Risk], str]:
     if not dates:
         return [], ""
     newest = max(dates)
-    limit = holds_spec().get("price_age", 90)
+    limit = holds_spec()["price_age"]
     priced = holds_spec()["breakeven"]                  # the table of prices and its price column
     data = e.scenario.tables.get(priced["table"])
     out = []

@@ -17,15 +17,23 @@ from capplan.errors import CapplanError
 
 
 def findings(evaluations) -> dict:
-    """Failed expectations, pending measurements and price dates of a plan (JSON-ready)."""
+    """Failed expectations, pending measurements and price dates of a plan (JSON-ready), and
+    the age past which a price is old: the layout's ``holds.price_age``, which also puts a
+    price among the record's risks (recorded here, so ``check`` ages prices without loading
+    the layout's analyses)."""
+    from capplan.analysis.declared import holds_spec     # deferred: the analyses import sympy; check reads these back
+
     return {"failed_expectations": expectation_failures(evaluations),
             "pending": pending_warnings(evaluations),
-            "prices": price_dates(evaluations[0])}
+            "prices": price_dates(evaluations[0]),
+            "price_age": holds_spec()["price_age"]}
 
 
-def warnings(found: dict, today: dt.date, max_age: int) -> list[str]:
-    """The warnings of recorded findings, prices aged against ``today``."""
-    return list(found["pending"]) + [w for price in found["prices"] for w in _price_warning(price, today, max_age)]
+def warnings(found: dict, today: dt.date, max_age: int | None = None) -> list[str]:
+    """The warnings of recorded findings, prices aged against ``today``: older than ``max_age``
+    days, by default the policy the findings recorded."""
+    limit = found["price_age"] if max_age is None else max_age
+    return list(found["pending"]) + [w for price in found["prices"] for w in _price_warning(price, today, limit)]
 
 
 def expectation_failures(evaluations) -> list[str]:
@@ -110,6 +118,19 @@ def price_dates(e) -> list[dict]:
         if undated:
             out.append({"where": _where(plan.file, plan.line(f"tables.{tname}")), "key": f"tables.{tname}",
                         "undated": undated})
+    return out + _offer_dates(plan)
+
+
+def _offer_dates(plan) -> list[dict]:
+    """The dates of the ``candidates:`` offers' prices, one entry per offer (each states its own ``as_of``)."""
+    offers = {c.offer.name: c.offer for c in plan.candidates.candidates} if plan.candidates else {}
+    out = []
+    for name, offer in offers.items():
+        key = f"candidates.offers[{name}]"
+        if offer.as_of:
+            out.append(_dated(plan.file, offer.line, f"{key}.as_of", offer.as_of, [name], ["node_hourly_cost"]))
+        else:
+            out.append({"where": _where(plan.file, offer.line), "key": key, "undated": [name]})
     return out
 
 
