@@ -59,9 +59,8 @@ def configurations(plan) -> list[Config]:
 
 
 def _weights(plan) -> str:
-    raw = plan.doc.data.get("model") if plan.doc is not None else None
-    chosen = raw.get("weights") if isinstance(raw, dict) else None
-    return str(chosen or next(iter(plan.model_entry.weights), "bf16"))
+    """The plan's weight format (bf16 for a model whose catalog entry lists none)."""
+    return plan.model_entry.weight_format or "bf16"
 
 
 def _kv_cache(plan) -> str:

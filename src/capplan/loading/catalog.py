@@ -46,6 +46,7 @@ class Entry:
     sha256: str | None = None       # of the file read, when the entry is a plan's own file (a config.json)
     aliases: tuple[str, ...] = ()   # other names a plan may use (``h100``), as the catalog writes them
     hf_id: str | None = None        # a model's Hugging Face id
+    weight_format: str | None = None  # the format whose bytes per parameter ``values`` holds (with_weights)
 
 
 @lru_cache(maxsize=None)
@@ -147,5 +148,5 @@ def with_weights(entry: Entry, fmt: str | None = None) -> Entry:
     cited = {"value": spec["value"], "source": f"weights {chosen} ({spec['checkpoint']}): {spec['source']}"}
     if spec.get("note"):
         cited["note"] = spec["note"]
-    return replace(entry, name=f"{entry.name} ({chosen.upper()})",
+    return replace(entry, name=f"{entry.name} ({chosen.upper()})", weight_format=chosen,
                    values={**entry.values, "weight_bytes_per_param": cited})

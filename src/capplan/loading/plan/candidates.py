@@ -144,7 +144,7 @@ def read(ctx: Context) -> Candidates | None:
         raise ctx.err("no candidate is left: every GPU/offer combination is excluded, or no offer rents "
                       "one of the GPUs listed", *path)
     kv_bytes = {k: v or ctx.inputs["kv_bytes_per_element"].value for k, v in KV_DTYPES.items()}
-    out = candidate_sweeps.attach(ctx, spec.get("evidence"), out, _plan_format(ctx), kv_bytes)
+    out = candidate_sweeps.attach(ctx, spec.get("evidence"), out, ctx.model_entry.weight_format, kv_bytes)
     rented = {o.gpu for o in offers}
     return Candidates(tuple(out), tuple(g.id for g in gpus if g.id not in rented), ctx.doc.line(path))
 
@@ -186,7 +186,7 @@ def _tps(ctx: Context, raw) -> list[int]:
 
 def _weights(ctx: Context, raw) -> list[str | None]:
     formats = list(ctx.model_entry.weights)
-    plan_format = _plan_format(ctx)
+    plan_format = ctx.model_entry.weight_format
     if raw is None:
         return [plan_format]
     if not formats:
@@ -201,12 +201,6 @@ def _weights(ctx: Context, raw) -> list[str | None]:
                           f"{', '.join(formats)}", SECTION, "weights", i)
         out.append(str(fmt))
     return list(dict.fromkeys(out))
-
-
-def _plan_format(ctx: Context) -> str | None:
-    """The format of the plan's own weights (None when the model lists none)."""
-    name = ctx.model_entry.name
-    return next((f for f in ctx.model_entry.weights if name.endswith(f"({f.upper()})")), None)
 
 
 def _kv_dtypes(ctx: Context, raw) -> list[str]:
