@@ -160,3 +160,35 @@ def test_check_of_a_changed_plan_simulates_ahead_too(in_place_project, tmp_path,
     assert folder == [] and seen[0].problems == [] and "outputs current" in seen[0].note
     pids = ran.read_text().split()
     assert len(pids) == 1 and pids[0] != str(os.getpid())
+
+
+def _noting_workbooks(monkeypatch, made: Path, child_dies: bool = False) -> None:
+    """render_workbook, noting the process that ran it (and dying there, if not the build's own)."""
+    from capplan.rendering import workbook
+
+    original, build_pid = workbook.render_workbook, os.getpid()
+
+    def noted(*args, **kwargs):
+        with made.open("a") as f:
+            f.write(f"{os.getpid()}\n")
+        if child_dies and os.getpid() != build_pid:
+            os._exit(3)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(workbook, "render_workbook", noted)
+
+
+def test_each_workbook_is_made_in_a_child_beside_the_record_and_json_with_the_same_bytes(in_place, tmp_path,
+                                                                                         monkeypatch):
+    made = tmp_path / "made"
+    _noting_workbooks(monkeypatch, made)
+    assert _build(tmp_path / "ahead", monkeypatch, free=1) == in_place
+    pids = made.read_text().split()
+    assert len(pids) == 2 and str(os.getpid()) not in pids        # one per plan, neither made by the build
+
+
+def test_a_workbook_whose_child_dies_is_made_in_place_with_the_same_bytes(in_place, tmp_path, monkeypatch):
+    made = tmp_path / "made"
+    _noting_workbooks(monkeypatch, made, child_dies=True)
+    assert _build(tmp_path / "died", monkeypatch, free=1) == in_place
+    assert made.read_text().split().count(str(os.getpid())) == 2  # both made again by the build

@@ -89,10 +89,16 @@ def plan_paths(given: list[str], plans_dir: Path = Path("plans")) -> list[Path]:
 
 def compile_plan(path: Path, model: Model | None = None, ahead: Ahead | None = None,
                  loaded: Plan | None = None) -> Compiled:
-    """A plan's outputs in memory. ``ahead`` may hold its simulation, computed by
-    :func:`simulation_of` in a child process while this one renders; it is
-    collected when an output first needs it, so the charts and the parts of the
-    workbook before its Simulation sheet are made meanwhile."""
+    """A plan's outputs in memory, on two cores where two are free (:mod:`capplan.ahead`):
+
+    * ``ahead`` may hold the plan's simulation, computed by :func:`simulation_of` in a
+      child process while this one loads, evaluates and draws the charts that need none;
+    * then, the simulation collected (a child's child could not collect it), the workbook
+      is made in a child while this process writes the record and the JSON (on a plan of
+      many scenarios, the JSON's flip searches).
+
+    A child that does not deliver leaves its work to this process: the same bytes,
+    messages and errors either way."""
     from capplan.rendering import jsonout, record, view     # deferred: jinja2 and the renderers (docstring)
     from capplan.rendering.workbook import render_workbook
 
@@ -102,15 +108,16 @@ def compile_plan(path: Path, model: Model | None = None, ahead: Ahead | None = N
         raise CapplanError(f"a plan cannot be named '{plan.name}': out/{manifest.NAME} is the build's "
                            "record of its inputs; rename the plan file", file=plan.file)
     shown = view.build(plan, evaluations, analysed.artifacts)
-    charts = {name: chart.encode("utf-8") for name, chart in shown.charts().items()}   # no simulation in these:
-    workbook = render_workbook(plan, evaluations, evaluations[0].model, shown)          # made first
-    files = {
-        f"{plan.name}.md": record.render(shown).encode("utf-8"),
-        f"{plan.name}.json": jsonout.dumps(jsonout.document(shown)).encode("utf-8"),
-        f"{plan.name}.xlsx": workbook,
-        **charts,
-        **{name: chart.encode("utf-8") for name, chart in shown.simulation_charts().items()},
-    }
+    charts = {name: chart.encode("utf-8") for name, chart in shown.charts().items()}   # no simulation in these
+    analysed.artifacts.simulation
+    with Ahead([plan.name], lambda _: render_workbook(plan, evaluations, evaluations[0].model, shown),
+               width=min(1, free_cpus())) as workbook_ahead:
+        text = record.render(shown).encode("utf-8")
+        data = jsonout.dumps(jsonout.document(shown)).encode("utf-8")
+        simulation_charts = {name: chart.encode("utf-8") for name, chart in shown.simulation_charts().items()}
+        workbook = workbook_ahead.take(plan.name) or render_workbook(plan, evaluations, evaluations[0].model, shown)
+    files = {f"{plan.name}.md": text, f"{plan.name}.json": data, f"{plan.name}.xlsx": workbook,
+             **charts, **simulation_charts}
     return Compiled(plan, evaluations, files)
 
 

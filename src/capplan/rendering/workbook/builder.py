@@ -15,9 +15,9 @@ from capplan.rendering.view import PlanView
 from capplan.rendering.workbook import candidatesheet, holds, scenariosheet, simulation, summary
 from capplan.rendering.workbook.formulas import Formulas, Refs
 from capplan.rendering.workbook.layout import SheetLayout, plan_sheet
-from capplan.rendering.workbook.manifest import BuiltWorkbook, CellInfo
+from capplan.rendering.workbook.manifest import BuiltWorkbook, CellInfo, RunInfo
 from capplan.rendering.workbook.printing import print_setup
-from capplan.rendering.workbook.sheetmodel import Cell, Sheet
+from capplan.rendering.workbook.sheetmodel import Cell, Run, Sheet
 from capplan.rendering.workbook.cellstyles import Styles, number_format
 from capplan.rendering.workbook.template import config
 from capplan.rendering.workbook.plantext import sheet_title
@@ -31,7 +31,7 @@ class Book:
         self.model = model
         self.cfg = config()
         self.layout = layout()
-        self.cells: list[CellInfo] = []
+        self.cells: list[CellInfo | RunInfo] = []
         self.nominal = evaluations[0]
         self.formulas = Formulas(model, evaluations)
         self.names = self.formulas.names
@@ -64,6 +64,11 @@ class Book:
         cell.formula(text, expected)
         self.cells.append(CellInfo(sheet.title, cell.coordinate, quantity, scenario, row, role, expected))
 
+    def formula_run(self, sheet: Sheet, run: Run, quantity: str, scenario: str, expected: list, role: str) -> None:
+        """Write a column of a table's formulas as one run (:class:`.sheetmodel.Run`), and list it."""
+        sheet.add_run(run)
+        self.cells.append(RunInfo(sheet.title, run, quantity, scenario, role, expected))
+
     def refs(self, sheet: SheetLayout, table: str | None = None, row: int | None = None) -> Refs:
         return Refs(self.formulas, sheet, self.sheets[0], table, row)
 
@@ -95,9 +100,5 @@ class Book:
             worksheets.append(ranked)
         for ws in worksheets:
             ws.protected = True
-        positions = {s.ws.title: {**{n: s.scalar_cell(n) for n in s.scalar_row},
-                                  **{(n, i): s.table_cell(n, i) for t in s.tables.values()
-                                     for n in t.columns for i in range(t.n_rows)}}
-                     for s in self.sheets}
         return BuiltWorkbook(worksheets, self.cells, {s.ev.scenario.name: s.ws.title for s in self.sheets},
-                             dict(self.names), positions)
+                             dict(self.names))

@@ -32,15 +32,15 @@ def fill(hex_rgb: str | None) -> Fill | None:
     return Fill(hex_rgb) if hex_rgb else None
 
 
-def _decimals(values) -> int:
-    """Decimals that show every value to about 4 significant digits (at least 2 if not whole).
+def _decimals(numbers: list) -> int:
+    """Decimals that show every number to about 4 significant digits (at least 2 if not whole).
 
     Values are first rounded to 12 significant digits: the engine's last bits
     differ between pint/numpy versions (7.999999999999999 for 8), and the
     format must not."""
     best = 0
-    for v in set(values):           # scenarios repeat their values (equal values give equal decimals)
-        if not _number(v) or abs(v) < formatting.TINY:       # a tiny value shows as a power of ten
+    for v in set(numbers):          # scenarios repeat their values (equal values give equal decimals)
+        if abs(v) < formatting.TINY:       # a tiny value shows as a power of ten
             continue
         v = float(f"{v:.12g}")
         if float(v).is_integer():
@@ -70,11 +70,11 @@ def number_format(unit: str, kind: str, values) -> str:
         if unit == "USD/Mtoken":
             suffix = " /1M tok"
         return '"$"#,##0.00' + (f'"{suffix}"' if suffix else "")
-    d = _decimals(values)
+    numbers = [v for v in values if _number(v)]
+    d = _decimals(numbers)
     label = formatting.unit_label(unit).replace('"', "")
     suffix = f'" {label}"' if label else ""
     body = "#,##0" + ("." + "0" * d if d else "") + suffix
-    numbers = [v for v in values if _number(v)]
     if not any(0 < abs(v) < formatting.TINY for v in numbers):
         return body
     power = "0.00E+00" + suffix         # formatting's rule: never 0.000000 for 3e-250

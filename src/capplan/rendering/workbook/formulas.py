@@ -66,37 +66,41 @@ class Formulas:
             self._folded[key] = fold_units(formula.expr, self.factor_of, self.factor_of(name))
         return self._folded[key]
 
-    def compile(self, name: str, formula, sheet: SheetLayout, nominal: SheetLayout,
-                table: str | None = None, row: int | None = None) -> str:
-        """The formula text of one cell (on ``sheet``; of ``row`` of ``table`` for a row
-        formula), printed and linted once for every cell whose references read alike.
+    def compile(self, name: str, formula, sheet: SheetLayout, nominal: SheetLayout) -> str:
+        """The formula text of a scalar's cell on ``sheet``, printed and linted once for
+        every sheet whose references read alike.
 
         Scenario sheets share one layout as a rule, so without this a plan of many
         scenarios would print and lint the same text once per sheet. Names are
-        workbook-wide, so only row cells (this sheet's tables) and nominal() (the
-        nominal sheet, or nothing on the nominal sheet itself) make texts differ;
-        a row formula is printed once per column (:mod:`.rowtemplate`) and spelled per row."""
-        key = (name, formula.text, sheet is nominal, sheet.table_layout(), table)
-        if row is not None:
-            return self._row_text(key, formula, sheet, nominal, row)
+        workbook-wide, so only nominal() (the nominal sheet, or nothing on the nominal
+        sheet itself) makes texts differ."""
+        key = (name, formula.text, sheet is nominal, sheet.table_layout())
         text = self._compiled.get(key)
         if text is None:
-            text = ExcelPrinter(Refs(self, sheet, nominal, table)).doprint(self.folded(name, formula))
+            text = ExcelPrinter(Refs(self, sheet, nominal)).doprint(self.folded(name, formula))
             self._compiled[key] = self._linted(name, formula, text)
         return text
 
-    def _row_text(self, key: tuple, formula, sheet: SheetLayout, nominal: SheetLayout, row: int) -> str:
-        name, table = key[0], key[-1]
+    def column(self, name: str, formula, sheet: SheetLayout, nominal: SheetLayout, table: str,
+               n_rows: int) -> list[str]:
+        """The formula texts of a table column's rows, top to bottom. The printer runs once
+        per column (and layout) with each row-dependent number left open (:mod:`.rowtemplate`);
+        the rows are that text with their numbers filled in, so one row is linted for all
+        (a row's numbers can only make it longer than Excel's limit)."""
+        if not n_rows:
+            return []
+        key = (name, formula.text, sheet is nominal, sheet.table_layout(), table)
         template = self._rows.get(key)
         if template is None:
             slots = Slots()
             marked = ExcelPrinter(Refs(self, sheet, nominal, table, slots=slots)).doprint(self.folded(name, formula))
             template = RowTemplate(marked, slots)
-            text = self._linted(name, formula, template.text(row))     # rows differ only in their numbers
+            self._linted(name, formula, template.texts(1)[0])
             self._rows[key] = template
-            return text
-        text = template.text(row)
-        return self._linted(name, formula, text) if len(text) > EXCEL_MAX_FORMULA else text
+        texts = template.texts(n_rows)
+        if max(map(len, texts)) > EXCEL_MAX_FORMULA:
+            self._linted(name, formula, max(texts, key=len))
+        return texts
 
     def _linted(self, name: str, formula, text: str) -> str:
         problems = lint_formula(text, self.name_set)

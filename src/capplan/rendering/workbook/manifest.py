@@ -8,10 +8,10 @@ with ``expected``; a cell missing here is a cell nobody checks.
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 
-from capplan.rendering.workbook.sheetmodel import Sheet
+from capplan.rendering.workbook.sheetmodel import Run, Sheet, column_letter
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,13 +32,36 @@ class CellInfo:
         return f"{self.sheet}!{self.coordinate}"
 
 
+@dataclass(frozen=True, slots=True)
+class RunInfo:
+    """The cells of a :class:`.sheetmodel.Run` (a column of a table's formulas): one entry for
+    thousands of rows, listed as :class:`CellInfo` only when a reader asks."""
+
+    sheet: str
+    run: Run
+    quantity: str
+    scenario: str
+    role: str              # as CellInfo's: derived, or label (a band's copy of the key column)
+    expected: list         # the engine's value of each row, top to bottom
+
+    def cells(self) -> list[CellInfo]:
+        letter, first = column_letter(self.run.column), self.run.first_row
+        return [CellInfo(self.sheet, f"{letter}{first + i}", self.quantity, self.scenario, i, self.role, value)
+                for i, value in enumerate(self.expected)]
+
+
 @dataclass
 class BuiltWorkbook:
     worksheets: list[Sheet]                # in the workbook's order, the Summary first
-    cells: list[CellInfo]
+    entries: list[CellInfo | RunInfo]      # as written
     sheets: dict[str, str]                 # scenario name -> sheet title
     names: dict[str, str]                  # canonical name -> Excel defined name
-    positions: dict[str, dict] = field(default_factory=dict)   # sheet -> quantity/(column, row) -> cell
+
+    @cached_property
+    def cells(self) -> list[CellInfo]:
+        """Every value-bearing cell, a run's one by one."""
+        return [cell for entry in self.entries
+                for cell in (entry.cells() if isinstance(entry, RunInfo) else (entry,))]
 
     def cell(self, scenario: str, quantity: str, row: int | None = None) -> CellInfo:
         """The scenario sheet's cell of a quantity (or of a table column's row)."""
@@ -52,7 +75,7 @@ class BuiltWorkbook:
     def formulas(self) -> list[tuple[str, str]]:
         """(sheet!cell, formula) for every formula in the workbook."""
         return [(f"{ws.title}!{c.coordinate}", "=" + c.value) for ws in self.worksheets
-                for _, c in sorted(ws.cells.items()) if c.kind == "f"]
+                for _, c in sorted(ws.all_cells().items()) if c.kind == "f"]
 
     def to_bytes(self) -> bytes:
         from capplan.rendering.workbook.packaging import to_bytes

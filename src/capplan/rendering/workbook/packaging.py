@@ -159,7 +159,7 @@ def parts(sheets: list[Sheet], release: bool = False) -> dict[str, str]:
             overrides.append((f"/xl/comments/comment{notes}.xml", "spreadsheetml.comments+xml"))
         out[f"xl/worksheets/sheet{i}.xml"] = sheet_xml(s, cells, i == 1, drawing, comments)
         if release:
-            s.cells = {}
+            s.cells, s.runs = {}, []
         overrides.append((f"/xl/worksheets/sheet{i}.xml", "spreadsheetml.worksheet+xml"))
         if rels:
             out[f"xl/worksheets/_rels/sheet{i}.xml.rels"] = _rels(rels)
@@ -191,7 +191,8 @@ def to_bytes(built: BuiltWorkbook, release: bool = False) -> bytes:
     method = zipfile.ZIP_DEFLATED if config().get("zip_compression") == "deflate" else zipfile.ZIP_STORED
     out = io.BytesIO()
     if release:
-        built.cells, built.positions = [], {}
+        built.entries = []
+        built.__dict__.pop("cells", None)
     written = parts(built.worksheets, release)
     with zipfile.ZipFile(out, "w", method) as dst:
         for name in sorted(written, key=lambda n: (n != "[Content_Types].xml", n)):

@@ -48,7 +48,7 @@ class RowSlot:
 
 
 class RowTemplate:
-    """The text of any row of a column's formula."""
+    """The texts of a column's rows."""
 
     def __init__(self, marked: str, slots: Slots):
         parts = marked.split(MARK)
@@ -57,14 +57,14 @@ class RowTemplate:
         self._format = "".join(spelled).format
         self._bases = slots.bases
         self._limit = slots.limit
-        self._texts: dict[int, str] = {}      # scenario sheets of one layout share the row's text
+        self._texts: list[str] = []       # rows spelled so far: scenario sheets of one layout share them
 
-    def text(self, row: int) -> str:
-        return self._texts.get(row) or self._spell(row)
-
-    def _spell(self, row: int) -> str:
-        if self._limit is not None and row >= self._limit[0]:
-            _, name, table = self._limit
-            raise CapplanError(f"nominal({name}): the nominal {table} table has no row {row + 1}")
-        text = self._texts[row] = self._format(*[base + row for base in self._bases])
-        return text
+    def texts(self, n_rows: int) -> list[str]:
+        """The texts of rows 0 to ``n_rows`` - 1."""
+        if self._limit is not None and n_rows > self._limit[0]:
+            rows, name, table = self._limit
+            raise CapplanError(f"nominal({name}): the nominal {table} table has no row {rows + 1}")
+        if len(self._texts) < n_rows:
+            spell, bases = self._format, self._bases
+            self._texts += [spell(*[base + row for base in bases]) for row in range(len(self._texts), n_rows)]
+        return self._texts[:n_rows]

@@ -20,7 +20,7 @@ from capplan.rendering.workbook.validation import validate_input
 from capplan.rendering.workbook.chart import sweep_extras
 from capplan.rendering.workbook.layout import SheetLayout
 from capplan.rendering.workbook.manifest import CellInfo
-from capplan.rendering.workbook.sheetmodel import Comment, Rule, Sheet, Style, column_letter
+from capplan.rendering.workbook.sheetmodel import Cell, Comment, Rule, Run, Sheet, Style, column_letter
 from capplan.rendering.workbook.template import COLUMNS, config
 from capplan.rendering.workbook.plantext import clean_text, quote_sheet, set_text
 
@@ -231,14 +231,32 @@ def _fit_row(book: Book, ws: Sheet, row: int, text: str, name: str | None = None
 
 def _key_copies(book: Book, sheet: SheetLayout, pos, row: int) -> None:
     """A later band's key column: links to the first band's keys, so its rows read on their own."""
-    ws, key = sheet.ws, pos.columns[0]
-    values = sheet.display(key)
-    fmt = book.number_format(key)
-    for i in range(pos.n_rows):
-        cell = ws.cell(row + i, 1)
-        book.formula(ws, cell, f"={sheet.table_cell(key, i)}", key, sheet.ev.scenario.name, i, "label",
-                     clean_text(values[i]) if isinstance(values[i], str) else values[i])
-        book.styles.dress(cell, book.styles.bold, number_format=fmt)
+    key = pos.columns[0]
+    values = [clean_text(v) if isinstance(v, str) else v for v in sheet.display(key)[:pos.n_rows]]
+    look = Cell(0, 0)
+    book.styles.dress(look, book.styles.bold, number_format=book.number_format(key))
+    letter, first = sheet.table_column(key)
+    texts = [f"={letter}{first + i}" for i in range(pos.n_rows)]
+    book.formula_run(sheet.ws, Run(1, row, look.style, texts, values), key, sheet.ev.scenario.name, values, "label")
+
+
+def _derived_column(book: Book, sheet: SheetLayout, nominal: SheetLayout, tname: str, col: str, values: list,
+                    fmt: str) -> None:
+    """A table's derived column: each row's formula, as one run (:class:`.sheetmodel.Run`),
+    but the key column's, as cells (they take the rows' sources as comments)."""
+    ws, pos = sheet.ws, sheet.tables[tname]
+    texts = book.formulas.column(col, sheet.ev.graph.nodes[col].formula, sheet, nominal, tname, pos.n_rows)
+    first, column, scenario = pos.row_of[col], pos.col_index[col], sheet.ev.scenario.name
+    look = Cell(0, 0)                           # the look every cell of the column has
+    book.styles.dress(look, number_format=fmt)
+    book.styles.apply(look, "derived")
+    if col != pos.columns[0]:
+        book.formula_run(ws, Run(column, first, look.style, texts, values), col, scenario, values, "derived")
+        return
+    for i, text in enumerate(texts):
+        cell = ws.cell(first + i, column)
+        cell.style = look.style
+        book.formula(ws, cell, text, col, scenario, i, "derived", values[i])
 
 
 def _write_table(book: Book, sheet: SheetLayout, tname: str, nominal: SheetLayout, is_nominal: bool,
@@ -288,15 +306,13 @@ def _write_table(book: Book, sheet: SheetLayout, tname: str, nominal: SheetLayou
         if q.kind == "text":         # as the cells hold them: without control characters
             values = [clean_text(v) for v in values]
         fmt = book.number_format(col)
-        for i in range(pos.n_rows):
-            cell = ws.cell(pos.row_of[col] + i, c_index)
-            styles.dress(cell, number_format=fmt)
-            expected = values[i]
-            if node.formula is not None:
-                book.formula(ws, cell, book.formulas.compile(col, node.formula, sheet, nominal, tname, i), col,
-                             ev.scenario.name, i, "derived", expected)
-                styles.apply(cell, "derived")
-            else:
+        if node.formula is not None:
+            _derived_column(book, sheet, nominal, tname, col, values[:pos.n_rows], fmt)
+        else:
+            for i in range(pos.n_rows):
+                cell = ws.cell(pos.row_of[col] + i, c_index)
+                styles.dress(cell, number_format=fmt)
+                expected = values[i]
                 raw = data.rows[i].get(q.column)
                 inherited = same_shape and _same(raw, nominal_data.rows[i].get(q.column))
                 missing = expected is None or (isinstance(expected, float) and math.isnan(expected))

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 
 from capplan import formatting
-from capplan.rendering.workbook.sheetmodel import Sheet, column_letter
+from capplan.rendering.workbook.sheetmodel import Run, Sheet, column_letter
 from capplan.rendering.workbook.stylesxml import MAIN_NS, StyleSheet
 from capplan.rendering.workbook.xmlescape import attr, text
 
@@ -92,49 +92,98 @@ class CellXml:
         return value
 
     def rows(self, sheet: Sheet) -> str:
-        """The <row> elements. The loop runs once per cell of every sheet, so the
-        lookups of :meth:`style`, :meth:`cached` and :meth:`_keep` are written inline."""
+        """The <row> elements: each row's cells, and the cells its runs pass through
+        (:class:`.sheetmodel.Run`), in column order."""
         out: list[str] = []
-        write = out.append
-        spelled, values, styles, limit = self._spelled, self._values, self._style, self.LIMIT
         cells, heights = sheet.cells, sheet.heights
         rows: dict[int, list] = {}
         for key in sorted(cells):
             rows.setdefault(key[0], []).append(cells[key])
-        for r in sorted(rows.keys() | heights.keys()):
+        passing: dict[int, list] = {}               # row -> the runs through it, by column
+        for run in sorted(sheet.runs, key=lambda run: run.column):
+            for r in range(run.first_row, run.last_row + 1):
+                passing.setdefault(r, []).append(run)
+        spelled: dict[int, list[str]] = {}          # a run's cells, by id(run), once its first row is reached
+        for r in sorted(rows.keys() | heights.keys() | passing.keys()):
             height = heights.get(r)
-            write(f'<row r="{r}" customHeight="1" ht="{height:g}">' if height else f'<row r="{r}">')
-            for c in rows.get(r, ()):
-                kind, value = c.kind, c.value
-                key = (r, c.column, id(c.style), kind, value) if kind == "f" or kind == "s" else None
-                found = spelled.get(key) if key else None
-                if kind == "f":
-                    cached = c.cached
-                    tv = values.get((cached.__class__, cached)) or self.cached(cached)
-                    if found is None:
-                        style = styles.get(id(c.style))
-                        found = (f'<c r="{column_letter(c.column)}{r}"'
-                                 f'{self.style(c.style) if style is None else style}', f"><f>{text(value)}</f>")
-                        if len(spelled) < limit:
-                            spelled[key] = found
-                    write(f"{found[0]}{tv[0]}{found[1]}{tv[1]}</c>")
-                    continue
-                if found is not None:
-                    write(found)
-                    continue
-                ref = f"{column_letter(c.column)}{r}"
-                style = self.style(c.style)
-                if value is None or value == "":
-                    cell = f'<c r="{ref}"{style}/>'
-                elif kind == "s":
-                    cell = _text_cell(ref, style, value)
-                elif kind == "b":
-                    cell = f'<c r="{ref}"{style} t="b"><v>{number(value)}</v></c>'
-                else:
-                    cell = f'<c r="{ref}"{style}><v>{number(value)}</v></c>'
-                write(self._keep(key, cell) if key else cell)
-            write("</row>")
+            out.append(f'<row r="{r}" customHeight="1" ht="{height:g}">' if height else f'<row r="{r}">')
+            here = rows.get(r, ())
+            if r in passing:
+                out.extend(self._merged(r, here, passing[r], spelled))
+            else:
+                out.extend(self._spell(r, here))
+            out.append("</row>")
         return "".join(out)
+
+    def _merged(self, r: int, here: list, runs: list, spelled: dict[int, list[str]]) -> list[str]:
+        """Row ``r``'s cells and those of the runs through it, in column order. A run is
+        spelled whole at its first row, where its style comes in the order of the cells (so
+        styles are numbered as if each of its cells were a :class:`.sheetmodel.Cell`)."""
+        if not here or here[-1].column < runs[0].column:       # as a rule: keys and inputs left of formulas
+            ordered = [*here, *runs]
+        else:
+            columns = [c.column for c in here]
+            if set(columns) & {run.column for run in runs}:
+                raise ValueError(f"row {r} has a cell inside a run")
+            ordered = [item for _, item in sorted([*zip(columns, here), *((run.column, run) for run in runs)],
+                                                  key=lambda pair: pair[0])]
+        out = []
+        for item in ordered:
+            if isinstance(item, Run):
+                found = spelled.get(id(item))
+                if found is None:
+                    found = spelled[id(item)] = self._run(item)
+                out.append(found[r - item.first_row])
+            else:
+                out.extend(self._spell(r, [item]))
+        return out
+
+    def _run(self, run: Run) -> list[str]:
+        """A run's cells as XML, top to bottom: they differ in row, formula and value only."""
+        letter, style, values, cached = column_letter(run.column), self.style(run.style), self._values, self.cached
+        joined = "\x00".join(run.formulas)          # escaped at once, not cell by cell (no formula holds a NUL)
+        escaped = text(joined)
+        formulas = run.formulas if escaped is joined else escaped.split("\x00")
+        return [f'<c r="{letter}{r}"{style}{tv[0]}><f>{formula}</f>{tv[1]}</c>'
+                for r, formula, tv in zip(range(run.first_row, run.last_row + 1), formulas,
+                                          [values.get((v.__class__, v)) or cached(v) for v in run.cached])]
+
+    def _spell(self, r: int, cells: list) -> list[str]:
+        """Row ``r``'s cells as XML. The loop runs once per cell of every sheet, so the
+        lookups of :meth:`style`, :meth:`cached` and :meth:`_keep` are written inline."""
+        out: list[str] = []
+        write = out.append
+        spelled, values, styles, limit = self._spelled, self._values, self._style, self.LIMIT
+        for c in cells:
+            kind, value = c.kind, c.value
+            key = (r, c.column, id(c.style), kind, value) if kind == "f" or kind == "s" else None
+            found = spelled.get(key) if key else None
+            if kind == "f":
+                cached = c.cached
+                tv = values.get((cached.__class__, cached)) or self.cached(cached)
+                if found is None:
+                    style = styles.get(id(c.style))
+                    found = (f'<c r="{column_letter(c.column)}{r}"'
+                             f'{self.style(c.style) if style is None else style}', f"><f>{text(value)}</f>")
+                    if len(spelled) < limit:
+                        spelled[key] = found
+                write(f"{found[0]}{tv[0]}{found[1]}{tv[1]}</c>")
+                continue
+            if found is not None:
+                write(found)
+                continue
+            ref = f"{column_letter(c.column)}{r}"
+            style = self.style(c.style)
+            if value is None or value == "":
+                cell = f'<c r="{ref}"{style}/>'
+            elif kind == "s":
+                cell = _text_cell(ref, style, value)
+            elif kind == "b":
+                cell = f'<c r="{ref}"{style} t="b"><v>{number(value)}</v></c>'
+            else:
+                cell = f'<c r="{ref}"{style}><v>{number(value)}</v></c>'
+            write(self._keep(key, cell) if key else cell)
+        return out
 
 
 def _split(cell: str) -> tuple[int, int]:

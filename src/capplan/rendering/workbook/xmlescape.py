@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 DECLARATION = '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
-_TEXT = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "\r": "&#13;"})
 _ATTR = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;",
                        "\n": "&#10;", "\r": "&#13;", "\t": "&#9;"})
 
 
 def text(value: str) -> str:
     """Element text (most text has nothing to escape, and a search is cheaper than a translation)."""
-    if "&" in value or "<" in value or ">" in value or "\r" in value:
-        return value.translate(_TEXT)
+    if "&" in value or "<" in value or ">" in value or "\r" in value:       # replace() beats translate() here
+        return value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\r", "&#13;")
     return value
 
 
