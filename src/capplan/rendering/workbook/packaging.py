@@ -159,7 +159,7 @@ def parts(sheets: list[Sheet], release: bool = False) -> dict[str, str]:
             overrides.append((f"/xl/comments/comment{notes}.xml", "spreadsheetml.comments+xml"))
         out[f"xl/worksheets/sheet{i}.xml"] = sheet_xml(s, cells, i == 1, drawing, comments)
         if release:
-            s.cells, s.runs = {}, []
+            s.release()
         overrides.append((f"/xl/worksheets/sheet{i}.xml", "spreadsheetml.worksheet+xml"))
         if rels:
             out[f"xl/worksheets/_rels/sheet{i}.xml.rels"] = _rels(rels)

@@ -160,38 +160,31 @@ def _define(ws: Sheet, name: str, target: str) -> None:
 
 def _write_scalar(book: Book, sheet: SheetLayout, name: str, row: int, nominal: SheetLayout, is_nominal: bool,
                   bool_cells) -> None:
+    """A quantity's row: its value (B) as this scenario has it, and the label, unit, tag and
+    note around it, which are the same on every sheet where the quantity is (:func:`_stamp`)."""
     ws, ev = sheet.ws, sheet.ev
     styles = book.styles
     q = book.model.quantities[name]
     node = ev.graph.nodes[name]
     scen = ev.scenario.name
-    set_text(ws.cell(row, 1), label(q))
-    styles.dress(ws.cell(row, 1), styles.wrapped)
-    set_text(ws.cell(row, 3), formatting.unit_label(q.unit) if q.kind != "money" else q.unit)
+    given = ev.inputs.get(name) if node.formula is None else None
+    about = (("derived", node.formula.text, tuple(ev.pending_inputs(name))) if given is None else
+             ("given", given.tag, given.pending, given.pinned))
+    stamp = book.stamps.get((name, about))
+    if stamp is None:
+        stamp = book.stamps[(name, about)] = _stamp(book, q, about)
+    stamp.put(ws, row - 1)
     value_cell = ws.cell(row, 2)
-    tag_cell = ws.cell(row, 4)
-    note = ws.cell(row, 5)
     expected = sheet.display(name)
     styles.dress(value_cell, number_format=book.number_format(name))
-    if node.formula is not None:
+    if given is None:
         book.formula(ws, value_cell, book.formulas.compile(name, node.formula, sheet, nominal), name, scen, None,
                      "derived", expected)
         styles.apply(value_cell, "derived")
-        pending = ev.pending_inputs(name)
-        if pending:          # pending measurements are flagged wherever they flow
-            set_text(tag_cell, "derived (pending)")
-            styles.dress(tag_cell, styles.pending_derived)
-            tag_cell.comment = make_comment("Rests on pending measurement(s): " + ", ".join(pending))
-        else:
-            set_text(tag_cell, "derived")
-        set_text(note, f"{name} = {node.formula.text}")
-        styles.dress(note, styles.formula_font, styles.wrapped)
     else:
-        given = ev.inputs[name]
         nominal_input = nominal.ev.inputs.get(name)
         inherited = (not is_nominal and nominal_input == given and name in nominal.scalar_row
                      and nominal.ev.graph.nodes[name].formula is None)
-        key = styles.key(given.tag, given.pending)
         if inherited:
             book.formula(ws, value_cell, nominal.link(name), name, scen, None, "link", expected)
             styles.apply(value_cell, "derived", linked=True)
@@ -201,19 +194,60 @@ def _write_scalar(book: Book, sheet: SheetLayout, name: str, row: int, nominal: 
             role = "pinned" if given.pinned else ("input" if is_nominal else "override")
             value_cell.comment = _input_comment(given)
             book.cells.append(CellInfo(ws.title, value_cell.coordinate, name, scen, None, role, expected))
-        validate_input(ws, value_cell, q)
-        set_text(tag_cell, ("pending measurement" if given.pending else given.tag)
-                 + (" (pinned)" if given.pinned else ""))
-        styles.apply(tag_cell, key)
-        if given.pinned and q.formulas:
+        validate_input(ws, [value_cell.coordinate], q)
+    if q.kind == "bool":
+        bool_cells.append(value_cell.coordinate)
+
+
+class Stamp:
+    """Cells that show the same on every sheet of one layout (a quantity's row but its
+    value, a table's frame), made once on a scratch sheet and put on each: a plan of a
+    thousand scenarios has a thousand copies of each."""
+
+    def __init__(self, made: Sheet):
+        self.cells = sorted(made.cells.items())
+        self.heights = sorted(made.heights.items())
+
+    def put(self, ws: Sheet, offset: int) -> None:
+        """The cells, each ``offset`` rows below where it was made."""
+        for (row, column), made in self.cells:
+            cell = ws.cell(row + offset, column)
+            cell.value, cell.kind, cell.style, cell.comment = made.value, made.kind, made.style, made.comment
+        for row, height in self.heights:
+            ws.heights[row + offset] = height
+
+
+def _stamp(book: Book, q, about: tuple) -> Stamp:
+    """A quantity's label, unit, tag and note cells (``about``: derived with its formula and
+    the pending inputs it rests on, or given with its tag), and the row height they need."""
+    styles, name = book.styles, q.name
+    made = Sheet("stamp")
+    set_text(made.cell(1, 1), label(q))
+    styles.dress(made.cell(1, 1), styles.wrapped)
+    set_text(made.cell(1, 3), formatting.unit_label(q.unit) if q.kind != "money" else q.unit)
+    tag_cell, note = made.cell(1, 4), made.cell(1, 5)
+    if about[0] == "derived":
+        _, formula, pending = about
+        if pending:          # pending measurements are flagged wherever they flow
+            set_text(tag_cell, "derived (pending)")
+            styles.dress(tag_cell, styles.pending_derived)
+            tag_cell.comment = make_comment("Rests on pending measurement(s): " + ", ".join(pending))
+        else:
+            set_text(tag_cell, "derived")
+        set_text(note, f"{name} = {formula}")
+        styles.dress(note, styles.formula_font, styles.wrapped)
+    else:
+        _, tag, pending, pinned = about
+        set_text(tag_cell, ("pending measurement" if pending else tag) + (" (pinned)" if pinned else ""))
+        styles.apply(tag_cell, styles.key(tag, pending))
+        if pinned and q.formulas:
             set_text(note, f"{name} pinned; replaces {q.formula_for(book.plan.switches).text}")
             styles.dress(note, styles.formula_font, styles.wrapped)
         else:
             set_text(note, f"{name}: {q.description}")
             styles.dress(note, styles.note, styles.wrapped)
-    if q.kind == "bool":
-        bool_cells.append(value_cell.coordinate)
-    _fit_row(book, ws, row, note.value, ws.cell(row, 1).value, formula=note.style.font is styles.formula_font)
+    _fit_row(book, made, 1, note.value, made.cell(1, 1).value, formula=note.style.font is styles.formula_font)
+    return Stamp(made)
 
 
 def _fit_row(book: Book, ws: Sheet, row: int, text: str, name: str | None = None, formula: bool = True) -> None:
@@ -259,45 +293,48 @@ def _derived_column(book: Book, sheet: SheetLayout, nominal: SheetLayout, tname:
         book.formula(ws, cell, text, col, scenario, i, "derived", values[i])
 
 
+def _inherited(column: str, rows: list[dict], nominal_rows: list[dict], values: list) -> bool:
+    """Whether every row of a scenario's table column is the nominal's, and none is blank."""
+    return all(_same(row.get(column), nominal_row.get(column)) for row, nominal_row in zip(rows, nominal_rows)) \
+        and not any(v is None or (isinstance(v, float) and math.isnan(v)) for v in values)
+
+
+def _linked_column(book: Book, sheet: SheetLayout, nominal: SheetLayout, tname: str, col: str, values: list,
+                   fmt: str) -> None:
+    """A scenario's table column that is the nominal's in every row: a run of links to it
+    (on a plan of many scenarios, most of each scenario sheet's table cells)."""
+    ws, pos = sheet.ws, sheet.tables[tname]
+    first, column = pos.row_of[col], pos.col_index[col]
+    look = Cell(0, 0)
+    book.styles.dress(look, number_format=fmt)
+    book.styles.apply(look, "derived", linked=True)
+    run = Run(column, first, look.style, [nominal.link(col, i) for i in range(pos.n_rows)], values)
+    book.formula_run(ws, run, col, sheet.ev.scenario.name, values, "link")
+    letter = column_letter(column)
+    validate_input(ws, [f"{letter}{first + i}" for i in range(pos.n_rows)], book.model.quantities[col])
+
+
 def _write_table(book: Book, sheet: SheetLayout, tname: str, nominal: SheetLayout, is_nominal: bool,
                  bool_cells) -> None:
+    """A table: its frame (:func:`_table_frame`, the same on every sheet of one layout),
+    the key column's copy in the later bands, and each column's cells as this scenario has them."""
     ws, ev = sheet.ws, sheet.ev
     styles = book.styles
     pos = sheet.tables[tname]
-    table = book.model.tables[tname]
     data = ev.scenario.tables[tname]
     nodes = ev.graph.nodes
     nominal_data = nominal.ev.scenario.tables.get(tname)
     nominal_pos = nominal.tables.get(tname)
     same_shape = (not is_nominal and nominal_data is not None and nominal_pos is not None
                   and len(nominal_data.rows) == len(data.rows) and nominal_pos.columns == pos.columns)
-    # each band's header and unit rows; the key column's copy in the later bands
-    for b, (header, band) in enumerate(pos.bands):
-        lines = 1
-        for c, col in enumerate(band, start=1):
-            q = book.model.quantities[col]
-            h = ws.cell(header, c)
-            set_text(h, label(q))
-            styles.dress(h, styles.bold, styles.header_alignment, styles.thin_bottom)
-            lines = max(lines, wrapped_lines(h.value, max(4, int(ws.widths.get(c, 10)) - 2)))
-            u = ws.cell(header + 1, c)
-            set_text(u, formatting.unit_label(q.unit) if q.kind not in ("money", "bool", "text") else
-                     (q.unit if q.kind == "money" else ""))
-            styles.dress(u, styles.unit)
-            if nodes[col].formula is not None:
-                styles.dress(h, styles.part_fill)
-        ws.heights[header] = lines * book.cfg["columns"]["note"]["line_height_pt"] + 3
-        if b:
-            _key_copies(book, sheet, pos, header + 2)
-    meta = [f"Table {tname}: {table.title}. {table.description}"]
-    if data.source:
-        meta.append(f"Source: {data.source}")
-    if data.as_of:
-        meta.append(f"As of: {data.as_of}")
-    if data.note:
-        meta.append(f"Note: {data.note}")
-    meta.append(f"Tag: {table.tag}")
-    ws.cell(pos.header_row, 1).comment = make_comment("\n".join(meta))
+    formulas = tuple(nodes[c].formula.text if nodes[c].formula is not None else None for c in pos.columns)
+    key = ("table", tname, sheet.table_layout(), tuple(ws.widths.items()), data.source, data.as_of, data.note, formulas)
+    frame = book.stamps.get(key)
+    if frame is None:
+        frame = book.stamps[key] = _table_frame(book, sheet, tname, data, formulas)
+    frame.put(ws, 0)
+    for header, _ in pos.bands[1:]:
+        _key_copies(book, sheet, pos, header + 2)
     for col in pos.columns:
         q = book.model.quantities[col]
         c_index = pos.col_index[col]
@@ -308,6 +345,8 @@ def _write_table(book: Book, sheet: SheetLayout, tname: str, nominal: SheetLayou
         fmt = book.number_format(col)
         if node.formula is not None:
             _derived_column(book, sheet, nominal, tname, col, values[:pos.n_rows], fmt)
+        elif same_shape and col != pos.columns[0] and _inherited(q.column, data.rows, nominal_data.rows, values):
+            _linked_column(book, sheet, nominal, tname, col, values[:pos.n_rows], fmt)
         else:
             for i in range(pos.n_rows):
                 cell = ws.cell(pos.row_of[col] + i, c_index)
@@ -330,7 +369,7 @@ def _write_table(book: Book, sheet: SheetLayout, tname: str, nominal: SheetLayou
                     if not missing:
                         book.cells.append(CellInfo(ws.title, cell.coordinate, col, ev.scenario.name, i,
                                                    "input" if is_nominal else "override", expected))
-                validate_input(ws, cell, q)
+                validate_input(ws, [cell.coordinate], q)
         if q.kind == "bool":
             bool_cells.append(f"{column_letter(c_index)}{pos.row_of[col]}:"
                               f"{column_letter(c_index)}{pos.row_of[col] + pos.n_rows - 1}")
@@ -339,16 +378,50 @@ def _write_table(book: Book, sheet: SheetLayout, tname: str, nominal: SheetLayou
         lines = [f"{k.replace('_', ' ').capitalize()}: {v}" for k, v in row_meta.items() if v]
         if lines and i < pos.n_rows:
             ws.cell(pos.first_row + i, 1).comment = make_comment("\n".join(lines))
-    # formulas of the computed columns, readable under the table
+    if tname == "load_sweep":
+        sweep_extras(book, sheet, pos, pos.last_row + 1 + sum(f is not None for f in formulas))
+
+
+def _table_frame(book: Book, sheet: SheetLayout, tname: str, data, formulas: tuple) -> Stamp:
+    """What a table shows around its cells: each band's header and unit rows, the table's
+    source as a comment, and the formulas of its computed columns under it (``formulas``,
+    one per column, None for a given one)."""
+    styles, pos, table = book.styles, sheet.tables[tname], book.model.tables[tname]
+    made = Sheet("frame")
+    made.widths = sheet.ws.widths
+    computed = dict(zip(pos.columns, formulas))
+    for header, band in pos.bands:
+        lines = 1
+        for c, col in enumerate(band, start=1):
+            q = book.model.quantities[col]
+            h = made.cell(header, c)
+            set_text(h, label(q))
+            styles.dress(h, styles.bold, styles.header_alignment, styles.thin_bottom)
+            lines = max(lines, wrapped_lines(h.value, max(4, int(made.widths.get(c, 10)) - 2)))
+            u = made.cell(header + 1, c)
+            set_text(u, formatting.unit_label(q.unit) if q.kind not in ("money", "bool", "text") else
+                     (q.unit if q.kind == "money" else ""))
+            styles.dress(u, styles.unit)
+            if computed[col] is not None:
+                styles.dress(h, styles.part_fill)
+        made.heights[header] = lines * book.cfg["columns"]["note"]["line_height_pt"] + 3
+    meta = [f"Table {tname}: {table.title}. {table.description}"]
+    if data.source:
+        meta.append(f"Source: {data.source}")
+    if data.as_of:
+        meta.append(f"As of: {data.as_of}")
+    if data.note:
+        meta.append(f"Note: {data.note}")
+    meta.append(f"Tag: {table.tag}")
+    made.cell(pos.header_row, 1).comment = make_comment("\n".join(meta))
     r = pos.last_row + 1
     for col in pos.columns:
-        if nodes[col].formula is not None:
-            set_text(ws.cell(r, 1), label(book.model.quantities[col]))
-            styles.dress(ws.cell(r, 1), styles.note, styles.wrapped)
-            c = ws.cell(r, len(COLUMNS))
-            set_text(c, f"{book.model.quantities[col].column} = {nodes[col].formula.text}")
+        if computed[col] is not None:
+            set_text(made.cell(r, 1), label(book.model.quantities[col]))
+            styles.dress(made.cell(r, 1), styles.note, styles.wrapped)
+            c = made.cell(r, len(COLUMNS))
+            set_text(c, f"{book.model.quantities[col].column} = {computed[col]}")
             styles.dress(c, styles.formula_font, styles.wrapped)
-            _fit_row(book, ws, r, c.value, ws.cell(r, 1).value)
+            _fit_row(book, made, r, c.value, made.cell(r, 1).value)
             r += 1
-    if tname == "load_sweep":
-        sweep_extras(book, sheet, pos, r)
+    return Stamp(made)

@@ -219,6 +219,7 @@ class Sheet:
         self.title = title
         self.cells: dict[tuple[int, int], Cell] = {}
         self.runs: list[Run] = []                         # columns of formula cells kept as runs (:class:`Run`)
+        self._runs_in: dict[int, list[Run]] = {}          # the runs, by column
         self.widths: dict[int, float] = {}
         self.heights: dict[int, float] = {}
         self.freeze: str | None = None
@@ -237,12 +238,17 @@ class Sheet:
 
     def add_run(self, run: Run) -> None:
         """Cells ``run`` covers must be no :class:`Cell` of this sheet, now or later."""
-        taken = [r for r in range(run.first_row, run.last_row + 1) if (r, run.column) in self.cells]
-        if taken or any(o.column == run.column and o.first_row <= run.last_row and run.first_row <= o.last_row
-                        for o in self.runs):
+        cells, column, first, last = self.cells, run.column, run.first_row, run.last_row
+        if any((r, column) in cells for r in range(first, last + 1)) or any(
+                o.first_row <= last and first <= o.last_row for o in self._runs_in.get(column, ())):
             raise ValueError(f"a run over {column_letter(run.column)}{run.first_row}:"
                              f"{column_letter(run.column)}{run.last_row} covers cells already written")
         self.runs.append(run)
+        self._runs_in.setdefault(column, []).append(run)
+
+    def release(self) -> None:
+        """Drop the cells and runs (the sheet is spelled; a workbook of many sheets is not held twice)."""
+        self.cells, self.runs, self._runs_in = {}, [], {}
 
     def all_cells(self) -> dict[tuple[int, int], Cell]:
         """Every cell, a run's as cells too (for readers; writing uses the runs as they are)."""

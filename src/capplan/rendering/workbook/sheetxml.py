@@ -13,6 +13,7 @@ recalculate (a previewer, Excel's Protected View, ``openpyxl`` with
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 from capplan import formatting
 from capplan.rendering.workbook.sheetmodel import Run, Sheet, column_letter
@@ -222,14 +223,21 @@ def _conditional(sheet: Sheet, styles: StyleSheet) -> str:
     return "".join(out)
 
 
+@lru_cache(maxsize=4096)
+def _rule(items: tuple) -> tuple[str, str]:
+    """A validation rule's attributes and formulas (scenario sheets repeat their rules)."""
+    rule = dict(items)
+    attrs = "".join(f' {k}="{attr(str(rule[k]))}"' for k in VALIDATION_ORDER if k in rule)
+    formulas = "".join(f"<{k}>{text(rule[k])}</{k}>" for k in ("formula1", "formula2") if k in rule)
+    return attrs, formulas
+
+
 def _validations(sheet: Sheet) -> str:
     if not sheet.validations:
         return ""
     out = [f'<dataValidations count="{len(sheet.validations)}">']
     for v in sheet.validations.values():
-        rule = v.rule
-        attrs = "".join(f' {k}="{attr(str(rule[k]))}"' for k in VALIDATION_ORDER if k in rule)
-        formulas = "".join(f"<{k}>{text(rule[k])}</{k}>" for k in ("formula1", "formula2") if k in rule)
+        attrs, formulas = _rule(tuple(v.rule.items()))
         out.append(f'<dataValidation{attrs} sqref="{" ".join(v.cells)}">{formulas}</dataValidation>')
     out.append("</dataValidations>")
     return "".join(out)

@@ -23,19 +23,19 @@ TITLE_LIMIT = 32        # Excel's limit for an error title
 MESSAGE_LIMIT = 255     # and for an error message
 
 
-def validate_input(ws, cell, q) -> None:
-    """Attach quantity ``q``'s domain to an input cell of ``ws`` (nothing for a
-    quantity without one). Cells of a column must come top row first: a
-    'custom' rule's formula is relative to the first cell."""
-    if q.domain is None:
+def validate_input(ws, cells: list[str], q) -> None:
+    """Attach quantity ``q``'s domain to input cells of ``ws`` (their coordinates;
+    nothing for a quantity without one). Cells of a column must come top row
+    first: a 'custom' rule's formula is relative to the first cell."""
+    if q.domain is None or not cells:
         return
     message = _message(q.domain, q.name)
     found = ws.validations.get(message)
     if found is None:
-        rule = {**q.domain.excel(cell.coordinate), "allowBlank": 1 if q.optional else 0, "showErrorMessage": 1,
+        rule = {**q.domain.excel(cells[0]), "allowBlank": 1 if q.optional else 0, "showErrorMessage": 1,
                 "errorStyle": "stop", "errorTitle": _fit(q.name, TITLE_LIMIT), "error": message}
         found = ws.validations[message] = Validation(rule)
-    found.cells.append(cell.coordinate)
+    found.cells.extend(cells)
 
 
 @cache

@@ -1,11 +1,18 @@
-"""A table's formula column written as one run reads, cell for cell and byte for byte,
-as the same cells written one by one; a cell written inside a run is refused."""
+"""What the workbook makes once and reuses reads, byte for byte, as if made each time: a
+table's formula column written as one run (a cell written inside a run is refused), and
+the rows and table frames stamped on every scenario sheet that shows them alike."""
 
 from __future__ import annotations
 
 import pytest
+from conftest import MAIN_PLAN
 
+import capplan
+from capplan.language.model import standard_model
+from capplan.rendering import view
+from capplan.rendering.workbook.builder import Book
 from capplan.rendering.workbook.manifest import RunInfo
+from capplan.rendering.workbook.packaging import to_bytes
 from capplan.rendering.workbook.sheetmodel import Font, Run, Sheet, Style
 from capplan.rendering.workbook.sheetxml import CellXml
 from capplan.rendering.workbook.stylesxml import StyleSheet
@@ -81,3 +88,31 @@ def test_a_runs_manifest_entry_lists_each_cell_with_its_row_and_the_engines_valu
     cells = info.cells()
     assert [(c.ref, c.row, c.role, c.expected) for c in cells] == [
         ("nominal!C5", 0, "derived", 1.5), ("nominal!C6", 1, "derived", None), ("nominal!C7", 2, "derived", 7.0)]
+
+
+class _Forgetful(dict):
+    """A stamp cache that keeps nothing: every row and frame made anew, as before stamps."""
+
+    def __setitem__(self, key, value):
+        pass
+
+
+def test_stamped_rows_and_frames_read_as_the_rows_made_for_each_sheet():
+    """The main plan's scenarios pin a derived quantity (context_x2), override inputs and
+    rest on pending measurements: a stamp keyed too loosely would show one sheet's tag or
+    note on another."""
+    plan = capplan.load(MAIN_PLAN)
+    evaluations = capplan.evaluate(plan)
+    shown = view.build(plan, evaluations)
+    kept = Book(plan, evaluations, standard_model(), shown)
+    built = kept.build()
+    made_once = to_bytes(built)
+    texts = {ws.title: {c.value for c in ws.cells.values() if c.kind == "s"} for ws in built.worksheets}
+    assert "derived (pending)" in texts["nominal"]                       # rests on a pending measurement
+    assert any(t.startswith("instance_max_rate pinned; replaces") for t in texts["context_x2"])
+    assert not any(t.startswith("instance_max_rate pinned") for t in texts["nominal"])
+    forgetful = Book(plan, evaluations, standard_model(), shown)
+    forgetful.stamps = _Forgetful()
+    assert to_bytes(forgetful.build()) == made_once
+    rows = sum(len(sheet.scalar_row) for sheet in kept.sheets)
+    assert len(kept.sheets) >= 5 and len(kept.stamps) < rows / 3          # most rows were put, not made
