@@ -20,6 +20,7 @@ from capplan.loading.plan import load
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAT = ROOT / "plans" / "llama3-8b-a100-chat-mix.yaml"
+DIURNAL = ROOT / "plans" / "llama3-8b-a100-diurnal.yaml"
 
 # 12 quiet hours (7 req/s: 2 replicas), 6 busy (35 req/s: 6), 6 at the peak (70 req/s: 11)
 STEPS = [0.1] * 12 + [0.5] * 6 + [1.0] * 6
@@ -262,3 +263,21 @@ def test_a_price_model_column_in_a_plan_without_traffic_is_one_located_message(t
             as err:
         load(write(tmp_path, data), standard_model())
     assert err.value.key == "tables.deployments.rows[1].spot_hourly_cost"
+
+
+def test_an_owned_offer_without_the_gpus_tdp_is_refused_not_priced_without_power(tmp_path):
+    """The catalog gives no TDP for every GPU; an owned node's power would then cost nothing."""
+    data = yaml.safe_load(DIURNAL.read_text(encoding="utf-8"))
+    data["gpu"] = "h100-pcie-80gb"
+    with pytest.raises(CapplanError, match=r"an owned offer prices its node's power from the GPU's thermal design "
+                                           r"power, but gpu_tdp is 0 \(the catalog gives none for h100-pcie-80gb\): "
+                                           r"state it under inputs") as err:
+        load(write(tmp_path, data), standard_model())
+    owned = next(i for i, row in enumerate(data["tables"]["deployments"]["rows"]) if "owned_price" in row)
+    assert err.value.key == f"tables.deployments.rows[{owned}].owned_price"
+    data["inputs"]["gpu_tdp"] = {"value": "350 W/GPU", "source": "H100 PCIe datasheet"}
+    load(write(tmp_path, data, "stated.yaml"), standard_model())
+    del data["inputs"]["gpu_tdp"]
+    for row in data["tables"]["deployments"]["rows"]:            # no owned offer: the TDP is not needed
+        row.pop("owned_price", None)
+    load(write(tmp_path, data, "no-owned.yaml"), standard_model())

@@ -63,6 +63,7 @@ def load(path: Path, model: Model, display: str | None = None) -> Plan:
     ctx.inputs = given
     nominal = Scenario(NOMINAL, "Nominal", "The plan as written.", given, tables.read_all(ctx) | profile_tables,
                        expect.read(ctx, ctx.data.get("expect") or {}, ("expect",)), [])
+    traffic.refuse_unpowered_ownership(ctx, gpu.id, given, nominal.tables.get("deployments"))
     every = [nominal] + scenarios.read_all(ctx, nominal)
     return Plan(path=path, file=ctx.doc.file, name=path.stem, **document.texts(ctx), gpu=gpu,
                 model_entry=model_entry, switches=ctx.switches, scenarios=every, doc=ctx.doc, slos=ctx.slos,

@@ -100,6 +100,18 @@ def refuse_cold_wakeups(ctx: Context, given: dict[str, Input]) -> None:
                       f"(or serve a batch SLO)", "inputs", "min_replicas")
 
 
+def refuse_unpowered_ownership(ctx: Context, gpu: str, given: dict[str, Input], deployments: TableData | None) -> None:
+    """An owned node's electricity is priced from its GPUs' TDP: an owned offer on a GPU the
+    catalog gives none for (and the plan states none) would look cheaper than it is."""
+    if SWITCH not in ctx.switches or deployments is None or "gpu_tdp" not in given or given["gpu_tdp"].value > 0:
+        return
+    for i, row in enumerate(deployments.rows):
+        if (row.get("owned_price") or 0) > 0:
+            raise ctx.err(f"an owned offer prices its node's power from the GPU's thermal design power, but "
+                          f"gpu_tdp is 0 (the catalog gives none for {gpu}): state it under inputs (W/GPU, from "
+                          f"the GPU's datasheet)", "tables", "deployments", "rows", i, "owned_price")
+
+
 def _multipliers(ctx: Context, raw) -> list[float]:
     path = ("traffic", "profile")
     if not isinstance(raw, list) or len(raw) not in HOURLY:
