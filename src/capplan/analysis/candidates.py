@@ -18,7 +18,7 @@ The ranking (:mod:`capplan.analysis.ranking`) reads the arrays kept here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -136,11 +136,7 @@ def _pruned(model, graph):
     checks) and what they are computed from: the queueing figures no ranking reads are left out."""
     held = _PRUNED.get(id(graph))
     if held is None or held[0] is not graph:
-        wanted = {n for n in (*KEEP, *transfer.READS) if n in graph.nodes}
-        wanted |= {d for deps in graph.check_deps for d in deps}
-        for name in list(wanted):
-            wanted.update(graph.upstream(name))
-        held = _PRUNED[id(graph)] = (graph, replace(graph, order=tuple(n for n in graph.order if n in wanted)))
+        held = _PRUNED[id(graph)] = (graph, graph.cut((*KEEP, *transfer.READS)))
     return held[1]
 
 

@@ -106,7 +106,10 @@ def simulate(plan: Plan, model: Model, decided: dict, scenario: Scenario | None 
     so "the nominal fleet holds" asks whether the fleet the plan rents
     carries each draw's peak, and a draw's GPU count is compared with the
     count decided on. ``keep`` names the quantities kept over every draw
-    (default: all of them, for a few draws).
+    (default: all of them, for a few draws); only they, the model's checks and
+    what those are computed from are evaluated (:meth:`.graph.Graph.cut`), so a
+    draw is void where one of them is not a number, not where a result nothing
+    keeps is.
     """
     scenario = scenario or plan.nominal
     fixed = {name: np.asarray(value, dtype=float).reshape((1, -1)) for name, value in decided.items()
@@ -115,7 +118,10 @@ def simulate(plan: Plan, model: Model, decided: dict, scenario: Scenario | None 
     graph = build(model, plan.switches, pinned, nominal=False)
     unitcheck.check(model, graph)
     rows = {t: len(d.rows) for t, d in scenario.tables.items()}
-    keep = frozenset(n for n in graph.order if model.quantities[n].kind != "text") if keep is None else keep
+    if keep is None:
+        keep = frozenset(n for n in graph.order if model.quantities[n].kind != "text")
+    else:
+        graph = graph.cut(keep)
     _fits(plan, scenario, model, graph, rows, keep, samples)
     uncertain: list[Uncertain] = []
     base, drawn = _inputs(plan, scenario, model, graph, samples, seed, uncertain)
