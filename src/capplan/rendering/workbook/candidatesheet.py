@@ -10,8 +10,10 @@ replicas per node, nodes per replica, nodes, hourly and monthly cost and $ per
 candidate's feasibility (its weights fit, its KV pool, its replica on a node)
 is capplan's answer as of the build, a 1 or 0; ``RANK`` orders the feasible
 ones by monthly cost (an infeasible row ranks after every feasible one) with
-ties broken by row order, and the recommendation cell reads rank 1. Rows
-are written in capplan's ranking order, so a tie ranks as capplan's does.
+ties broken by row order, and the recommendation cell reads rank 1. The
+cost an infeasible row ranks by is a labelled cell, not a constant inside
+the formulas. Rows are written in capplan's ranking order, so a tie ranks as
+capplan's does.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ if TYPE_CHECKING:
 TITLE = "Candidates"
 FIRST = 6                       # first candidate row
 INFEASIBLE = 1e15               # the cost an infeasible row ranks by: after every feasible one
+INFEASIBLE_ROW = 4              # shown in a labelled cell the rank keys read (no constant inside a formula)
+INFEASIBLE_CELL = f"$B${INFEASIBLE_ROW}"
 INPUTS = ("deployments.node_hourly_cost", "deployments.gpus_per_node", "instance_max_rate", "rho_target",
           "gpus_per_replica", "peak_arrival_rate", "redundancy_replicas")
 DERIVED = ("safe_rate_per_replica", "active_replicas", "resilient_replicas", "deployments.replicas_per_node",
@@ -155,12 +159,20 @@ def write_candidates(book: Book, taken: set[str]) -> Sheet | None:
         f, monthly = f"{column_letter(feasible_col)}{row}", f"{column_letter(columns[ranked.MONTH])}{row}"
         month_value = _display(book, ranked.MONTH, r.value(ranked.MONTH, i))
         keyed = ws.cell(row, rank_key_col)
-        book.formula(ws, keyed, f"IF({f}=1,{monthly},{INFEASIBLE:.0E})" if sized else f"{INFEASIBLE:.0E}",
+        book.formula(ws, keyed, f"IF({f}=1,{monthly},{INFEASIBLE_CELL})" if sized else INFEASIBLE_CELL,
                      "rank key", ev.scenarios[0], k, "derived", month_value if not ev.reasons[i] else INFEASIBLE)
         key = f"{column_letter(rank_key_col)}{row}"
         above = f"${column_letter(rank_key_col)}${FIRST}:{key}"
         book.formula(ws, ws.cell(row, rank_col), f"RANK({key},{key_range},1)+COUNTIF({above},{key})-1", "rank",
                      ev.scenarios[0], k, "derived", k + 1)
+    set_text(ws.cell(INFEASIBLE_ROW, 1), "An infeasible row ranks by (last):")
+    styles.dress(ws.cell(INFEASIBLE_ROW, 1), styles.italic)
+    ranked_last = ws.cell(INFEASIBLE_ROW, 2)
+    ranked_last.number(INFEASIBLE)
+    styles.dress(ranked_last, number_format="0E+00")
+    styles.editable(ranked_last)
+    book.cells.append(CellInfo(ws.title, ranked_last.coordinate, "infeasible rank key", ev.scenarios[0], None,
+                               "input", INFEASIBLE))
     rank_range = f"${column_letter(rank_col)}${FIRST}:${column_letter(rank_col)}${last}"
     best = f"MATCH(1,{rank_range},0)"
     set_text(ws.cell(3, 1), "Recommended (rank 1):")
