@@ -34,10 +34,10 @@ from capplan.analysis.declared import holds_spec
 from capplan.engine.evaluate import Evaluation
 from capplan.rendering.choices import Option, Risk
 from capplan.rendering.simulation import percent
+from capplan.rendering.view import PlanView, sentence as layout_sentence
 
 if TYPE_CHECKING:
     from capplan.rendering.holds import InputHolds
-    from capplan.rendering.view import PlanView
 
 
 @dataclass
@@ -221,12 +221,10 @@ def first_screen(view: PlanView, options: list[Option] | None = None, sentence: 
     as given, else the plan's own answer to its question: the ranking of its
     ``candidates:``, else the strategies through its traffic profile, else its
     deployment rows and the layout's sentences about them."""
-    from capplan.rendering.view import sentence as layout_sentence, _context
-
     if options is None and sentence is None:
         options, sentence, ask = _analysis_options(view, ask)
     rows = deployment_context(view)
-    context = {**_context(view.nominal), "options": rows, "scenarios": len(view.scenarios),
+    context = {**view.context, "options": rows, "scenarios": len(view.scenarios),
                "headline": view.headline}
     if sentence is None:
         sentence = layout_sentence("recommendation", **context) if rows else view.headline

@@ -108,9 +108,14 @@ class PlanView:
 
     # -- sentences ------------------------------------------------------------------------
     @cached_property
+    def context(self) -> dict:
+        """The names the layout's sentences read about the nominal scenario (:func:`_context`)."""
+        return _context(self.nominal)
+
+    @cached_property
     def headline(self) -> str:
         """One paragraph a leader reads (``sentences.headline`` in layout.yaml)."""
-        return sentence("headline", **_context(self.nominal))
+        return sentence("headline", **self.context)
 
     def row_summary(self, e: Evaluation, index: int) -> str:
         """One table row's key results in words (``sentences.row_summary``)."""
