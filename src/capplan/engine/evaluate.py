@@ -61,16 +61,20 @@ class Evaluation:
         if q.kind == "text":
             return list(value)
         if q.kind == "bool":
-            return [bool(v) for v in value] if isinstance(value, np.ndarray) else bool(value)
-        if isinstance(value, np.ndarray):
-            return [units.to_display(float(v), q.unit) for v in value]
+            return (value != 0).tolist() if isinstance(value, np.ndarray) else bool(value)
+        if isinstance(value, np.ndarray):      # the same division as to_display's, element by element
+            return (np.asarray(value, dtype=float) / units.factor(q.unit)).tolist()
         return units.to_display(float(value), q.unit)
 
-    def rows(self, table: str) -> list[dict]:
+    def rows(self, table: str, convert=None) -> list[dict]:
+        """A table's rows in display units, each ``{column: value}``; ``convert`` (if given)
+        turns each column's list of values into the list shown (the JSON's 12 digits)."""
         cols = [c for c in self.model.tables[table].columns if c in self.values]
-        shown = {c: self.display(c) for c in cols}
+        names = [self.model.quantities[c].column for c in cols]
         count = len(self.scenario.tables[table].rows)
-        return [{self.model.quantities[c].column: shown[c][i] for c in cols} for i in range(count)]
+        shown = (self.display(c) for c in cols)
+        columns = [convert(column) for column in shown] if convert else list(shown)
+        return [dict(zip(names, row)) for row, _ in zip(zip(*columns) if cols else [()] * count, range(count))]
 
     def pending_inputs(self, name: str) -> list[str]:
         return sorted(n for n in self.provenance.get(name, ()) if n in self.inputs and self.inputs[n].pending)
@@ -87,7 +91,6 @@ def evaluate(plan: Plan, scenario: Scenario, model: Model, nominal: Evaluation |
         raise err.located(file=plan.file) from None
     values: dict[str, object] = {}
     nominal_values = values if nominal is None else nominal.values
-    provenance: dict[str, frozenset[str]] = {}
     used: dict[str, Input] = {}
     checks_after = _checks_after(model, graph)
     # A scenario under the nominal formulas computes only what its changed values reach: a formula
@@ -105,7 +108,6 @@ def evaluate(plan: Plan, scenario: Scenario, model: Model, nominal: Evaluation |
             if node.formula is None:
                 column = [row[q.column] for row in rows]
                 values[name] = column if q.kind == "text" else np.array(column, dtype=float)
-                provenance[name] = frozenset([q.table])
             else:
                 result = _compute(name, node, values, nominal_values, plan, scenario, model, graph)
                 values[name] = np.broadcast_to(np.asarray(result, dtype=float), (len(rows),)).copy()
@@ -114,17 +116,36 @@ def evaluate(plan: Plan, scenario: Scenario, model: Model, nominal: Evaluation |
             item = scenario.inputs[name]
             used[name] = item
             values[name] = item.value
-            provenance[name] = frozenset([name])
         else:
             values[name] = float(_compute(name, node, values, nominal_values, plan, scenario, model, graph))
             _check_plausible(name, node, values, nominal_values, plan, scenario, model, graph)
-        if node.formula is not None:
-            provenance[name] = frozenset().union(*(provenance[d] for d in node.deps)) if node.deps else frozenset()
         if base is not None and not reused and not _identical(values[name], base[name]):
             changed.add(name)
         if name in checks_after:
             _run_checks(checks_after[name], values, nominal_values, model, plan, scenario)
-    return Evaluation(plan, scenario, model, graph, values, used, provenance)
+    return Evaluation(plan, scenario, model, graph, values, used, _provenance(graph))
+
+
+_PROVENANCES: dict[int, tuple[Graph, dict[str, frozenset[str]]]] = {}   # id(graph) -> (graph, its provenance)
+
+
+def _provenance(graph: Graph) -> dict[str, frozenset[str]]:
+    """Each node's scalar inputs and tables: a property of the graph, so found once per graph
+    (every scenario under the same switches and pins shares it; nobody changes it)."""
+    known = _PROVENANCES.get(id(graph))
+    if known is not None and known[0] is graph:
+        return known[1]
+    provenance: dict[str, frozenset[str]] = {}
+    for name in graph.order:
+        node = graph.nodes[name]
+        if node.formula is not None:
+            provenance[name] = frozenset().union(*(provenance[d] for d in node.deps)) if node.deps else frozenset()
+        else:
+            provenance[name] = frozenset([node.quantity.table or name])
+    if len(_PROVENANCES) >= 64:          # as many as graph.build keeps: a graph no longer built goes
+        del _PROVENANCES[next(iter(_PROVENANCES))]
+    _PROVENANCES[id(graph)] = (graph, provenance)
+    return provenance
 
 
 def _identical(a, b) -> bool:
@@ -133,6 +154,9 @@ def _identical(a, b) -> bool:
         return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
     if isinstance(a, list) or isinstance(b, list):
         return a == b
+    if type(a) is np.ndarray and type(b) is np.ndarray and a.dtype == b.dtype == np.float64 and a.shape == b.shape:
+        # the same bits are the same value, a sign of zero included; NaN is never the same
+        return a.tobytes() == b.tobytes() and not np.isnan(a).any()
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     return a.shape == b.shape and bool(np.all(a == b)) and bool(np.all(np.signbit(a) == np.signbit(b)))
 
@@ -690,12 +714,28 @@ def compare(op: str, a, b) -> np.ndarray:
     400/1998 req/s each carry 399.99999999999994 req/s in floats, which must hold a peak
     of 400 (the exact walker and both spreadsheets, which compare to about 15 digits,
     say it does)."""
+    if type(a) is float and type(b) is float:       # a scalar evaluation's common case, without numpy
+        return np.bool_(_compare_floats(op, a, b))
     a, b = np.broadcast_arrays(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
     with np.errstate(invalid="ignore"):
         near = np.abs(a - b) <= _SNAP * np.maximum(np.abs(a), np.abs(b))
         tie = (a == b) | (near & np.isfinite(a) & np.isfinite(b))      # inf is near nothing finite
     return {"<=": (a <= b) | tie, "<": (a < b) & ~tie, ">=": (a >= b) | tie, ">": (a > b) & ~tie,
             "==": tie, "!=": ~tie}[op]
+
+
+def _compare_floats(op: str, a: float, b: float) -> bool:
+    """:func:`compare` on two Python floats: the same IEEE operations, NaN and infinities alike."""
+    tie = a == b or (abs(a - b) <= _SNAP * max(abs(a), abs(b)) and math.isfinite(a) and math.isfinite(b))
+    if op == "<=":
+        return a <= b or tie
+    if op == "<":
+        return a < b and not tie
+    if op == ">=":
+        return a >= b or tie
+    if op == ">":
+        return a > b and not tie
+    return tie if op == "==" else not tie
 
 
 def _shifted(x, j: int):
