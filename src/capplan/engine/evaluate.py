@@ -166,7 +166,116 @@ def evaluate_all(plan: Plan, model: Model) -> list[Evaluation]:
     in the model of the plan's SLOs."""
     model = model.with_slos(plan.slos)
     nominal = evaluate(plan, plan.nominal, model)
-    return [nominal] + [evaluate(plan, s, model, nominal) for s in plan.scenarios[1:]]
+    others = plan.scenarios[1:]
+    batched = _batched(plan, others, model, nominal)
+    return [nominal] + [batched.get(i) or evaluate(plan, s, model, nominal) for i, s in enumerate(others)]
+
+
+# Scenarios under one graph from which they are evaluated as one batch: below, the batch's fixed
+# cost (every node computed, where a scenario alone recomputes only what its changes reach) wins nothing.
+BATCH_FROM = 16
+
+
+def _batched(plan: Plan, scenarios: list[Scenario], model: Model, nominal: Evaluation) -> dict[int, Evaluation]:
+    """The scenarios (by index) that a batch evaluates cleanly: those that share a graph (the
+    same pins; the same rows per table) evaluated in one walk of it, each scenario a member of
+    the batch. The float backend runs the same operations on a batch as on one scenario, so each
+    member's values are the scalar evaluation's to the bit. A member the scalar evaluation might
+    stop at — a formula that fails, a model check that fails, a value that is not finite or too
+    large — is left out, for :func:`evaluate` to evaluate alone, with its message, in plan order."""
+    groups: dict[tuple, tuple[Graph, list[int]]] = {}
+    for i, scenario in enumerate(scenarios):
+        pinned = frozenset(n for n, given in scenario.inputs.items() if given.pinned)
+        try:
+            graph = build(model, plan.switches, pinned, nominal=False)
+        except CapplanError:
+            continue                    # evaluate() reports it, at its turn
+        shape = tuple(sorted((t, len(data.rows)) for t, data in scenario.tables.items()))
+        groups.setdefault((id(graph), shape), (graph, []))[1].append(i)
+    done: dict[int, Evaluation] = {}
+    for graph, members in groups.values():
+        if len(members) < BATCH_FROM:
+            continue
+        try:
+            unitcheck.check(model, graph)
+        except CapplanError:
+            continue
+        batch = [scenarios[i] for i in members]
+        evaluated = _batch(plan, batch, graph, model, nominal)
+        done.update((members[j], e) for j, e in evaluated.items())
+    return done
+
+
+def _batch(plan: Plan, scenarios: list[Scenario], graph: Graph, model: Model,
+           nominal: Evaluation) -> dict[int, Evaluation]:
+    """One graph's scenarios as one batch: member j's Evaluation, for each member that evaluates cleanly."""
+    size = len(scenarios)
+    inputs: dict[str, object] = {}
+    rows: dict[str, int] = {}
+    for name in graph.order:
+        node = graph.nodes[name]
+        q = node.quantity
+        if node.formula is not None or q.kind == "text":
+            continue
+        if q.table:
+            inputs[name] = np.array([[row[q.column] for row in s.tables[q.table].rows] for s in scenarios], dtype=float)
+            rows[q.table] = inputs[name].shape[1]
+        else:
+            inputs[name] = np.array([[s.inputs[name].value] for s in scenarios], dtype=float)
+    for table in {graph.nodes[n].quantity.table for n in graph.order} - {None}:
+        rows.setdefault(table, len(scenarios[0].tables[table].rows))
+    values = dict(inputs)
+    walker = Numeric(values, nominal.values, batch=True)
+    stops = np.zeros((size, 1), dtype=bool)
+    try:
+        with np.errstate(all="ignore"):
+            for name in graph.order:
+                node = graph.nodes[name]
+                if node.formula is None:
+                    continue
+                result = np.asarray(walker.visit(node.formula.expr), dtype=float)
+                result = result.reshape((1, 1)) if result.ndim == 0 else result
+                table = node.quantity.table
+                if result.ndim != 2 or result.shape[0] not in (1, size) or (not table and result.shape[1] != 1):
+                    return {}
+                values[name] = np.broadcast_to(result, (result.shape[0], rows[table])) if table else result
+                if node.quantity.kind not in ("bool", "text"):
+                    stops = stops | _implausible(values[name], node.quantity)
+            for check, deps in zip(model.checks, graph.check_deps):
+                if all(d in graph.nodes for d in deps):
+                    stops = stops | _members(np.asarray(walker.visit(check.require.expr)) == 0)
+    except (CapplanError, KeyError, TypeError, ValueError):
+        return {}                       # something a batch does not take: each scenario alone
+    stops = np.broadcast_to(stops | walker.failed, (size, 1))
+    provenance = _provenance(graph)
+    evaluated = {}
+    for j, scenario in enumerate(scenarios):
+        if stops[j, 0]:
+            continue
+        member: dict[str, object] = {}
+        used: dict[str, Input] = {}
+        for name in graph.order:
+            node = graph.nodes[name]
+            q = node.quantity
+            if node.formula is not None:
+                value = values[name]
+                value = value[j] if value.shape[0] > 1 else value[0]
+                member[name] = value.copy() if q.table else float(value[0])
+            elif q.table:
+                column = [row[q.column] for row in scenario.tables[q.table].rows]
+                member[name] = column if q.kind == "text" else np.array(column, dtype=float)
+            else:
+                used[name] = scenario.inputs[name]
+                member[name] = used[name].value
+        evaluated[j] = Evaluation(plan, scenario, model, graph, member, used, provenance)
+    return evaluated
+
+
+def _implausible(value: np.ndarray, q) -> np.ndarray:
+    """Per batch member, whether a value might be one :func:`_check_plausible` refuses (not
+    finite, or near the largest a count or an amount may be): those are evaluated alone."""
+    limit = (FLEET_LIMIT if q.unit == "GPU" else units.LIMIT) * units.factor(q.unit) * 0.999
+    return _members(~np.isfinite(value) | (np.abs(value) > limit))
 
 
 def run_batch(graph: Graph, model: Model, inputs: dict[str, np.ndarray], rows: dict[str, int],
