@@ -211,36 +211,26 @@ def _batch(plan: Plan, scenarios: list[Scenario], graph: Graph, model: Model,
     """One graph's scenarios as one batch: member j's Evaluation, for each member that evaluates cleanly."""
     size = len(scenarios)
     inputs: dict[str, object] = {}
-    rows: dict[str, int] = {}
-    for name in graph.order:
-        node = graph.nodes[name]
-        q = node.quantity
-        if node.formula is not None or q.kind == "text":
-            continue
+    for q in (graph.nodes[n].quantity for n in graph.order if graph.nodes[n].formula is None):
+        if q.kind == "text":
+            continue                    # no formula computes with text
         if q.table:
-            inputs[name] = np.array([[row[q.column] for row in s.tables[q.table].rows] for s in scenarios], dtype=float)
-            rows[q.table] = inputs[name].shape[1]
+            inputs[q.name] = np.array([[row[q.column] for row in s.tables[q.table].rows] for s in scenarios],
+                                      dtype=float)
         else:
-            inputs[name] = np.array([[s.inputs[name].value] for s in scenarios], dtype=float)
-    for table in {graph.nodes[n].quantity.table for n in graph.order} - {None}:
-        rows.setdefault(table, len(scenarios[0].tables[table].rows))
+            inputs[q.name] = np.array([[s.inputs[q.name].value] for s in scenarios], dtype=float)
+    rows = {t: len(scenarios[0].tables[t].rows) for t in {graph.nodes[n].quantity.table for n in graph.order} - {None}}
     values = dict(inputs)
     walker = Numeric(values, nominal.values, batch=True)
     stops = np.zeros((size, 1), dtype=bool)
     try:
         with np.errstate(all="ignore"):
-            for name in graph.order:
-                node = graph.nodes[name]
-                if node.formula is None:
-                    continue
-                result = np.asarray(walker.visit(node.formula.expr), dtype=float)
-                result = result.reshape((1, 1)) if result.ndim == 0 else result
-                table = node.quantity.table
-                if result.ndim != 2 or result.shape[0] not in (1, size) or (not table and result.shape[1] != 1):
+            for node in _walk_batch(graph, walker, values, rows):
+                value = values[node.name]
+                if value.ndim != 2 or value.shape[0] not in (1, size) or (not node.quantity.table and value.shape[1] != 1):
                     return {}
-                values[name] = np.broadcast_to(result, (result.shape[0], rows[table])) if table else result
                 if node.quantity.kind not in ("bool", "text"):
-                    stops = stops | _implausible(values[name], node.quantity)
+                    stops = stops | _implausible(value, node.quantity)
             for check, deps in zip(model.checks, graph.check_deps):
                 if all(d in graph.nodes for d in deps):
                     stops = stops | _members(np.asarray(walker.visit(check.require.expr)) == 0)
@@ -291,14 +281,8 @@ def run_batch(graph: Graph, model: Model, inputs: dict[str, np.ndarray], rows: d
     nominal = values if nominal is None else nominal
     walker = Numeric(values, nominal, batch=True)
     with np.errstate(all="ignore"):
-        for name in graph.order:
-            node = graph.nodes[name]
-            if node.formula is None:
-                continue
-            result = np.asarray(walker.visit(node.formula.expr), dtype=float)
-            result = result.reshape((1, 1)) if result.ndim == 0 else result
-            table = node.quantity.table
-            values[name] = np.broadcast_to(result, (result.shape[0], rows[table])) if table else result
+        for _ in _walk_batch(graph, walker, values, rows):
+            pass
         holds = np.ones((1, 1), dtype=bool)
         failed = []
         for check in model.checks:
@@ -307,6 +291,20 @@ def run_batch(graph: Graph, model: Model, inputs: dict[str, np.ndarray], rows: d
             holds = holds & passes
             failed.append(~passes)
     return values, holds, failed, walker.failed
+
+
+def _walk_batch(graph: Graph, walker: Numeric, values: dict, rows: dict[str, int]):
+    """Each formula node over a batch, in the graph's order, its value put in ``values``
+    (``(B or 1, 1)``, or ``(B or 1, rows)`` in a table); yields each node once it is there."""
+    for name in graph.order:
+        node = graph.nodes[name]
+        if node.formula is None:
+            continue
+        result = np.asarray(walker.visit(node.formula.expr), dtype=float)
+        result = result.reshape((1, 1)) if result.ndim == 0 else result
+        table = node.quantity.table
+        values[name] = np.broadcast_to(result, (result.shape[0], rows[table])) if table else result
+        yield node
 
 
 def _where(plan: Plan, scenario: Scenario) -> str:
