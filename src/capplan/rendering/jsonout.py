@@ -162,7 +162,13 @@ def _exactly(column) -> tuple:
 
 
 def _plain_column(values: list) -> list:
-    """``formatting.plain`` of each value, a whole float below 10^12 (which 12 digits
-    print exactly) turned into an int without the round trip through text."""
-    return [int(v) if type(v) is float and v.is_integer() and -1e12 < v < 1e12 else formatting.plain(v)
-            for v in values]
+    """``formatting.plain`` of each value; in a column of floats a whole one below 10^12 (which
+    12 digits print exactly) is an int without the round trip through text, all at once."""
+    if not values or set(map(type, values)) != {float}:
+        return [formatting.plain(v) for v in values]
+    column = np.array(values)
+    whole = (column == np.trunc(column)) & (np.abs(column) < 1e12)
+    plain = np.where(whole, column, 0.0).astype(np.int64).tolist()
+    for i in np.flatnonzero(~whole).tolist():
+        plain[i] = formatting.plain(values[i])
+    return plain
