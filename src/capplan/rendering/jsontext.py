@@ -58,7 +58,8 @@ def dumps(doc) -> str:
 class _Writer:
     def __init__(self):
         self.out: list[str] = []
-        self.written: dict[int, int] = {}   # id << 16 | depth -> its pieces in out, start << 32 | end
+        # id << 16 | depth -> where its pieces are in out (start << 32 | end), or their text once met again
+        self.written: dict[int, int | str] = {}
         self.encoders: list = []
 
     def encoder(self, level: int):
@@ -74,7 +75,9 @@ class _Writer:
         key = id(o) << 16 | level
         seen = self.written.get(key)
         if seen is not None:
-            out.extend(out[seen >> 32:seen & 0xFFFFFFFF])
+            if type(seen) is int:             # met the second time: its pieces joined, for this and later times
+                seen = self.written[key] = "".join(out[seen >> 32:seen & 0xFFFFFFFF])
+            out.append(seen)
             return
         start = len(out)
         keyed = type(o) is dict
@@ -105,36 +108,36 @@ class _Writer:
 
     def _items(self, o, keyed: bool, level: int) -> None:
         out = self.out
-        inner = "\n" + INDENT * (level + 1)
-        between = "," + inner
+        between = ",\n" + INDENT * (level + 1)
         out.append("{" if keyed else "[")
-        first = True
+        separator = between[1:]
         for item in (o.items() if keyed else o):
-            out.append(inner if first else between)
-            first = False
             if keyed:
                 key, item = item
                 if type(key) is not str:
                     raise _Unusual()          # json converts numbers, truth values and None keys its own way
-                out.append(encode_basestring(key))
-                out.append(": ")
+                head = separator + encode_basestring(key) + ": "
+            else:
+                head = separator
+            separator = between
             kind = type(item)
             if kind is str:
-                out.append(encode_basestring(item))
+                out.append(head + encode_basestring(item))
             elif kind is dict or kind is list or kind is tuple:
+                out.append(head)
                 self.container(item, level + 1)
             elif item is None:
-                out.append("null")
+                out.append(head + "null")
             elif item is True:
-                out.append("true")
+                out.append(head + "true")
             elif item is False:
-                out.append("false")
+                out.append(head + "false")
             elif kind is int:
-                out.append(int.__repr__(item))
+                out.append(head + int.__repr__(item))
             elif kind is float:
                 if item != item or item in _INFINITE:
                     raise _Unusual()
-                out.append(float.__repr__(item))
+                out.append(head + float.__repr__(item))
             else:
                 raise _Unusual()              # a subclass, or a type json rejects: the standard library decides
         out.append("\n" + INDENT * level + ("}" if keyed else "]"))
