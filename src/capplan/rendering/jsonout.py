@@ -58,8 +58,19 @@ class _Shared:
     def __init__(self):
         self.entries: dict[tuple, dict] = {}
         self.sorted: dict[frozenset, list[str]] = {}
+        self.numbers: dict[float, object] = {}
         self.columns: dict[tuple, dict] = {}
         self.rows: dict[tuple, list[dict]] = {}
+
+    def plain(self, value):
+        """``formatting.plain(value)``, found once per float (equal floats print alike; NaN is never
+        found, and a bool, equal to 1.0 or 0.0, is never looked up)."""
+        if type(value) is not float:
+            return formatting.plain(value)
+        known = self.numbers.get(value)
+        if known is None:
+            known = self.numbers[value] = formatting.plain(value)
+        return known
 
     def names(self, names: frozenset[str]) -> list[str]:
         known = self.sorted.get(names)
@@ -87,7 +98,7 @@ def _scenario(e: Evaluation, view: ScenarioView, shared: _Shared) -> dict:
         if q.table:
             continue
         node = e.graph.nodes[name]
-        value = formatting.plain(e.display(name))
+        value = shared.plain(e.display(name))
         if node.formula:
             under = e.provenance[name]
             key = (name, type(value), value, q.unit, node.formula.text, under, under & pending_inputs)
