@@ -50,7 +50,9 @@ def test_same_text_as_json(doc):
     assert jsontext.dumps(doc) == _standard(doc)
 
 
-@pytest.mark.parametrize("bad", [float("nan"), {"x": [float("inf")]}, {"x": object()}, {"x": {1, 2}}])
+@pytest.mark.parametrize("bad", [float("nan"), {"x": [float("inf")]}, {"x": object()}, {"x": {1, 2}},
+                                 {"long": list(range(10)) + [float("nan")]},            # the C encoder's path
+                                 {"rows": [{"a": 1.0}, {"a": float("-inf")}]}])
 def test_same_errors_as_json(bad):
     with pytest.raises((ValueError, TypeError)) as standard:
         _standard(bad)
