@@ -86,3 +86,18 @@ def test_a_failing_member_is_reported_as_when_alone(tmp_path, monkeypatch):
     assert calls[0] == "nominal" and calls[-1] == "too_strict"
     assert set(calls[1:-1]) <= {"context_x2", "ttft_400ms"}     # pins: graphs of their own, one scenario each
     # the 60 generated scenarios came from the batch
+
+
+def test_a_large_group_is_evaluated_in_chunks(tmp_path, monkeypatch):
+    """A batch holds at most BATCH_CELLS table cells per column: 63 scenarios of 12 rows with
+    room for 100 cells go in chunks of 16 (the fewest a batch takes), with the same values."""
+    monkeypatch.setattr(ev, "BATCH_CELLS", 100)
+    sizes = []
+    real = ev._batch
+    monkeypatch.setattr(ev, "_batch", lambda plan, batch, *args: sizes.append(len(batch)) or real(plan, batch, *args))
+    model = standard_model()
+    plan = load_plan(_generated(tmp_path), model)
+    together, alone = ev.evaluate_all(plan, model), _one_by_one(plan, model)
+    assert sizes == [16, 16, 16, 15]        # the 60 and the plan's 3 scenarios without a pin
+    for a, b in zip(together, alone, strict=True):
+        assert all(_same(a.values[n], b.values[n]) for n in b.values)

@@ -174,6 +174,7 @@ def evaluate_all(plan: Plan, model: Model) -> list[Evaluation]:
 # Scenarios under one graph from which they are evaluated as one batch: below, the batch's fixed
 # cost (every node computed, where a scenario alone recomputes only what its changes reach) wins nothing.
 BATCH_FROM = 16
+BATCH_CELLS = 2_000_000     # table cells per column of a batch at most (16 MB): a batch beside the scenarios' own copies
 
 
 def _batched(plan: Plan, scenarios: list[Scenario], model: Model, nominal: Evaluation) -> dict[int, Evaluation]:
@@ -200,9 +201,12 @@ def _batched(plan: Plan, scenarios: list[Scenario], model: Model, nominal: Evalu
             unitcheck.check(model, graph)
         except CapplanError:
             continue
-        batch = [scenarios[i] for i in members]
-        evaluated = _batch(plan, batch, graph, model, nominal)
-        done.update((members[j], e) for j, e in evaluated.items())
+        cells = sum(len(data.rows) for data in scenarios[members[0]].tables.values())
+        step = max(BATCH_FROM, BATCH_CELLS // max(cells, 1))      # a year's profile: some hundred at a time
+        for first in range(0, len(members), step):
+            chunk = members[first:first + step]
+            evaluated = _batch(plan, [scenarios[i] for i in chunk], graph, model, nominal)
+            done.update((chunk[j], e) for j, e in evaluated.items())
     return done
 
 
