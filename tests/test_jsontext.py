@@ -50,7 +50,9 @@ def test_same_text_as_json(doc):
     assert jsontext.dumps(doc) == _standard(doc)
 
 
-@pytest.mark.parametrize("bad", [float("nan"), {"x": [float("inf")]}, {"x": object()}, {"x": {1, 2}}])
+@pytest.mark.parametrize("bad", [float("nan"), {"x": [float("inf")]}, {"x": object()}, {"x": {1, 2}},
+                                 {"long": list(range(10)) + [float("nan")]},            # the C encoder's path
+                                 {"rows": [{"a": 1.0}, {"a": float("-inf")}]}])
 def test_same_errors_as_json(bad):
     with pytest.raises((ValueError, TypeError)) as standard:
         _standard(bad)
@@ -70,3 +72,39 @@ def test_a_cycle_is_reported_as_json_reports_it():
 def test_committed_documents_written_again_unchanged(path):
     text = path.read_text(encoding="utf-8")
     assert jsontext.dumps(json.loads(text)) + "\n" == text
+
+
+SHARED_ROW = {"a": 1, "b": "x"}
+SHARED_LIST = ["p", "q"]
+MORE_DOCS = [
+    # the same objects at one depth and at others: each written where it stands, indented there
+    {"x": [SHARED_ROW, SHARED_ROW], "y": {"deeper": [SHARED_ROW, {"z": SHARED_LIST}]}, "w": SHARED_LIST},
+    # a table's rows (a list of dicts of scalars) and long containers of scalars, which the C encoder writes
+    {"rows": [{"n": i, "rate": i / 7, "ok": i % 2 == 0, "name": f"r{i}", "missing": None} for i in range(30)]},
+    {"long": list(range(20)) + [0.5, "s", None, True], "keys": {f"k{i}": i * 1.5 for i in range(12)}},
+    # rows whose strings hold what the rows' boundary looks like, and an empty row among them
+    {"rows": [{"t": "},\n      {", "u": '{"}'}, {"t": "]"}]},
+    {"rows": [{"a": 1}, {}, {"a": 2}]},
+    [[{"a": 1}, {"a": 2}], [[1, 2], [3]], ({"t": 1}, {"t": 2})],
+    {"hole": "\x00", "inner": {"x": ["\x00", {"y": "\x00"}]}},
+    {"rows": [{1: "a"}, {2: "b"}]},
+]
+
+
+@pytest.mark.parametrize("doc", MORE_DOCS, ids=range(len(MORE_DOCS)))
+def test_shared_objects_rows_and_long_containers_as_json(doc):
+    assert jsontext.dumps(doc) == _standard(doc)
+
+
+def test_a_shared_container_is_written_once():
+    """A container met again repeats the pieces written the first time: the C encoder is
+    called for the first of 50 references to a long list of scalars only."""
+    row = list(range(40))
+    doc = {"rows": [{"same": row, "i": i} for i in range(50)]}
+    writer = jsontext._Writer()
+    calls = []
+    real = writer.encoder
+    writer.encoder = lambda level: calls.append(level) or real(level)
+    writer.container(doc, 0)
+    assert "".join(writer.out) == _standard(doc)
+    assert len(calls) == 1

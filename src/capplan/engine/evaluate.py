@@ -61,16 +61,20 @@ class Evaluation:
         if q.kind == "text":
             return list(value)
         if q.kind == "bool":
-            return [bool(v) for v in value] if isinstance(value, np.ndarray) else bool(value)
-        if isinstance(value, np.ndarray):
-            return [units.to_display(float(v), q.unit) for v in value]
+            return (value != 0).tolist() if isinstance(value, np.ndarray) else bool(value)
+        if isinstance(value, np.ndarray):      # the same division as to_display's, element by element
+            return (np.asarray(value, dtype=float) / units.factor(q.unit)).tolist()
         return units.to_display(float(value), q.unit)
 
-    def rows(self, table: str) -> list[dict]:
+    def rows(self, table: str, convert=None) -> list[dict]:
+        """A table's rows in display units, each ``{column: value}``; ``convert`` (if given)
+        turns each column's list of values into the list shown (the JSON's 12 digits)."""
         cols = [c for c in self.model.tables[table].columns if c in self.values]
-        shown = {c: self.display(c) for c in cols}
+        names = [self.model.quantities[c].column for c in cols]
         count = len(self.scenario.tables[table].rows)
-        return [{self.model.quantities[c].column: shown[c][i] for c in cols} for i in range(count)]
+        shown = (self.display(c) for c in cols)
+        columns = [convert(column) for column in shown] if convert else list(shown)
+        return [dict(zip(names, row)) for row, _ in zip(zip(*columns) if cols else [()] * count, range(count))]
 
     def pending_inputs(self, name: str) -> list[str]:
         return sorted(n for n in self.provenance.get(name, ()) if n in self.inputs and self.inputs[n].pending)
@@ -87,7 +91,6 @@ def evaluate(plan: Plan, scenario: Scenario, model: Model, nominal: Evaluation |
         raise err.located(file=plan.file) from None
     values: dict[str, object] = {}
     nominal_values = values if nominal is None else nominal.values
-    provenance: dict[str, frozenset[str]] = {}
     used: dict[str, Input] = {}
     checks_after = _checks_after(model, graph)
     # A scenario under the nominal formulas computes only what its changed values reach: a formula
@@ -105,7 +108,6 @@ def evaluate(plan: Plan, scenario: Scenario, model: Model, nominal: Evaluation |
             if node.formula is None:
                 column = [row[q.column] for row in rows]
                 values[name] = column if q.kind == "text" else np.array(column, dtype=float)
-                provenance[name] = frozenset([q.table])
             else:
                 result = _compute(name, node, values, nominal_values, plan, scenario, model, graph)
                 values[name] = np.broadcast_to(np.asarray(result, dtype=float), (len(rows),)).copy()
@@ -114,17 +116,36 @@ def evaluate(plan: Plan, scenario: Scenario, model: Model, nominal: Evaluation |
             item = scenario.inputs[name]
             used[name] = item
             values[name] = item.value
-            provenance[name] = frozenset([name])
         else:
             values[name] = float(_compute(name, node, values, nominal_values, plan, scenario, model, graph))
             _check_plausible(name, node, values, nominal_values, plan, scenario, model, graph)
-        if node.formula is not None:
-            provenance[name] = frozenset().union(*(provenance[d] for d in node.deps)) if node.deps else frozenset()
         if base is not None and not reused and not _identical(values[name], base[name]):
             changed.add(name)
         if name in checks_after:
             _run_checks(checks_after[name], values, nominal_values, model, plan, scenario)
-    return Evaluation(plan, scenario, model, graph, values, used, provenance)
+    return Evaluation(plan, scenario, model, graph, values, used, _provenance(graph))
+
+
+_PROVENANCES: dict[int, tuple[Graph, dict[str, frozenset[str]]]] = {}   # id(graph) -> (graph, its provenance)
+
+
+def _provenance(graph: Graph) -> dict[str, frozenset[str]]:
+    """Each node's scalar inputs and tables: a property of the graph, so found once per graph
+    (every scenario under the same switches and pins shares it; nobody changes it)."""
+    known = _PROVENANCES.get(id(graph))
+    if known is not None and known[0] is graph:
+        return known[1]
+    provenance: dict[str, frozenset[str]] = {}
+    for name in graph.order:
+        node = graph.nodes[name]
+        if node.formula is not None:
+            provenance[name] = frozenset().union(*(provenance[d] for d in node.deps)) if node.deps else frozenset()
+        else:
+            provenance[name] = frozenset([node.quantity.table or name])
+    if len(_PROVENANCES) >= 64:          # as many as graph.build keeps: a graph no longer built goes
+        del _PROVENANCES[next(iter(_PROVENANCES))]
+    _PROVENANCES[id(graph)] = (graph, provenance)
+    return provenance
 
 
 def _identical(a, b) -> bool:
@@ -133,6 +154,9 @@ def _identical(a, b) -> bool:
         return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
     if isinstance(a, list) or isinstance(b, list):
         return a == b
+    if type(a) is np.ndarray and type(b) is np.ndarray and a.dtype == b.dtype == np.float64 and a.shape == b.shape:
+        # the same bits are the same value, a sign of zero included; NaN is never the same
+        return a.tobytes() == b.tobytes() and not np.isnan(a).any()
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     return a.shape == b.shape and bool(np.all(a == b)) and bool(np.all(np.signbit(a) == np.signbit(b)))
 
@@ -142,7 +166,110 @@ def evaluate_all(plan: Plan, model: Model) -> list[Evaluation]:
     in the model of the plan's SLOs."""
     model = model.with_slos(plan.slos)
     nominal = evaluate(plan, plan.nominal, model)
-    return [nominal] + [evaluate(plan, s, model, nominal) for s in plan.scenarios[1:]]
+    others = plan.scenarios[1:]
+    batched = _batched(plan, others, model, nominal)
+    return [nominal] + [batched.get(i) or evaluate(plan, s, model, nominal) for i, s in enumerate(others)]
+
+
+# Scenarios under one graph from which they are evaluated as one batch: below, the batch's fixed
+# cost (every node computed, where a scenario alone recomputes only what its changes reach) wins nothing.
+BATCH_FROM = 16
+BATCH_CELLS = 2_000_000     # table cells per column of a batch at most (16 MB): a batch beside the scenarios' own copies
+
+
+def _batched(plan: Plan, scenarios: list[Scenario], model: Model, nominal: Evaluation) -> dict[int, Evaluation]:
+    """The scenarios (by index) that a batch evaluates cleanly: those that share a graph (the
+    same pins; the same rows per table) evaluated in one walk of it, each scenario a member of
+    the batch. The float backend runs the same operations on a batch as on one scenario, so each
+    member's values are the scalar evaluation's to the bit. A member the scalar evaluation might
+    stop at — a formula that fails, a model check that fails, a value that is not finite or too
+    large — is left out, for :func:`evaluate` to evaluate alone, with its message, in plan order."""
+    groups: dict[tuple, tuple[Graph, list[int]]] = {}
+    for i, scenario in enumerate(scenarios):
+        pinned = frozenset(n for n, given in scenario.inputs.items() if given.pinned)
+        try:
+            graph = build(model, plan.switches, pinned, nominal=False)
+        except CapplanError:
+            continue                    # evaluate() reports it, at its turn
+        shape = tuple(sorted((t, len(data.rows)) for t, data in scenario.tables.items()))
+        groups.setdefault((id(graph), shape), (graph, []))[1].append(i)
+    done: dict[int, Evaluation] = {}
+    for graph, members in groups.values():
+        if len(members) < BATCH_FROM:
+            continue
+        try:
+            unitcheck.check(model, graph)
+        except CapplanError:
+            continue
+        cells = sum(len(data.rows) for data in scenarios[members[0]].tables.values())
+        step = max(BATCH_FROM, BATCH_CELLS // max(cells, 1))      # a year's profile: some hundred at a time
+        for first in range(0, len(members), step):
+            chunk = members[first:first + step]
+            evaluated = _batch(plan, [scenarios[i] for i in chunk], graph, model, nominal)
+            done.update((chunk[j], e) for j, e in evaluated.items())
+    return done
+
+
+def _batch(plan: Plan, scenarios: list[Scenario], graph: Graph, model: Model,
+           nominal: Evaluation) -> dict[int, Evaluation]:
+    """One graph's scenarios as one batch: member j's Evaluation, for each member that evaluates cleanly."""
+    size = len(scenarios)
+    inputs: dict[str, object] = {}
+    for q in (graph.nodes[n].quantity for n in graph.order if graph.nodes[n].formula is None):
+        if q.kind == "text":
+            continue                    # no formula computes with text
+        if q.table:
+            inputs[q.name] = np.array([[row[q.column] for row in s.tables[q.table].rows] for s in scenarios],
+                                      dtype=float)
+        else:
+            inputs[q.name] = np.array([[s.inputs[q.name].value] for s in scenarios], dtype=float)
+    rows = {t: len(scenarios[0].tables[t].rows) for t in {graph.nodes[n].quantity.table for n in graph.order} - {None}}
+    values = dict(inputs)
+    walker = Numeric(values, nominal.values, batch=True)
+    stops = np.zeros((size, 1), dtype=bool)
+    try:
+        with np.errstate(all="ignore"):
+            for node in _walk_batch(graph, walker, values, rows):
+                value = values[node.name]
+                if value.ndim != 2 or value.shape[0] not in (1, size) or (not node.quantity.table and value.shape[1] != 1):
+                    return {}
+                if node.quantity.kind not in ("bool", "text"):
+                    stops = stops | _implausible(value, node.quantity)
+            for check, deps in zip(model.checks, graph.check_deps):
+                if all(d in graph.nodes for d in deps):
+                    stops = stops | _members(np.asarray(walker.visit(check.require.expr)) == 0)
+    except (CapplanError, KeyError, TypeError, ValueError):
+        return {}                       # something a batch does not take: each scenario alone
+    stops = np.broadcast_to(stops | walker.failed, (size, 1))
+    provenance = _provenance(graph)
+    evaluated = {}
+    for j, scenario in enumerate(scenarios):
+        if stops[j, 0]:
+            continue
+        member: dict[str, object] = {}
+        used: dict[str, Input] = {}
+        for name in graph.order:
+            node = graph.nodes[name]
+            q = node.quantity
+            if node.formula is not None:
+                value = values[name]
+                value = value[j] if value.shape[0] > 1 else value[0]
+                member[name] = value.copy() if q.table else float(value[0])
+            elif q.table:
+                column = [row[q.column] for row in scenario.tables[q.table].rows]
+                member[name] = column if q.kind == "text" else np.array(column, dtype=float)
+            else:
+                used[name] = scenario.inputs[name]
+                member[name] = used[name].value
+        evaluated[j] = Evaluation(plan, scenario, model, graph, member, used, provenance)
+    return evaluated
+
+
+def _implausible(value: np.ndarray, q) -> np.ndarray:
+    """Per batch member, whether a value might be one :func:`_check_plausible` refuses (not
+    finite, or near the largest a count or an amount may be): those are evaluated alone."""
+    limit = (FLEET_LIMIT if q.unit == "GPU" else units.LIMIT) * units.factor(q.unit) * 0.999
+    return _members(~np.isfinite(value) | (np.abs(value) > limit))
 
 
 def run_batch(graph: Graph, model: Model, inputs: dict[str, np.ndarray], rows: dict[str, int],
@@ -158,14 +285,8 @@ def run_batch(graph: Graph, model: Model, inputs: dict[str, np.ndarray], rows: d
     nominal = values if nominal is None else nominal
     walker = Numeric(values, nominal, batch=True)
     with np.errstate(all="ignore"):
-        for name in graph.order:
-            node = graph.nodes[name]
-            if node.formula is None:
-                continue
-            result = np.asarray(walker.visit(node.formula.expr), dtype=float)
-            result = result.reshape((1, 1)) if result.ndim == 0 else result
-            table = node.quantity.table
-            values[name] = np.broadcast_to(result, (result.shape[0], rows[table])) if table else result
+        for _ in _walk_batch(graph, walker, values, rows):
+            pass
         holds = np.ones((1, 1), dtype=bool)
         failed = []
         for check in model.checks:
@@ -174,6 +295,20 @@ def run_batch(graph: Graph, model: Model, inputs: dict[str, np.ndarray], rows: d
             holds = holds & passes
             failed.append(~passes)
     return values, holds, failed, walker.failed
+
+
+def _walk_batch(graph: Graph, walker: Numeric, values: dict, rows: dict[str, int]):
+    """Each formula node over a batch, in the graph's order, its value put in ``values``
+    (``(B or 1, 1)``, or ``(B or 1, rows)`` in a table); yields each node once it is there."""
+    for name in graph.order:
+        node = graph.nodes[name]
+        if node.formula is None:
+            continue
+        result = np.asarray(walker.visit(node.formula.expr), dtype=float)
+        result = result.reshape((1, 1)) if result.ndim == 0 else result
+        table = node.quantity.table
+        values[name] = np.broadcast_to(result, (result.shape[0], rows[table])) if table else result
+        yield node
 
 
 def _where(plan: Plan, scenario: Scenario) -> str:
@@ -690,12 +825,28 @@ def compare(op: str, a, b) -> np.ndarray:
     400/1998 req/s each carry 399.99999999999994 req/s in floats, which must hold a peak
     of 400 (the exact walker and both spreadsheets, which compare to about 15 digits,
     say it does)."""
+    if type(a) is float and type(b) is float:       # a scalar evaluation's common case, without numpy
+        return np.bool_(_compare_floats(op, a, b))
     a, b = np.broadcast_arrays(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
     with np.errstate(invalid="ignore"):
         near = np.abs(a - b) <= _SNAP * np.maximum(np.abs(a), np.abs(b))
         tie = (a == b) | (near & np.isfinite(a) & np.isfinite(b))      # inf is near nothing finite
     return {"<=": (a <= b) | tie, "<": (a < b) & ~tie, ">=": (a >= b) | tie, ">": (a > b) & ~tie,
             "==": tie, "!=": ~tie}[op]
+
+
+def _compare_floats(op: str, a: float, b: float) -> bool:
+    """:func:`compare` on two Python floats: the same IEEE operations, NaN and infinities alike."""
+    tie = a == b or (abs(a - b) <= _SNAP * max(abs(a), abs(b)) and math.isfinite(a) and math.isfinite(b))
+    if op == "<=":
+        return a <= b or tie
+    if op == "<":
+        return a < b and not tie
+    if op == ">=":
+        return a >= b or tie
+    if op == ">":
+        return a > b and not tie
+    return tie if op == "==" else not tie
 
 
 def _shifted(x, j: int):

@@ -14,6 +14,8 @@ does not change it).
 
 from __future__ import annotations
 
+import numpy as np
+
 from capplan import formatting
 from capplan.engine.evaluate import Evaluation
 from capplan.rendering import jsontext
@@ -25,6 +27,7 @@ FORMAT_VERSION = 2      # 2: key_results per scenario; formula_replaced under th
 
 def document(view: PlanView) -> dict:
     plan = view.plan
+    shared = _Shared()
     return {
         "format_version": FORMAT_VERSION,
         "plan": plan.name,
@@ -34,7 +37,7 @@ def document(view: PlanView) -> dict:
         "model": plan.model_entry.id,
         "switches": dict(sorted(plan.switches.items())),
         "decision": {"headline": view.headline, **view.decision},
-        "scenarios": {s.name: {**_scenario(e, s), "how_far_the_decision_holds": view.holds.as_json(s.name)}
+        "scenarios": {s.name: {**_scenario(e, s, shared), "how_far_the_decision_holds": view.holds.as_json(s.name)}
                       for e, s in zip(view.evaluations, view.scenarios)},
         "breakeven": view.holds.breakeven,
         **({"simulation": view.simulation.as_json()} if view.simulation else {}),
@@ -46,44 +49,137 @@ def dumps(doc: dict) -> str:
     return jsontext.dumps(doc) + "\n"
 
 
-def _scenario(e: Evaluation, view: ScenarioView) -> dict:
+class _Shared:
+    """What many scenarios of one document have in common, made once and shared: a quantity's
+    entry with the same value, a table's columns under the same graph, rows with the same values.
+    Each is keyed by everything it is made from, so sharing cannot change a byte; the JSON
+    writer then writes a shared object once (:mod:`capplan.rendering.jsontext`)."""
+
+    def __init__(self):
+        self.entries: dict[tuple, dict] = {}
+        self.sorted: dict[frozenset, list[str]] = {}
+        self.numbers: dict[float, object] = {}
+        self.columns: dict[tuple, dict] = {}
+        self.rows: dict[tuple, list[dict]] = {}
+
+    def plain(self, value):
+        """``formatting.plain(value)``, found once per float (equal floats print alike; NaN is never
+        found, and a bool, equal to 1.0 or 0.0, is never looked up)."""
+        if type(value) is not float:
+            return formatting.plain(value)
+        known = self.numbers.get(value)
+        if known is None:
+            known = self.numbers[value] = formatting.plain(value)
+        return known
+
+    def names(self, names: frozenset[str]) -> list[str]:
+        known = self.sorted.get(names)
+        if known is None:
+            known = self.sorted[names] = sorted(names)
+        return known
+
+    def entry(self, key: tuple, make) -> dict:
+        """The entry made from ``key`` (``make(key)`` the first time); a key holding a
+        value no dict can hold (a list) is made every time."""
+        try:
+            known = self.entries.get(key)
+        except TypeError:
+            return make(key)
+        if known is None:
+            known = self.entries[key] = make(key)
+        return known
+
+
+def _scenario(e: Evaluation, view: ScenarioView, shared: _Shared) -> dict:
+    pending_inputs = frozenset(n for n, given in e.inputs.items() if given.pending)
     quantities = {}
     for name in e.graph.order:
         q = e.model.quantities[name]
         if q.table:
             continue
         node = e.graph.nodes[name]
-        item = {"value": formatting.plain(e.display(name)), "unit": q.unit,
-                "tag": "derived" if node.formula else e.inputs[name].tag}
+        value = shared.plain(e.display(name))
         if node.formula:
-            item["formula"] = node.formula.text
-            item["depends_on"] = sorted(e.provenance[name])
-            pending = e.pending_inputs(name)
-            if pending:
-                item["pending_inputs"] = pending
+            under = e.provenance[name]
+            key = (name, type(value), value, q.unit, node.formula.text, under, under & pending_inputs)
+            quantities[name] = shared.entry(key, lambda key: _derived(key, shared))
         else:
             given = e.inputs[name]
-            item.update({k: v for k, v in (("source", given.source), ("date", given.date), ("origin", given.origin)) if v})
-            if given.pinned:
-                item["pinned"] = True
-                item["formula_replaced"] = replaced_formula(e, name).text
-            if given.pending:
-                item["pending"] = True
-        quantities[name] = item
+            replaced = replaced_formula(e, name).text if given.pinned else None
+            key = (name, type(value), value, q.unit, given.tag, given.source, given.date, given.origin, replaced,
+                   given.pending)
+            quantities[name] = shared.entry(key, _given)
     tables = {}
     for tname, table in e.model.tables.items():
         if tname not in e.scenario.tables:
             continue
-        columns = {}
-        for col in table.columns:
-            if col not in e.graph.nodes:        # a column of other switches (traffic: profile)
-                continue
-            q = e.model.quantities[col]
-            columns[q.column] = {"unit": q.unit, "kind": q.kind}
-            if e.graph.nodes[col].formula:
-                columns[q.column]["formula"] = e.graph.nodes[col].formula.text
-        rows = [{k: formatting.plain(v) for k, v in row.items()} for row in e.rows(tname)]
-        tables[tname] = {"columns": columns, "rows": rows}
+        tables[tname] = {"columns": _columns(e, tname, table.columns, shared), "rows": _rows(e, tname, shared)}
     return {"title": e.scenario.title, "changes": e.scenario.changes,
             "key_results": [k.as_json() for k in view.key_results],
             "quantities": quantities, "tables": tables}
+
+
+def _derived(key: tuple, shared: _Shared) -> dict:
+    _, _, value, unit, formula, under, pending = key
+    item = {"value": value, "unit": unit, "tag": "derived", "formula": formula, "depends_on": shared.names(under)}
+    if pending:
+        item["pending_inputs"] = shared.names(pending)
+    return item
+
+
+def _given(key: tuple) -> dict:
+    _, _, value, unit, tag, source, date, origin, replaced, pending = key
+    item = {"value": value, "unit": unit, "tag": tag}
+    item.update({k: v for k, v in (("source", source), ("date", date), ("origin", origin)) if v})
+    if replaced is not None:
+        item["pinned"] = True
+        item["formula_replaced"] = replaced
+    if pending:
+        item["pending"] = True
+    return item
+
+
+def _columns(e: Evaluation, tname: str, names: tuple[str, ...], shared: _Shared) -> dict:
+    """A table's columns (unit, kind, formula): the same under the same graph."""
+    key = (tname, id(e.graph), id(e.model))        # both live as long as the document's evaluations
+    known = shared.columns.get(key)
+    if known is None:
+        known = shared.columns[key] = {}
+        for col in names:
+            if col not in e.graph.nodes:        # a column of other switches (traffic: profile)
+                continue
+            q = e.model.quantities[col]
+            known[q.column] = {"unit": q.unit, "kind": q.kind}
+            if e.graph.nodes[col].formula:
+                known[q.column]["formula"] = e.graph.nodes[col].formula.text
+    return known
+
+
+def _rows(e: Evaluation, tname: str, shared: _Shared) -> list[dict]:
+    """A table's rows in display units, 12 significant digits: the same for the same values."""
+    cols = [c for c in e.model.tables[tname].columns if c in e.values]
+    key = (tname, len(e.scenario.tables[tname].rows), *((c, _exactly(e.values[c])) for c in cols))
+    known = shared.rows.get(key)
+    if known is None:
+        known = shared.rows[key] = e.rows(tname, _plain_column)
+    return known
+
+
+def _exactly(column) -> tuple:
+    """A column's values as a key: the bits of numbers, the text of text."""
+    if isinstance(column, np.ndarray):
+        return column.dtype.str, column.shape, column.tobytes()
+    return type(column), tuple(column)
+
+
+def _plain_column(values: list) -> list:
+    """``formatting.plain`` of each value; in a column of floats a whole one below 10^12 (which
+    12 digits print exactly) is an int without the round trip through text, all at once."""
+    if not values or set(map(type, values)) != {float}:
+        return [formatting.plain(v) for v in values]
+    column = np.array(values)
+    whole = (column == np.trunc(column)) & (np.abs(column) < 1e12)
+    plain = np.where(whole, column, 0.0).astype(np.int64).tolist()
+    for i in np.flatnonzero(~whole).tolist():
+        plain[i] = formatting.plain(values[i])
+    return plain

@@ -1,27 +1,42 @@
 """``json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False)``, the same text, faster.
 
 With ``indent`` the standard library leaves its C encoder for a pure-Python
-one: a generator per dict and list, several ``yield`` s per item, and a
-1,000-scenario document (7 million chunks) spent about a tenth of the build
-there. Here one recursive function appends to a list, with the standard
-library's own C string escaper and ``float.__repr__``/``int.__repr__`` for the
-scalars, in the order and with the separators ``json`` uses, so the text is
-byte for byte the same (``tests/test_jsontext.py`` compares them).
+one: a generator per dict and list, several ``yield`` s per item; a
+1,000-scenario document spent about a tenth of its build there. Here:
 
-Anything the fast path does not know — a type ``json`` would reject, a number
-that is not finite, a non-string key, a cycle — is handed back to ``json.dumps``
-itself, so the errors stay those of the standard library.
+* one recursive method appends the pieces to a list, with the standard
+  library's own C string escaper and ``float.__repr__``/``int.__repr__`` for
+  the scalars, in the order and with the separators ``json`` uses;
+* a container met again — the same object at the same depth: the document's
+  builder shares what many scenarios have in common — repeats the pieces
+  written the first time instead of being written again;
+* a long container of scalars, and a list of dicts of scalars (a table's
+  rows), go to the C encoder in one call: it cannot indent, but it takes any
+  item separator, and ``",\\n"`` and the indent of the items is the indented
+  text (a raw line break can only be a separator: a string's is escaped). In a
+  list of rows each row's lines start with a key (``"``), so ``},\\n`` and the
+  indent followed by ``{`` is a boundary between rows and nothing else, which
+  one ``str.replace`` indents a level less.
+
+The C encoder's fixed cost per call (a few hundred nanoseconds) is that of a
+few items in Python, so short containers stay in Python. Anything the fast
+path does not know — a type ``json`` would reject, a subclass, a number that
+is not finite, a non-string key, a cycle — is handed back to ``json.dumps``
+itself, so the text and the errors stay those of the standard library
+(``tests/test_jsontext.py`` compares them).
 """
 
 from __future__ import annotations
 
 import json
-import math
-from json.encoder import encode_basestring
+from json.encoder import c_make_encoder, encode_basestring
 
 INDENT = "  "
-JOINED = 2          # a container this deep (a scenario) is joined into one string as soon as it is written:
-                    # a 1,000-scenario document is 7 million pieces, which would all be alive at once
+LONG = 8                  # scalars from which a container goes to the C encoder in one call
+_SCALARS = frozenset((str, int, float, bool, type(None)))
+_CONTAINERS = frozenset((dict, list, tuple))
+_STRINGS = frozenset((str,))
+_INFINITE = (float("inf"), float("-inf"))
 
 
 class _Unusual(Exception):
@@ -30,58 +45,104 @@ class _Unusual(Exception):
 
 def dumps(doc) -> str:
     """``doc`` as ``json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False)`` writes it."""
-    out: list[str] = []
-    try:
-        _value(doc, 0, out)
-    except (_Unusual, RecursionError):
+    if c_make_encoder is None or type(doc) not in _CONTAINERS:
         return json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False)
-    return "".join(out)
+    writer = _Writer()
+    try:
+        writer.container(doc, 0)
+    except (_Unusual, RecursionError, ValueError):
+        return json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False)
+    return "".join(writer.out)
 
 
-def _value(o, level: int, out: list) -> None:
-    kind = type(o)
-    if kind is str:
-        out.append(encode_basestring(o))
-    elif kind is dict or kind is list or kind is tuple:
-        if level == JOINED:
-            part: list[str] = []
-            _container(o, kind is dict, level, part)
-            out.append("".join(part))
+class _Writer:
+    def __init__(self):
+        self.out: list[str] = []
+        # id << 16 | depth -> where its pieces are in out (start << 32 | end), or their text once met again
+        self.written: dict[int, int | str] = {}
+        self.encoders: list = []
+
+    def encoder(self, level: int):
+        """The C encoder of items ``level`` indents in, one a line (no key a number: the keys were checked)."""
+        while len(self.encoders) <= level:
+            self.encoders.append(c_make_encoder(None, None, encode_basestring, None, ": ",
+                                                ",\n" + INDENT * len(self.encoders), False, False, False))
+        return self.encoders[level]
+
+    def container(self, o, level: int) -> None:
+        """A dict or a list (a tuple is a list), one item a line, ``level`` indents in."""
+        out = self.out
+        key = id(o) << 16 | level
+        seen = self.written.get(key)
+        if seen is not None:
+            if type(seen) is int:             # met the second time: its pieces joined, for this and later times
+                seen = self.written[key] = "".join(out[seen >> 32:seen & 0xFFFFFFFF])
+            out.append(seen)
+            return
+        start = len(out)
+        keyed = type(o) is dict
+        if not o:
+            out.append("{}" if keyed else "[]")
+        elif len(o) >= LONG and (_scalars_only(o) if keyed else _SCALARS.issuperset(map(type, o))):
+            self._encoded(o, keyed, level)
+        elif not keyed and type(o[0]) is dict and len(o) > 1 and all(type(row) is dict and row and _scalars_only(row)
+                                                                      for row in o):
+            self._rows(o, level)
         else:
-            _container(o, kind is dict, level, out)
-    elif o is None:
-        out.append("null")
-    elif o is True:
-        out.append("true")
-    elif o is False:
-        out.append("false")
-    elif kind is int:
-        out.append(int.__repr__(o))
-    elif kind is float:
-        if not math.isfinite(o):
-            raise _Unusual()
-        out.append(float.__repr__(o))
-    else:
-        raise _Unusual()          # a subclass, or a type json rejects: the standard library decides
+            self._items(o, keyed, level)
+        # the same object met again at this depth repeats these pieces (the document holds every
+        # container until the text is joined, so no id is reused meanwhile)
+        self.written[key] = start << 32 | len(out)
+
+    def _encoded(self, o, keyed: bool, level: int) -> None:
+        inner = INDENT * (level + 1)
+        text = "".join(self.encoder(level + 1)(o, level + 1))
+        self.out.append(("{\n" if keyed else "[\n") + inner + text[1:-1] + "\n" + INDENT * level + text[-1])
+
+    def _rows(self, rows: list, level: int) -> None:
+        """A list of non-empty dicts of scalars (their keys strings), the C encoder's text indented once."""
+        outer, inner = INDENT * (level + 1), INDENT * (level + 2)
+        text = "".join(self.encoder(level + 2)(rows, level + 2))[2:-2]
+        text = text.replace("},\n" + inner + "{", "\n" + outer + "},\n" + outer + "{\n" + inner)
+        self.out.append("[\n" + outer + "{\n" + inner + text + "\n" + outer + "}\n" + INDENT * level + "]")
+
+    def _items(self, o, keyed: bool, level: int) -> None:
+        out = self.out
+        between = ",\n" + INDENT * (level + 1)
+        out.append("{" if keyed else "[")
+        separator = between[1:]
+        for item in (o.items() if keyed else o):
+            if keyed:
+                key, item = item
+                if type(key) is not str:
+                    raise _Unusual()          # json converts numbers, truth values and None keys its own way
+                head = separator + encode_basestring(key) + ": "
+            else:
+                head = separator
+            separator = between
+            kind = type(item)
+            if kind is str:
+                out.append(head + encode_basestring(item))
+            elif kind is dict or kind is list or kind is tuple:
+                out.append(head)
+                self.container(item, level + 1)
+            elif item is None:
+                out.append(head + "null")
+            elif item is True:
+                out.append(head + "true")
+            elif item is False:
+                out.append(head + "false")
+            elif kind is int:
+                out.append(head + int.__repr__(item))
+            elif kind is float:
+                if item != item or item in _INFINITE:
+                    raise _Unusual()
+                out.append(head + float.__repr__(item))
+            else:
+                raise _Unusual()              # a subclass, or a type json rejects: the standard library decides
+        out.append("\n" + INDENT * level + ("}" if keyed else "]"))
 
 
-def _container(o, keyed: bool, level: int, out: list) -> None:
-    """A dict (``keyed``) or a list: one entry a line, indented two spaces a level."""
-    if not o:
-        out.append("{}" if keyed else "[]")
-        return
-    inner = "\n" + INDENT * (level + 1)
-    between = "," + inner
-    out.append("{" if keyed else "[")
-    first = True
-    for entry in (o.items() if keyed else o):
-        out.append(inner if first else between)
-        first = False
-        if keyed:
-            key, entry = entry
-            if type(key) is not str:
-                raise _Unusual()      # json converts numbers, truth values and None keys its own way
-            out.append(encode_basestring(key))
-            out.append(": ")
-        _value(entry, level + 1, out)
-    out.append("\n" + INDENT * level + ("}" if keyed else "]"))
+def _scalars_only(row: dict) -> bool:
+    """Every value a scalar, every key a string."""
+    return _SCALARS.issuperset(map(type, row.values())) and _STRINGS.issuperset(map(type, row))
