@@ -60,11 +60,14 @@ def test_the_first_screen_gets_options_and_a_sentence(compiled):
     assert shown.demand_sentence.startswith("Through the traffic profile, all reserved on gpu")
 
 
-def test_the_chart_shades_exactly_the_short_intervals(compiled):
+def test_the_chart_shades_exactly_the_short_time(compiled):
+    """Hours 12 and 18 are short for their first minute (the 60 s lag): a 60th of each hour is shaded,
+    from its start."""
     svg = compiled.files["demand.demand.svg"].decode()
     knee = re.findall(r"<rect x='([\d.]+)' y='70.0' width='([\d.]+)' height='240.0' fill='#fbe3d6'/>", svg)
-    assert len(knee) == 2                       # hours 12 and 18, each one interval wide
-    assert len({w for _, w in knee}) == 1
+    hour = (880 - 62 - 16) / 24                 # the plot's width over the day's 24 intervals
+    shaded = [(float(x), float(w)) for x, w in knee]
+    assert shaded == [pytest.approx((62 + h * hour, hour / 60), abs=0.05) for h in (12, 18)]     # to 0.1 px
 
 
 def test_the_json_holds_the_profile_and_its_results(compiled):

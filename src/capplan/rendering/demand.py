@@ -120,11 +120,12 @@ def ask(e: Evaluation) -> str:
 
 
 def chart_data(e: Evaluation) -> dict:
-    """The profile in display units: start (h), arrival rate, capacity requested and serving (req/s), risk."""
+    """The profile in display units: start (h), arrival rate, capacity requested and serving (req/s),
+    and the share of each interval the serving capacity is short (its start, while replicas boot)."""
     rate = e.display("replica_service_rate")
     return {"start": e.display("profile.start"), "arrival": e.display("profile.arrival_rate"),
             "requested": [r * rate for r in e.display("profile.requested_replicas")],
-            "serving": e.display("profile.serving_capacity"), "risk": e.display("profile.slo_risk"),
+            "serving": e.display("profile.serving_capacity"), "risk": e.display("profile.slo_risk_share"),
             "step": e.display("profile_step")}
 
 

@@ -2,8 +2,9 @@
 
 One panel over the profile's time (hours from its start): the arrival rate λ_t, the
 capacity the autoscaler asks for and the capacity actually serving (replicas at their
-measured rate λ*), both as steps, and the intervals where the serving capacity is short
-of λ_t shaded red: the scale-up lag's SLO risk. A long profile (a year of hours) is
+measured rate λ*), both as steps, and the time the serving capacity is short of λ_t
+shaded red (the start of an interval, while the replicas asked for boot): the scale-up
+lag's SLO risk. A long profile (a year of hours) is
 drawn in buckets, each the largest value of its intervals, so the chart keeps its size
 and never hides a peak or a shortfall. Every number comes from the view
 (:func:`capplan.rendering.demand.chart_data`); only positions are computed here.
@@ -19,13 +20,17 @@ MAX_STEPS = 720          # intervals drawn one by one; more are bucketed
 
 
 def _buckets(data: dict) -> tuple[list[float], dict[str, list[float]], float]:
-    """Start of each bucket (h), the largest value of each series in it, and a bucket's length (h)."""
+    """Start of each bucket (h), the largest value of each series in it, and a bucket's length (h).
+    The risk is the share of the bucket to shade: an interval's own share of it, and a whole
+    bucket of many intervals where any of them is short (a share of one is no share of many)."""
     n = len(data["start"])
     size = -(-n // MAX_STEPS)
     out = {}
     for key in ("arrival", "requested", "serving", "risk"):
         values = [float(v) for v in data[key]]
         out[key] = [max(values[i:i + size]) for i in range(0, n, size)]
+    if size > 1:
+        out["risk"] = [1.0 if share > 0 else 0.0 for share in out["risk"]]
     return [data["start"][i] for i in range(0, n, size)], out, data["step"] * size
 
 
@@ -44,9 +49,9 @@ def svg(data: dict, title: str) -> str:
     def y(v: float) -> float:
         return bottom - v / ticks[-1] * (bottom - top)
 
-    for t0, risky in zip(starts, series["risk"]):
-        if risky:
-            c.rect(x(t0), top, x(t0 + step) - x(t0), bottom - top, fill=ink("knee"))
+    for t0, share in zip(starts, series["risk"]):
+        if share > 0:          # the interval's start, while the replicas asked for boot
+            c.rect(x(t0), top, x(t0 + share * step) - x(t0), bottom - top, fill=ink("knee"))
     for v in ticks:
         c.line(left, y(v), right, y(v), stroke=ink("grid"))
         c.text(left - 6, y(v) + 4, formatting.number(v, 3), size=11, anchor="end", fill=ink("muted"))
