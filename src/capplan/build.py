@@ -92,10 +92,11 @@ def compile_plan(path: Path, model: Model | None = None, ahead: Ahead | None = N
     """A plan's outputs in memory, on two cores where two are free (:mod:`capplan.ahead`):
 
     * ``ahead`` may hold the plan's simulation, computed by :func:`simulation_of` in a
-      child process while this one loads, evaluates and draws the charts that need none;
-    * then, the simulation collected (a child's child could not collect it), the workbook
-      is made in a child while this process writes the record and the JSON (on a plan of
-      many scenarios, the JSON's flip searches).
+      child process while this one loads and evaluates the plan;
+    * then, with what both read made once (the simulation collected: a child's child
+      could not collect it; the nominal flip points; the candidates' ranking), the
+      workbook is made in a child while this process draws the charts and writes the
+      record and the JSON (on a plan of many scenarios, the JSON's flip searches).
 
     A child that does not deliver leaves its work to this process: the same bytes,
     messages and errors either way."""
@@ -108,10 +109,12 @@ def compile_plan(path: Path, model: Model | None = None, ahead: Ahead | None = N
         raise CapplanError(f"a plan cannot be named '{plan.name}': out/{manifest.NAME} is the build's "
                            "record of its inputs; rename the plan file", file=plan.file)
     shown = view.build(plan, evaluations, analysed.artifacts)
-    charts = {name: chart.encode("utf-8") for name, chart in shown.charts().items()}   # no simulation in these
+    shown.holds.nominal                 # what the workbook and the record both read, made once before the fork
+    analysed.artifacts.candidates
     analysed.artifacts.simulation
     with Ahead([plan.name], lambda _: render_workbook(plan, evaluations, evaluations[0].model, shown),
                width=min(1, free_cpus())) as workbook_ahead:
+        charts = {name: chart.encode("utf-8") for name, chart in shown.charts().items()}
         text = record.render(shown).encode("utf-8")
         data = jsonout.dumps(jsonout.document(shown)).encode("utf-8")
         simulation_charts = {name: chart.encode("utf-8") for name, chart in shown.simulation_charts().items()}
