@@ -64,7 +64,7 @@ from capplan.engine.exact import (
     rational,
 )
 from capplan.errors import CapplanError
-from capplan.analysis.rational import derivative, rational_form, value_at
+from capplan.analysis.rational import derivative, plus, rational_form, shifted, value_at
 from capplan.language.walker import Walker
 from capplan.loading.plan import NOMINAL, Input
 
@@ -704,6 +704,8 @@ def _find_points(expr, x, lo, hi) -> set[Fraction]:
         return set()
     if isinstance(expr, sympy.core.relational.Relational):
         return _relation_points(expr, x, lo, hi)
+    if isinstance(expr, (sympy.And, sympy.Or)) and _settled(expr, x, lo, hi):
+        return set()
     try:
         inner = set().union(*(_points(a, x, lo, hi) for a in _parts(expr)))
     except _TooMany:
@@ -720,6 +722,14 @@ def _find_points(expr, x, lo, hi) -> set[Fraction]:
             for b in args[i + 1:]:
                 inner |= _crossings(a - b, x, lo, hi, inner)
     return inner
+
+
+def _settled(expr, x, lo, hi) -> bool:
+    """Whether one argument settles an ``and`` (false) or an ``or`` (true) on the whole window,
+    as interval arithmetic shows: it then keeps one value there whatever its other arguments do,
+    and their crossings (the fleet check's ``rate < ceil(...)`` on every piece) are no flips."""
+    settled = (False, False) if isinstance(expr, sympy.And) else (True, True)
+    return any(_bounds(a, x, lo, hi) == settled for a in expr.args)
 
 
 def _step_of_a_step(expr, x, lo, hi) -> set[Fraction] | None:
@@ -822,8 +832,12 @@ def _crossings(g, x, lo, hi, inner: set[Fraction], integers: bool = False) -> se
         raise _TooMany()
     edges = [lo, *sorted(inner), hi]
     out: set[Fraction] = set()
+    split = None if integers else _split(g, x)
     for a, b in itertools.pairwise(edges):
         middle = (a + b) / 2
+        if split is not None and (found := _shifted_crossings(split, x, middle, a, b)) is not None:
+            out |= found
+            continue
         try:
             form = None if integers else rational_form(g, x, functools.partial(_frozen_part, x, middle))
             piece = _freeze(g, x, middle) if form is None else None
@@ -831,6 +845,38 @@ def _crossings(g, x, lo, hi, inner: set[Fraction], integers: bool = False) -> se
             continue            # undefined on this piece: its ends are candidates already
         out |= _smooth_crossings(piece, x, a, b, integers) if form is None else _form_crossings(form, x, a, b)
     return out
+
+
+@functools.lru_cache(maxsize=CACHED)
+def _split(g, x) -> tuple | None:
+    """A sum whose terms either hold no step (their sum's form :func:`rational.shifted`) or
+    hold x only inside steps and conditions (a number on each piece), as (that form, those
+    terms); None for any other ``g``, or when the form is None (each piece is then read in place)."""
+    if not isinstance(g, sympy.Add):
+        return None
+    smooth = [a for a in g.args if not _stepped(a)]
+    constant = [a for a in g.args if _stepped(a)]
+    if not constant or any(_smooth_in(a, x) for a in constant):
+        return None
+    form = shifted(smooth, x)
+    return None if form is None else (form, tuple(constant))
+
+
+def _shifted_crossings(split, x, middle: Fraction, a: Fraction, b: Fraction) -> set[Fraction] | None:
+    """:func:`_crossings` on the piece (a, b) of a sum :func:`_split` splits: its stepped terms' value
+    at ``middle`` shifts the smooth terms' form. None where a stepped term is no number there
+    (undefined, a truth value): the piece is then read in place as before, which says what follows."""
+    form, constant = split
+    shift = 0
+    for term in constant:
+        try:
+            value = compile_exact(term, x)(middle)
+        except Exception:               # noqa: BLE001 — whatever it is, the general path meets it again
+            return None
+        if type(value) is not int and type(value) is not Fraction:
+            return None
+        shift += value
+    return _form_crossings(plus(form, shift), x, a, b)
 
 
 _PICKS = (sympy.Max, sympy.Min, sympy.Piecewise)    # branches whose value is one of their arguments
