@@ -73,6 +73,7 @@ MAX_CROSSINGS = 64           # more integer crossings of one atom than this in a
 GRID = 256                   # bracketing (no closed form at all): points of the first scan
 MAX_FLIPS = 100              # flips listed from a start towards an end; the walk stops there
 WORK = 200                   # windows one walk may cut or solve (a window costs 0.01–0.1 s)
+GALLOP = 5                  # a walk's first window spans 1/2^GALLOP of its range (:meth:`Probe._outwards`)
 
 
 @dataclass(frozen=True)
@@ -271,6 +272,7 @@ class Probe:
         self.today = base if variable.index is None else base[variable.index]
         self.symbol = sympy.Symbol("x", real=True)
         self._direction_cache: dict = {}
+        self._moving = 0                                     # see :meth:`_constant_on`
         self._engine_known: dict[Fraction, tuple] = {}      # the float engine's targets, by value
         self.expressions, self.functions = self._closed_forms(values, nominal_values)
 
@@ -452,10 +454,30 @@ class Probe:
         lo, hi = sorted((start, end))
         work = [0]
         emitted = None
-        for point, exact in self._windows(lo, hi, up, functools.partial(self._directions, lo, hi), work):
+        directions = functools.partial(self._directions, lo, hi)
+        windows = self._windows(lo, hi, up, directions, work) if self.integer else \
+            self._outwards(lo, hi, up, directions, work)
+        for point, exact in windows:
             if point != emitted and lo < point < hi:
                 emitted = point
                 yield point, exact
+
+    def _outwards(self, lo: Fraction, hi: Fraction, up: bool, directions, work):
+        """:meth:`_windows` from the start outwards: the first 1/2^:data:`GALLOP` of the range, each
+        next one twice as wide, their edges candidates as a cut's middle is. The nearest flip (all a
+        record asks for) then costs the few crossings before it, not the up to 64 per step of the
+        first halving of the range that :meth:`_windows` would solve whole."""
+        if self._constant_on(lo, hi):
+            return                                      # nothing flips on the whole range: one look
+        width = (hi - lo) / 2 ** GALLOP
+        near = lo if up else hi
+        while True:
+            far = min(near + width, hi) if up else max(near - width, lo)
+            yield from self._windows(*sorted((near, far)), up, directions, work)
+            if far == (hi if up else lo):
+                return
+            yield far, True
+            near, width = far, width * 2
 
     def _windows(self, a: Fraction, b: Fraction, up: bool, directions, work):
         work[0] += 1
@@ -487,10 +509,14 @@ class Probe:
         yield from self._windows(*halves[1], up, directions, work)
 
     def _constant_on(self, a: Fraction, b: Fraction) -> bool:
-        """Whether interval arithmetic shows every decision to take one value on [a, b]."""
-        for ex in self.expressions[:self.decisions]:
-            bounds = _bounds(ex, self.symbol, a, b)
+        """Whether interval arithmetic shows every decision to take one value on [a, b]. The
+        decision that moved on the last window is asked first: it most likely moves on this one."""
+        decisions = self.expressions[:self.decisions]
+        first = self._moving
+        for i in itertools.chain(range(first, len(decisions)), range(first)):
+            bounds = _bounds(decisions[i], self.symbol, a, b)
             if bounds is None or (bounds != NOWHERE and bounds[0] != bounds[1]):
+                self._moving = i
                 return False
         return True
 
