@@ -60,6 +60,7 @@ from capplan.engine.exact import (
     Symbolic,
     Undefined,
     compile_exact,
+    compile_shared,
     factor,
     rational,
 )
@@ -292,7 +293,7 @@ class Probe:
         if key not in self.shared:
             try:
                 expressions = self._symbolic(values, nominal_values, below, needed)
-                self.shared[key] = (expressions, [compile_exact(ex, self.symbol) for ex in expressions])
+                self.shared[key] = (expressions, compile_shared(expressions, self.symbol))
             except NotClosedForm:
                 self.shared[key] = (None, None)
         return self.shared[key]
@@ -1234,7 +1235,7 @@ class _Nowhere(_Unbounded):
 NOWHERE = ()                # the enclosure of an expression undefined on the whole window
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=CACHED)
 def _enclosure(expr, x):
     """``expr`` as a function of a window [a, b] of x giving an interval (low, high)
     that holds every value ``expr`` takes on it (interval arithmetic in fractions;
@@ -1246,7 +1247,20 @@ def _enclosure(expr, x):
         if isinstance(value, float):
             raise NotClosedForm("a float constant")
         return lambda a, b: (value, value)
-    return _Intervals(x).visit(expr)
+    return _window_remembered(_Intervals(x).visit(expr))
+
+
+def _window_remembered(f):
+    """``f`` keeping its last window's enclosure: the decisions share their atoms, and
+    :meth:`Probe._constant_on` asks each of them on one window (the same two objects)."""
+    last = [None, None, None]
+
+    def remembered(a, b):
+        if last[0] is not a or last[1] is not b:
+            out = f(a, b)
+            last[:] = a, b, out
+        return last[2]
+    return remembered
 
 
 class _Intervals(Walker):
