@@ -290,13 +290,15 @@ class Probe:
         scalar = self.variable.index is None          # its value is the symbol: today's value is not read
         key = ("forms", id(graph), self.variable, tuple(self.targets),
                tuple((n, _frozen(values[n])) for n in reads if not (scalar and n == self.variable.name)))
-        if key not in self.shared:
+        found = self.shared.get(key)         # one look-up: hashing the key hashes every value read
+        if found is None:
             try:
                 expressions = self._symbolic(values, nominal_values, below, needed)
-                self.shared[key] = (expressions, compile_shared(expressions, self.symbol))
+                found = (expressions, compile_shared(expressions, self.symbol))
             except NotClosedForm:
-                self.shared[key] = (None, None)
-        return self.shared[key]
+                found = (None, None)
+            self.shared[key] = found
+        return found
 
     # -- values ----------------------------------------------------------------------------
     def at(self, v: Fraction, count: int | None = None) -> tuple:
@@ -392,9 +394,10 @@ class Probe:
         if self.functions is None:
             return self._walk_bracketed(start, end, most)
         key = ("walk", tuple(self.expressions), self.integer, self.decisions, start, end, most)
-        if key not in self.shared:
-            self.shared[key] = self._walk(start, end, most)
-        return self.shared[key]
+        found = self.shared.get(key)
+        if found is None:
+            found = self.shared[key] = self._walk(start, end, most)
+        return found
 
     def _walk(self, start: Fraction, end: Fraction, most: int) -> Walk:
         up = end > start
