@@ -42,3 +42,21 @@ def test_the_probed_inputs_are_found_once_for_scenarios_alike(monkeypatch):
     assert len(evaluations) > 2 and len(calls) < len(evaluations)
     assert [sorted(p) for p in probed] == [sorted(h.name for h in PlanHolds(evaluations).of(e.scenario.name))
                                           for e in evaluations]
+
+
+def test_a_scenario_whose_input_is_pending_probes_it_though_another_does_not():
+    """The probed inputs are shared only by scenarios with the same inputs' tags: a policy input
+    marked pending in one scenario is probed there (if a decision rests on it) and not elsewhere."""
+    import copy
+    from dataclasses import replace
+
+    from capplan.analysis.declared import variables
+
+    first, *_ = run(DIURNAL).evaluations
+    pending = copy.copy(first)
+    pending.inputs = dict(first.inputs)
+    pending.inputs["rho_target"] = replace(first.inputs["rho_target"], status="pending")
+    found = PlanHolds([first])
+    assert found._variables(first) == variables(first)
+    assert found._variables(pending) == variables(pending)
+    assert "rho_target" in {t.name for t in variables(pending)} - {t.name for t in variables(first)}
