@@ -116,3 +116,64 @@ def test_the_derivative_form_has_the_derivatives_roots_poles_and_values():
             assert value_at(top, v) / value_at(bottom, v) == Fraction(str(sympy.diff(g, x).subs(x, sympy.Rational(7, 2)))), g
         else:
             assert top == () and not g.has(x)
+
+
+def _piecewise_crossings(g, r, lo, hi):
+    """Every piece of ``g`` between its steps' points, read in place (the general path)."""
+    inner = sorted(flips._points(g, r, lo, hi))
+    out = set()
+    for a, b in zip([lo, *inner], [*inner, hi]):
+        middle = (a + b) / 2
+        try:
+            form = rational_form(g, r, lambda n, m=middle: flips._frozen_part(r, m, n))
+            piece = flips._freeze(g, r, middle) if form is None else None
+        except (ZeroDivisionError, flips.Undefined):
+            continue
+        out |= flips._smooth_crossings(piece, r, a, b, False) if form is None else flips._form_crossings(form, r, a, b)
+    return out
+
+
+def test_a_sum_of_a_smooth_part_and_steps_is_solved_by_shifting_one_form():
+    """A piece of smooth terms plus steps (a fleet check's ``rate/x − ceil(…)``) is solved from the
+    smooth terms' one form shifted by the steps' value: the same crossings as each piece read in place."""
+    r = sympy.Symbol("x", real=True)
+    cases = [
+        r / 10 - sympy.ceiling(r / 7),
+        -sympy.ceiling(60 / (7 * r)) + 6 / r,
+        r - 3 * sympy.floor(r / 4) - 1,                                  # a root on (0, 4)
+        r * r / 8 - sympy.floor(r),                                      # √48 and √56: degree 2
+        (r + 1) ** 2 / (3 * r - 2) + 2 * sympy.floor(r / 3) - sympy.ceiling(r / 5) / 4,
+        1 / (r - 9) + sympy.Max(sympy.floor(r / 4), 2),                  # a pole at 9
+    ]
+    found = set()
+    for g in cases:
+        assert flips._split(g, r) is not None, g
+        for lo, hi in ((Fraction(1, 2), Fraction(40)), (Fraction(10), Fraction(31, 3))):
+            inner = flips._points(g, r, lo, hi)
+            crossings = flips._crossings(g, r, lo, hi, inner)
+            assert crossings == _piecewise_crossings(g, r, lo, hi), (g, lo, hi)
+            found |= crossings
+    assert {Fraction(1), Fraction(9)} <= found and any(6 < v < 7 for v in found) and any(7 < v < 8 for v in found)
+
+
+def test_a_sum_the_shift_cannot_serve_is_read_piece_by_piece():
+    r = sympy.Symbol("x", real=True)
+    assert flips._split(r * sympy.ceiling(r / 7) - 3, r) is None           # a step times x: no constant shift
+    assert flips._split((r ** 2 - 1) / (r - 1) + sympy.floor(r), r) is None  # the smooth terms' form is not reduced
+    divided = r - 12 / sympy.floor(r / 10)          # floor(r/10) = 0 on (0, 10): that piece takes the general path
+    split = flips._split(divided, r)
+    assert flips._shifted_crossings(split, r, Fraction(3), Fraction(0), Fraction(10)) is None
+    assert flips._shifted_crossings(split, r, Fraction(15), Fraction(10), Fraction(20)) == {Fraction(12)}
+
+
+def test_a_conjunct_false_on_the_whole_window_leaves_the_and_no_points():
+    """``x >= 92 & 60/x < ceil(600/(7x))`` is false all over [10, 15]: the ceiling's 30 crossings are no
+    flips of it (and the window costs no piece); on [80, 100] both sides count."""
+    r = sympy.Symbol("x", real=True)
+    rate = sympy.ceiling(600 / (7 * r))
+    check = sympy.And(sympy.Ge(r, 92, evaluate=False), sympy.Lt(60 / r, rate, evaluate=False))
+    assert flips._points(check, r, Fraction(10), Fraction(15)) == frozenset()
+    assert flips._points(rate, r, Fraction(10), Fraction(15))
+    assert Fraction(92) in flips._points(check, r, Fraction(80), Fraction(100))
+    either = sympy.Or(sympy.Le(r, 92, evaluate=False), sympy.Lt(60 / r, rate, evaluate=False))
+    assert flips._points(either, r, Fraction(10), Fraction(15)) == frozenset()

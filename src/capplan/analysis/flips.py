@@ -60,11 +60,12 @@ from capplan.engine.exact import (
     Symbolic,
     Undefined,
     compile_exact,
+    compile_shared,
     factor,
     rational,
 )
 from capplan.errors import CapplanError
-from capplan.analysis.rational import derivative, rational_form, value_at
+from capplan.analysis.rational import derivative, plus, rational_form, shifted, value_at
 from capplan.language.walker import Walker
 from capplan.loading.plan import NOMINAL, Input
 
@@ -73,6 +74,7 @@ MAX_CROSSINGS = 64           # more integer crossings of one atom than this in a
 GRID = 256                   # bracketing (no closed form at all): points of the first scan
 MAX_FLIPS = 100              # flips listed from a start towards an end; the walk stops there
 WORK = 200                   # windows one walk may cut or solve (a window costs 0.01–0.1 s)
+GALLOP = 5                  # a walk's first window spans 1/2^GALLOP of its range (:meth:`Probe._outwards`)
 
 
 @dataclass(frozen=True)
@@ -271,6 +273,7 @@ class Probe:
         self.today = base if variable.index is None else base[variable.index]
         self.symbol = sympy.Symbol("x", real=True)
         self._direction_cache: dict = {}
+        self._moving = 0                                     # see :meth:`_constant_on`
         self._engine_known: dict[Fraction, tuple] = {}      # the float engine's targets, by value
         self.expressions, self.functions = self._closed_forms(values, nominal_values)
 
@@ -287,13 +290,15 @@ class Probe:
         scalar = self.variable.index is None          # its value is the symbol: today's value is not read
         key = ("forms", id(graph), self.variable, tuple(self.targets),
                tuple((n, _frozen(values[n])) for n in reads if not (scalar and n == self.variable.name)))
-        if key not in self.shared:
+        found = self.shared.get(key)         # one look-up: hashing the key hashes every value read
+        if found is None:
             try:
                 expressions = self._symbolic(values, nominal_values, below, needed)
-                self.shared[key] = (expressions, [compile_exact(ex, self.symbol) for ex in expressions])
+                found = (expressions, compile_shared(expressions, self.symbol))
             except NotClosedForm:
-                self.shared[key] = (None, None)
-        return self.shared[key]
+                found = (None, None)
+            self.shared[key] = found
+        return found
 
     # -- values ----------------------------------------------------------------------------
     def at(self, v: Fraction, count: int | None = None) -> tuple:
@@ -389,9 +394,10 @@ class Probe:
         if self.functions is None:
             return self._walk_bracketed(start, end, most)
         key = ("walk", tuple(self.expressions), self.integer, self.decisions, start, end, most)
-        if key not in self.shared:
-            self.shared[key] = self._walk(start, end, most)
-        return self.shared[key]
+        found = self.shared.get(key)
+        if found is None:
+            found = self.shared[key] = self._walk(start, end, most)
+        return found
 
     def _walk(self, start: Fraction, end: Fraction, most: int) -> Walk:
         up = end > start
@@ -452,10 +458,30 @@ class Probe:
         lo, hi = sorted((start, end))
         work = [0]
         emitted = None
-        for point, exact in self._windows(lo, hi, up, functools.partial(self._directions, lo, hi), work):
+        directions = functools.partial(self._directions, lo, hi)
+        windows = self._windows(lo, hi, up, directions, work) if self.integer else \
+            self._outwards(lo, hi, up, directions, work)
+        for point, exact in windows:
             if point != emitted and lo < point < hi:
                 emitted = point
                 yield point, exact
+
+    def _outwards(self, lo: Fraction, hi: Fraction, up: bool, directions, work):
+        """:meth:`_windows` from the start outwards: the first 1/2^:data:`GALLOP` of the range, each
+        next one twice as wide, their edges candidates as a cut's middle is. The nearest flip (all a
+        record asks for) then costs the few crossings before it, not the up to 64 per step of the
+        first halving of the range that :meth:`_windows` would solve whole."""
+        if self._constant_on(lo, hi):
+            return                                      # nothing flips on the whole range: one look
+        width = (hi - lo) / 2 ** GALLOP
+        near = lo if up else hi
+        while True:
+            far = min(near + width, hi) if up else max(near - width, lo)
+            yield from self._windows(*sorted((near, far)), up, directions, work)
+            if far == (hi if up else lo):
+                return
+            yield far, True
+            near, width = far, width * 2
 
     def _windows(self, a: Fraction, b: Fraction, up: bool, directions, work):
         work[0] += 1
@@ -487,10 +513,14 @@ class Probe:
         yield from self._windows(*halves[1], up, directions, work)
 
     def _constant_on(self, a: Fraction, b: Fraction) -> bool:
-        """Whether interval arithmetic shows every decision to take one value on [a, b]."""
-        for ex in self.expressions[:self.decisions]:
-            bounds = _bounds(ex, self.symbol, a, b)
+        """Whether interval arithmetic shows every decision to take one value on [a, b]. The
+        decision that moved on the last window is asked first: it most likely moves on this one."""
+        decisions = self.expressions[:self.decisions]
+        first = self._moving
+        for i in itertools.chain(range(first, len(decisions)), range(first)):
+            bounds = _bounds(decisions[i], self.symbol, a, b)
             if bounds is None or (bounds != NOWHERE and bounds[0] != bounds[1]):
+                self._moving = i
                 return False
         return True
 
@@ -704,6 +734,8 @@ def _find_points(expr, x, lo, hi) -> set[Fraction]:
         return set()
     if isinstance(expr, sympy.core.relational.Relational):
         return _relation_points(expr, x, lo, hi)
+    if isinstance(expr, (sympy.And, sympy.Or)) and _settled(expr, x, lo, hi):
+        return set()
     try:
         inner = set().union(*(_points(a, x, lo, hi) for a in _parts(expr)))
     except _TooMany:
@@ -720,6 +752,14 @@ def _find_points(expr, x, lo, hi) -> set[Fraction]:
             for b in args[i + 1:]:
                 inner |= _crossings(a - b, x, lo, hi, inner)
     return inner
+
+
+def _settled(expr, x, lo, hi) -> bool:
+    """Whether one argument settles an ``and`` (false) or an ``or`` (true) on the whole window,
+    as interval arithmetic shows: it then keeps one value there whatever its other arguments do,
+    and their crossings (the fleet check's ``rate < ceil(...)`` on every piece) are no flips."""
+    settled = (False, False) if isinstance(expr, sympy.And) else (True, True)
+    return any(_bounds(a, x, lo, hi) == settled for a in expr.args)
 
 
 def _step_of_a_step(expr, x, lo, hi) -> set[Fraction] | None:
@@ -822,8 +862,12 @@ def _crossings(g, x, lo, hi, inner: set[Fraction], integers: bool = False) -> se
         raise _TooMany()
     edges = [lo, *sorted(inner), hi]
     out: set[Fraction] = set()
+    split = None if integers else _split(g, x)
     for a, b in itertools.pairwise(edges):
         middle = (a + b) / 2
+        if split is not None and (found := _shifted_crossings(split, x, middle, a, b)) is not None:
+            out |= found
+            continue
         try:
             form = None if integers else rational_form(g, x, functools.partial(_frozen_part, x, middle))
             piece = _freeze(g, x, middle) if form is None else None
@@ -831,6 +875,38 @@ def _crossings(g, x, lo, hi, inner: set[Fraction], integers: bool = False) -> se
             continue            # undefined on this piece: its ends are candidates already
         out |= _smooth_crossings(piece, x, a, b, integers) if form is None else _form_crossings(form, x, a, b)
     return out
+
+
+@functools.lru_cache(maxsize=CACHED)
+def _split(g, x) -> tuple | None:
+    """A sum whose terms either hold no step (their sum's form :func:`rational.shifted`) or
+    hold x only inside steps and conditions (a number on each piece), as (that form, those
+    terms); None for any other ``g``, or when the form is None (each piece is then read in place)."""
+    if not isinstance(g, sympy.Add):
+        return None
+    smooth = [a for a in g.args if not _stepped(a)]
+    constant = [a for a in g.args if _stepped(a)]
+    if not constant or any(_smooth_in(a, x) for a in constant):
+        return None
+    form = shifted(smooth, x)
+    return None if form is None else (form, tuple(constant))
+
+
+def _shifted_crossings(split, x, middle: Fraction, a: Fraction, b: Fraction) -> set[Fraction] | None:
+    """:func:`_crossings` on the piece (a, b) of a sum :func:`_split` splits: its stepped terms' value
+    at ``middle`` shifts the smooth terms' form. None where a stepped term is no number there
+    (undefined, a truth value): the piece is then read in place as before, which says what follows."""
+    form, constant = split
+    shift = 0
+    for term in constant:
+        try:
+            value = compile_exact(term, x)(middle)
+        except Exception:               # noqa: BLE001 — whatever it is, the general path meets it again
+            return None
+        if type(value) is not int and type(value) is not Fraction:
+            return None
+        shift += value
+    return _form_crossings(plus(form, shift), x, a, b)
 
 
 _PICKS = (sympy.Max, sympy.Min, sympy.Piecewise)    # branches whose value is one of their arguments
@@ -1162,7 +1238,7 @@ class _Nowhere(_Unbounded):
 NOWHERE = ()                # the enclosure of an expression undefined on the whole window
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=CACHED)
 def _enclosure(expr, x):
     """``expr`` as a function of a window [a, b] of x giving an interval (low, high)
     that holds every value ``expr`` takes on it (interval arithmetic in fractions;
@@ -1174,7 +1250,20 @@ def _enclosure(expr, x):
         if isinstance(value, float):
             raise NotClosedForm("a float constant")
         return lambda a, b: (value, value)
-    return _Intervals(x).visit(expr)
+    return _window_remembered(_Intervals(x).visit(expr))
+
+
+def _window_remembered(f):
+    """``f`` keeping its last window's enclosure: the decisions share their atoms, and
+    :meth:`Probe._constant_on` asks each of them on one window (the same two objects)."""
+    last = [None, None, None]
+
+    def remembered(a, b):
+        if last[0] is not a or last[1] is not b:
+            out = f(a, b)
+            last[:] = a, b, out
+        return last[2]
+    return remembered
 
 
 class _Intervals(Walker):

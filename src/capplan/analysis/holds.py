@@ -124,6 +124,7 @@ class PlanHolds:
         self.search = Search(evaluations, _targeted() if decisions_only else None)
         self._found: dict[str, list[InputInterval]] = {}
         self._decisions: dict[str, tuple[list[Decision], list[Decision]]] = {}
+        self._probed: dict[tuple, list[Target]] = {}
 
     def probe(self, e: Evaluation, variable: Target) -> tuple[Probe, list[Decision], list[Decision]]:
         if e.scenario.name not in self._decisions:          # the same for every variable of a scenario
@@ -136,11 +137,19 @@ class PlanHolds:
         """Every relevant input, the most fragile first."""
         spread = Fraction(holds_spec()["spread"])
         out = []
-        for variable in variables(e):
+        for variable in self._variables(e):
             probe, decided, costs = self.probe(e, variable)
             lo, hi = flips.base_range(probe.today, probe.quantity, spread)
             out.append(InputInterval(e, probe, probe.holds(lo, hi), decided, costs))
         return sorted(out, key=lambda h: (*h.fragility, h.name))
+
+    def _variables(self, e: Evaluation) -> list[Target]:
+        """:func:`variables`, once per graph and set of inputs' tags: the scenarios of a plan
+        mostly share both (the graph object lives as long as the evaluations)."""
+        key = (id(e.graph), tuple((n, i.tag, i.pending) for n, i in e.inputs.items()))
+        if key not in self._probed:
+            self._probed[key] = variables(e)
+        return self._probed[key]
 
     def of(self, scenario: str) -> list[InputInterval]:
         """One scenario's inputs (:meth:`inputs`), searched once."""

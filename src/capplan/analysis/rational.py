@@ -47,10 +47,7 @@ def rational_form(g, x, resolve=None) -> tuple[Poly, Poly] | None:
         top, factors = _form(g, x) if resolve is None else _resolved(g, x, resolve)
     except _Unsupported:
         return None
-    bottom = _ONE
-    for factor, power in factors.items():
-        for _ in range(power):
-            bottom = _mul(bottom, factor)
+    bottom = _expand(factors)
     if len(bottom) > 1 and len(_gcd(top, bottom)) > 1:
         return None
     return top, bottom
@@ -86,14 +83,7 @@ def _combine(g, x, part) -> tuple[Poly, Counter]:
     if g.is_Symbol and g == x:
         return _X, Counter()
     if g.is_Add:
-        parts = [part(a) for a in g.args]
-        common = Counter()
-        for _, factors in parts:
-            common |= factors
-        top: Poly = ()
-        for numerator, factors in parts:
-            top = _add(top, _mul(numerator, _expand(common - factors)))
-        return top, common
+        return _sum([part(a) for a in g.args])
     if g.is_Mul:
         top, common = _ONE, Counter()
         for a in g.args:
@@ -111,6 +101,39 @@ def _combine(g, x, part) -> tuple[Poly, Counter]:
         top = _scale(_power(_expand(factors), -n), 1 / lead ** -n)
         return top, (Counter({monic: -n}) if len(monic) > 1 else Counter())
     raise _Unsupported()
+
+
+def _sum(parts: list[tuple[Poly, Counter]]) -> tuple[Poly, Counter]:
+    """A sum's (numerator, denominator factors) from its terms': over their common denominator."""
+    common = Counter()
+    for _, factors in parts:
+        common |= factors
+    top: Poly = ()
+    for numerator, factors in parts:
+        top = _add(top, _mul(numerator, _expand(common - factors)))
+    return top, common
+
+
+def shifted(terms, x) -> tuple[Poly, Poly] | None:
+    """The reduced form t / b of the sum of ``terms`` (as :func:`rational_form`, None where it
+    gives None), for a sum ``terms`` + k whose k is a number that changes piece by piece (the
+    flip search's steps, frozen): the sum's form is then (t + k·b) / b, and still reduced
+    (a root shared by t + k·b and b is one of t's), so each piece costs one scaled addition
+    (:func:`plus`) instead of a walk of the tree and a gcd."""
+    try:
+        top, factors = _sum([_form(a, x) for a in terms])
+    except _Unsupported:
+        return None
+    bottom = _expand(factors)
+    if len(top) < 2 and len(bottom) < 2 or len(bottom) > 1 and len(_gcd(top, bottom)) > 1:
+        return None                                 # a constant sum, or one not reduced
+    return top, bottom
+
+
+def plus(form: tuple[Poly, Poly], k: Fraction | int) -> tuple[Poly, Poly]:
+    """t / b + k as (t + k·b, b): the form :func:`rational_form` gives the sum (see :func:`shifted`)."""
+    top, bottom = form
+    return _add(top, _scale(bottom, Fraction(k))), bottom
 
 
 def derivative(form: tuple[Poly, Poly]) -> tuple[Poly, Poly]:

@@ -386,6 +386,14 @@ def compile_exact(expr, symbol: sympy.Symbol):
     return _Compiler().visit(expr)
 
 
+def compile_shared(exprs, symbol: sympy.Symbol) -> list:
+    """:func:`compile_exact` of each of ``exprs`` (the decisions of one flip search), a subtree
+    they share compiled once and computed once at one value of the symbol: ``ceil(1470/x)``
+    sits under six decisions of the main model, and each exact value of them costs fractions."""
+    compiler = _SharedCompiler()
+    return [compiler.visit(e) if isinstance(e, sympy.Basic) else compile_exact(e, symbol) for e in exprs]
+
+
 class _Compiler(Walker):
     """The exact backend over closures: each node becomes a function of the symbol's value."""
 
@@ -452,6 +460,32 @@ class _Compiler(Walker):
 
     def _unsupported(self, expr):
         raise NotClosedForm(f"{type(expr).__name__} in {expr}")
+
+
+class _SharedCompiler(_Compiler):
+    """:class:`_Compiler` with one closure per distinct subtree, which keeps its last value: the
+    functions of several expressions called one after the other at the same value (the same
+    object) compute what they share once. A failure is not kept: it is met again."""
+
+    def __init__(self):
+        self._seen: dict = {}
+
+    def visit(self, expr):
+        f = self._seen.get(expr)
+        if f is None:
+            f = self._seen[expr] = _remembered(self.walk(expr)) if expr.args else self.walk(expr)
+        return f
+
+
+def _remembered(f):
+    last = [None, None]                             # the value last asked for (kept alive here) and f's there
+
+    def remembered(v):
+        if last[0] is not v:
+            out = f(v)
+            last[0], last[1] = v, out
+        return last[1]
+    return remembered
 
 
 def _undefined(reason: str):

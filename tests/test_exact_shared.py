@@ -1,0 +1,57 @@
+"""The flip search's exact functions of several decisions (engine/exact.py ``compile_shared``) and
+its interval enclosures (analysis/flips.py) compute a subtree the decisions share once per value
+of the variable, and give what they give one by one: the same values, the same failures."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+import sympy
+
+from capplan.analysis import flips
+from capplan.engine import exact
+from capplan.engine.exact import Undefined, compile_exact, compile_shared
+
+x = sympy.Symbol("x", real=True)
+GPUS = sympy.ceiling(6 / x)
+DECISIONS = [GPUS, GPUS + 1, sympy.ceiling(GPUS / 8 + sympy.Rational(1, 8)),
+             sympy.And(sympy.Lt(3 / x, GPUS, evaluate=False), sympy.Ge(x, 2, evaluate=False)),
+             1 / (x - 3), sympy.Integer(4), True]
+
+
+def _each(functions, v):
+    out = []
+    for f in functions:
+        try:
+            out.append(f(v))
+        except Undefined:
+            out.append("undefined")
+    return out
+
+
+def test_the_shared_functions_give_what_each_gives_alone(monkeypatch):
+    calls = []
+    power = exact._power
+    monkeypatch.setattr(exact, "_power", lambda b, e: calls.append(b) or power(b, e))
+    shared = compile_shared(DECISIONS, x)
+    alone = [compile_exact(d, x) for d in DECISIONS]
+    for v in (Fraction(1, 3), Fraction(3), Fraction(3), Fraction(5, 2), Fraction(7)):
+        calls.clear()
+        got = _each(shared, v)
+        once = len(calls)
+        assert got == _each(alone, v)
+        assert once < len(calls) - once                  # 6/x once for four decisions, not four times
+    assert _each(shared, Fraction(3))[4] == "undefined"      # a failure is met again, not kept
+
+
+def test_an_enclosure_kept_for_one_window_is_the_windows_own():
+    enclosures = [flips._enclosure(d, x) for d in DECISIONS[:4]]
+    for a, b in ((Fraction(1), Fraction(2)), (Fraction(5, 2), Fraction(4)), (Fraction(1), Fraction(2))):
+        first = [f(a, b) for f in enclosures]
+        assert [f(a, b) for f in enclosures] == first
+        flips._enclosure.cache_clear()
+        assert [flips._enclosure(d, x)(Fraction(a), Fraction(b)) for d in DECISIONS[:4]] == first
+        enclosures = [flips._enclosure(d, x) for d in DECISIONS[:4]]
+    with pytest.raises(flips._Unbounded):
+        flips._enclosure(1 / (x - 3), x)(Fraction(2), Fraction(4))
