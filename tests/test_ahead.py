@@ -15,7 +15,7 @@ from conftest import MAIN_PLAN, RETAIL_PLAN
 
 from capplan import ahead as ahead_module
 from capplan import build as builder
-from capplan.ahead import Ahead
+from capplan.ahead import Ahead, Split
 from capplan.errors import CapplanError
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="forking needs a POSIX system")
@@ -192,3 +192,48 @@ def test_a_workbook_whose_child_dies_is_made_in_place_with_the_same_bytes(in_pla
     _noting_workbooks(monkeypatch, made, child_dies=True)
     assert _build(tmp_path / "died", monkeypatch, free=1) == in_place
     assert made.read_text().split().count(str(os.getpid())) == 2  # both made again by the build
+
+
+def test_alone_the_front_of_a_split_takes_every_item():
+    split = Split(5)
+    assert list(split.front()) == [0, 1, 2, 3, 4] and not split.back_took
+
+
+def test_a_split_gives_every_item_to_one_end_and_at_most_the_meeting_one_to_both():
+    split = Split(60)
+    with Ahead(["back"], lambda _: list(split.back()), width=1) as ahead:
+        front = []
+        for i in split.front():
+            front.append(i)
+            time.sleep(0.002)                   # the front slower: the back takes most
+        back = ahead.take("back")
+    assert back and split.back_took
+    assert sorted(set(front) | set(back)) == list(range(60))
+    assert len(set(front) & set(back)) <= 1
+    assert front == sorted(front) and back == sorted(back, reverse=True)
+
+
+def test_scenarios_the_workbooks_child_searches_from_the_back_give_the_same_bytes(in_place, tmp_path, monkeypatch):
+    """The build searches the scenarios' flip points from the first, its workbook's child from the
+    last once the workbook is made; a build slowed down leaves the child some, and the JSON is
+    the one a build searching all of them itself writes."""
+    from capplan.rendering import holds
+
+    original, build_pid, searched = holds.HoldsView.as_json, os.getpid(), tmp_path / "searched"
+
+    def by_child() -> bool:
+        return any(pid != str(build_pid) for pid in searched.read_text().split())
+
+    def noted(self, scenario):
+        if scenario not in self._json:
+            with searched.open("a") as f:
+                f.write(f"{os.getpid()}\n")
+            waited = time.monotonic()           # the build waits (a minute at most) for its child to take one
+            while os.getpid() == build_pid and len(self.evaluations) > 1 and not by_child() \
+                    and time.monotonic() - waited < 60:
+                time.sleep(0.02)
+        return original(self, scenario)
+
+    monkeypatch.setattr(holds.HoldsView, "as_json", noted)
+    assert _build(tmp_path / "shared", monkeypatch, free=1) == in_place
+    assert by_child()

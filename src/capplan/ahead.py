@@ -7,13 +7,17 @@ it renders anything and renders the plans meanwhile; on two cores the
 simulation costs the build almost nothing.
 
 A child is a fork of the build: it has the build's imports and memory and is
-sent nothing; it sends its result back pickled through a pipe and exits. It
+sent nothing; it sends its result back pickled (in a temporary file) and exits. It
 is a shortcut, never a second code path: :meth:`Ahead.take` returns ``None``
 whenever the child did not deliver (the plan raised an error there, the
 child crashed, the result does not unpickle, the platform cannot fork, only
 one CPU is free), and the caller then does the work itself, so messages,
 exit codes and bytes are the same as without it. At most one child per free
 CPU runs at a time; children not collected are killed when the build ends.
+
+Work of many like items (every scenario's flip search) can be shared by both
+ends (:class:`Split`): the build takes items from the front while a child,
+done with its own task, takes them from the back, until they meet.
 
 No child outlives the command: a child takes the default action for SIGTERM,
 SIGHUP and SIGINT (so a signal to the process group ends it), asks the
@@ -24,11 +28,14 @@ child as it ends, however it ends (:func:`kill_all`).
 
 from __future__ import annotations
 
+import mmap
 import os
 import pickle
 import signal
+import struct
 import sys
-from collections.abc import Callable, Hashable, Iterable
+import tempfile
+from collections.abc import Callable, Hashable, Iterable, Iterator
 
 _PR_SET_PDEATHSIG = 1
 _LIVE: set[_Child] = set()         # children started and not yet collected or killed
@@ -44,43 +51,42 @@ def free_cpus() -> int:
 
 
 class _Child:
+    """A forked child doing one piece of work. Its result comes back pickled in an unlinked
+    temporary file the two share, read once the child has exited: a 130 MB workbook
+    would cross a pipe 64 KB at a time, the child blocked until the parent reads."""
+
     def __init__(self, work: Callable[[], object]):
         parent = os.getpid()
-        read, write = os.pipe()
+        self.file = tempfile.TemporaryFile()
         try:
             self.pid = os.fork()
         except OSError:
-            os.close(read)
-            os.close(write)
+            self.file.close()
             raise
         if self.pid == 0:                        # the child: work, send, exit without unwinding the parent's stack
             code = 1
             try:
                 _orphan_proof(parent)
-                os.close(read)
-                data = pickle.dumps(work(), protocol=pickle.HIGHEST_PROTOCOL)
-                with os.fdopen(write, "wb") as pipe:
-                    pipe.write(data)
+                pickle.dump(work(), self.file, protocol=pickle.HIGHEST_PROTOCOL)
+                self.file.flush()
                 code = 0
             except BaseException:                # noqa: BLE001 - the parent redoes the work and reports it
                 pass
             finally:
                 os._exit(code)
-        os.close(write)
-        self.read = read
         _LIVE.add(self)
 
     def collect(self) -> object | None:
-        with os.fdopen(self.read, "rb") as pipe:
-            data = pipe.read()
         _, status = os.waitpid(self.pid, 0)
         _LIVE.discard(self)
-        if status != 0:
-            return None
-        try:
-            return pickle.loads(data)
-        except Exception:                        # noqa: BLE001 - a damaged result is no result
-            return None
+        with self.file:
+            if status != 0:
+                return None
+            try:
+                self.file.seek(0)
+                return pickle.load(self.file)
+            except Exception:                    # noqa: BLE001 - a damaged result is no result
+                return None
 
     def kill(self) -> None:
         if self not in _LIVE:
@@ -91,7 +97,7 @@ class _Child:
             os.waitpid(self.pid, 0)
         except OSError:
             pass
-        os.close(self.read)
+        self.file.close()
 
 
 def _orphan_proof(parent: int) -> None:
@@ -153,3 +159,46 @@ class Ahead:
         for child in self.running.values():
             child.kill()
         self.running.clear()
+
+
+class Split:
+    """Items ``0 … n-1`` worked on from both ends at once: the process that made the split
+    takes them from the front (:meth:`front`), a child it forks afterwards from the back
+    (:meth:`back`), until they meet. Each end's claim is a counter in memory both share
+    (an anonymous shared mapping made before the fork), written by its end alone.
+
+    No item is left out: an end stops only once the other has claimed everything past
+    it. An item both claim at the meeting point is done twice, which costs time but not
+    correctness: the two processes compute it alike. A child that does not deliver the
+    items it took leaves them to the caller, as for any work ahead."""
+
+    _FRONT, _BACK = 0, 4
+
+    def __init__(self, n: int):
+        self.n = n
+        self._shared = mmap.mmap(-1, 8)
+        self._set(self._FRONT, 0)
+        self._set(self._BACK, n)
+
+    @property
+    def back_took(self) -> bool:
+        """Whether the back has claimed an item (its results are then needed)."""
+        return self._get(self._BACK) < self.n
+
+    def _get(self, at: int) -> int:
+        return struct.unpack_from("<i", self._shared, at)[0]
+
+    def _set(self, at: int, value: int) -> None:
+        struct.pack_into("<i", self._shared, at, value)
+
+    def front(self) -> Iterator[int]:
+        """The items from the front, each once claimed, until the back's claims are reached."""
+        while (i := self._get(self._FRONT)) < self._get(self._BACK):
+            self._set(self._FRONT, i + 1)
+            yield i
+
+    def back(self) -> Iterator[int]:
+        """The items from the back (in the child), until the front's claims are reached."""
+        while (j := self._get(self._BACK) - 1) >= self._get(self._FRONT):
+            self._set(self._BACK, j)
+            yield j

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from capplan import cache, manifest
-from capplan.ahead import Ahead, free_cpus
+from capplan.ahead import Ahead, Split, free_cpus
 from capplan.analysis.pipeline import display, load_plan, run, simulate
 from capplan.errors import CapplanError
 from capplan.review import check
@@ -95,8 +95,9 @@ def compile_plan(path: Path, model: Model | None = None, ahead: Ahead | None = N
       child process while this one loads and evaluates the plan;
     * then, with what both read made once (the simulation collected: a child's child
       could not collect it; the nominal flip points; the candidates' ranking), the
-      workbook is made in a child while this process draws the charts and writes the
-      record and the JSON (on a plan of many scenarios, the JSON's flip searches).
+      workbook is made in a child while this process draws the charts, writes the
+      record and searches the scenarios' flip points for the JSON; the child, its
+      workbook made, searches them too from the last scenario back (:class:`.ahead.Split`).
 
     A child that does not deliver leaves its work to this process: the same bytes,
     messages and errors either way."""
@@ -112,13 +113,29 @@ def compile_plan(path: Path, model: Model | None = None, ahead: Ahead | None = N
     shown.holds.nominal                 # what the workbook and the record both read, made once before the fork
     analysed.artifacts.candidates
     analysed.artifacts.simulation
-    with Ahead([plan.name], lambda _: render_workbook(plan, evaluations, evaluations[0].model, shown),
-               width=min(1, free_cpus())) as workbook_ahead:
+    names = [e.scenario.name for e in evaluations]
+    split = Split(len(names))
+
+    def workbook_then_holds(_) -> tuple[bytes, dict]:
+        """The child's work: the workbook, then scenarios' flip searches from the back."""
+        made = render_workbook(plan, evaluations, evaluations[0].model, shown)
+        return made, {names[j]: shown.holds.as_json(names[j]) for j in split.back()}
+
+    with Ahead([plan.name], workbook_then_holds, width=min(1, free_cpus())) as workbook_ahead:
         charts = {name: chart.encode("utf-8") for name, chart in shown.charts().items()}
         text = record.render(shown).encode("utf-8")
-        data = jsonout.dumps(jsonout.document(shown)).encode("utf-8")
         simulation_charts = {name: chart.encode("utf-8") for name, chart in shown.simulation_charts().items()}
-        workbook = workbook_ahead.take(plan.name) or render_workbook(plan, evaluations, evaluations[0].model, shown)
+        for i in split.front():         # the JSON's flip searches, scenario by scenario, the child's from the back
+            shown.holds.as_json(names[i])
+        data = None if split.back_took else jsonout.dumps(jsonout.document(shown)).encode("utf-8")
+        delivered = workbook_ahead.take(plan.name)
+    if delivered is None:
+        workbook = render_workbook(plan, evaluations, evaluations[0].model, shown)
+    else:
+        workbook, found = delivered
+        shown.holds.adopt(found)
+    if data is None:                    # the child searched some scenarios: the JSON waits for them
+        data = jsonout.dumps(jsonout.document(shown)).encode("utf-8")
     files = {f"{plan.name}.md": text, f"{plan.name}.json": data, f"{plan.name}.xlsx": workbook,
              **charts, **simulation_charts}
     return Compiled(plan, evaluations, files)

@@ -178,6 +178,7 @@ class HoldsView:
         self.found = found
         self.evaluations = found.evaluations
         self._worded: dict[str, list[InputHolds]] = {}
+        self._json: dict[str, list[dict]] = {}
 
     def of(self, scenario: str) -> list[InputHolds]:
         """One scenario's inputs, the most fragile first."""
@@ -202,7 +203,14 @@ class HoldsView:
                 "spread": holds_spec()["spread"]}
 
     def as_json(self, scenario: str) -> list[dict]:
-        return [h.as_json() for h in self.of(scenario)]
+        if scenario not in self._json:
+            self._json[scenario] = [h.as_json() for h in self.of(scenario)]
+        return self._json[scenario]
+
+    def adopt(self, found: dict[str, list[dict]]) -> None:
+        """Scenarios' inputs as :meth:`as_json` words them, worked out by another process (a
+        build's child, :class:`capplan.ahead.Split`): :meth:`as_json` returns them as its own."""
+        self._json.update(found)
 
     @cached_property
     def breakeven(self) -> list[dict]:
