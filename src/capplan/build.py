@@ -23,6 +23,7 @@ functions that need them, so an unchanged build or check never loads them.
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import tempfile
 from collections.abc import Iterator
@@ -37,9 +38,11 @@ from capplan.errors import CapplanError
 from capplan.review import check
 
 if TYPE_CHECKING:
+    from capplan.analysis.pipeline import Artifacts
     from capplan.engine.evaluate import Evaluation
     from capplan.language.model import Model
     from capplan.loading.plan import Plan
+    from capplan.rendering.view import PlanView
 
 __all__ = ["Built", "Compiled", "build", "compile_plan", "plan_paths", "write", "write_file"]
 
@@ -101,8 +104,7 @@ def compile_plan(path: Path, model: Model | None = None, ahead: Ahead | None = N
 
     A child that does not deliver leaves its work to this process: the same bytes,
     messages and errors either way."""
-    from capplan.rendering import jsonout, record, view     # deferred: jinja2 and the renderers (docstring)
-    from capplan.rendering.workbook import render_workbook
+    from capplan.rendering import view                  # deferred: the renderers (module docstring)
 
     analysed = run(path, model, loaded, (lambda: ahead.take(Path(path))) if ahead else None)
     plan, evaluations = analysed.plan, analysed.evaluations
@@ -110,9 +112,21 @@ def compile_plan(path: Path, model: Model | None = None, ahead: Ahead | None = N
         raise CapplanError(f"a plan cannot be named '{plan.name}': out/{manifest.NAME} is the build's "
                            "record of its inputs; rename the plan file", file=plan.file)
     shown = view.build(plan, evaluations, analysed.artifacts)
+    gc.freeze()                         # the plan and its evaluations outlive the outputs: not walked again
+    try:
+        return Compiled(plan, evaluations, _outputs(plan, evaluations, shown, analysed.artifacts))
+    finally:
+        gc.unfreeze()
+
+
+def _outputs(plan: Plan, evaluations: list[Evaluation], shown: PlanView, artifacts: Artifacts) -> dict[str, bytes]:
+    """The files of a compiled plan, by name (see :func:`compile_plan`)."""
+    from capplan.rendering import jsonout, record         # deferred: jinja2 and the renderers (module docstring)
+    from capplan.rendering.workbook import render_workbook
+
     shown.holds.nominal                 # what the workbook and the record both read, made once before the fork
-    analysed.artifacts.candidates
-    analysed.artifacts.simulation
+    artifacts.candidates
+    artifacts.simulation
     names = [e.scenario.name for e in evaluations]
     split = Split(len(names))
 
@@ -136,9 +150,8 @@ def compile_plan(path: Path, model: Model | None = None, ahead: Ahead | None = N
         shown.holds.adopt(found)
     if data is None:                    # the child searched some scenarios: the JSON waits for them
         data = jsonout.dumps(jsonout.document(shown)).encode("utf-8")
-    files = {f"{plan.name}.md": text, f"{plan.name}.json": data, f"{plan.name}.xlsx": workbook,
-             **charts, **simulation_charts}
-    return Compiled(plan, evaluations, files)
+    return {f"{plan.name}.md": text, f"{plan.name}.json": data, f"{plan.name}.xlsx": workbook,
+            **charts, **simulation_charts}
 
 
 simulation_of = simulate      # what a child computes ahead for compile_each (a test slows it down)
