@@ -133,7 +133,8 @@ def cached_value(value):
 
 class Run:
     """One column's cells down consecutive rows, alike but for their values: a table's
-    derived column, each row the same formula about its own row.
+    derived column (each row the same formula about its own row), a later band's copy of
+    its key column, a scenario's links to a nominal column it does not change.
 
     A year of hourly traffic is 8,760 rows of a dozen formula columns; as :class:`Cell`
     objects each of those cells costs about ten times what it costs as a run's entry, to
