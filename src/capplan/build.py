@@ -130,10 +130,15 @@ def _outputs(plan: Plan, evaluations: list[Evaluation], shown: PlanView, artifac
     names = [e.scenario.name for e in evaluations]
     split = Split(len(names))
 
+    def workbook() -> bytes:
+        return render_workbook(plan, evaluations, evaluations[0].model, shown)
+
+    def json_text() -> bytes:
+        return jsonout.dumps(jsonout.document(shown)).encode("utf-8")
+
     def workbook_then_holds(_) -> tuple[bytes, dict]:
         """The child's work: the workbook, then scenarios' flip searches from the back."""
-        made = render_workbook(plan, evaluations, evaluations[0].model, shown)
-        return made, {names[j]: shown.holds.as_json(names[j]) for j in split.back()}
+        return workbook(), {names[j]: shown.holds.as_json(names[j]) for j in split.back()}
 
     with Ahead([plan.name], workbook_then_holds, width=min(1, free_cpus())) as workbook_ahead:
         charts = {name: chart.encode("utf-8") for name, chart in shown.charts().items()}
@@ -141,16 +146,15 @@ def _outputs(plan: Plan, evaluations: list[Evaluation], shown: PlanView, artifac
         simulation_charts = {name: chart.encode("utf-8") for name, chart in shown.simulation_charts().items()}
         for i in split.front():         # the JSON's flip searches, scenario by scenario, the child's from the back
             shown.holds.as_json(names[i])
-        data = None if split.back_took else jsonout.dumps(jsonout.document(shown)).encode("utf-8")
+        data = None if split.back_took else json_text()     # else the JSON waits for the child's searches
         delivered = workbook_ahead.take(plan.name)
     if delivered is None:
-        workbook = render_workbook(plan, evaluations, evaluations[0].model, shown)
+        made = workbook()
     else:
-        workbook, found = delivered
+        made, found = delivered
         shown.holds.adopt(found)
-    if data is None:                    # the child searched some scenarios: the JSON waits for them
-        data = jsonout.dumps(jsonout.document(shown)).encode("utf-8")
-    return {f"{plan.name}.md": text, f"{plan.name}.json": data, f"{plan.name}.xlsx": workbook,
+    data = data or json_text()
+    return {f"{plan.name}.md": text, f"{plan.name}.json": data, f"{plan.name}.xlsx": made,
             **charts, **simulation_charts}
 
 
@@ -295,7 +299,7 @@ def write(out_dir: Path, files: dict[str, bytes]) -> list[Path]:
             target = out_dir / name
             if target.is_dir():
                 raise CapplanError(f"cannot write {target}: it is a folder")
-            if _holds(target, content):
+            if _unchanged(target, content):
                 continue
             fd, tmp = tempfile.mkstemp(dir=out_dir, prefix=f".{name}.", suffix=".tmp")
             staged.append((target, tmp))
@@ -357,7 +361,7 @@ def _ensure_folder(folder: Path) -> None:
         raise CapplanError(f"cannot create the folder {folder}: {err.strerror or err}") from None
 
 
-def _holds(target: Path, content: bytes) -> bool:
+def _unchanged(target: Path, content: bytes) -> bool:
     """Whether ``target`` is a regular file with these bytes: hashed only when its size is
     theirs (a 131 MB workbook of a thousand scenarios is not hashed to learn it is new)."""
     try:

@@ -32,7 +32,7 @@ class Book:
         self.cfg = config()
         self.layout = layout()
         self.cells: list[CellInfo | RunInfo] = []
-        self.stamps: dict[tuple, scenariosheet.Stamp] = {}    # a quantity's row but its value, by how it shows
+        self.stamps: dict[tuple, scenariosheet.Stamp] = {}    # rows and table frames alike on every sheet
         self.nominal = evaluations[0]
         self.formulas = Formulas(model, evaluations)
         self.names = self.formulas.names

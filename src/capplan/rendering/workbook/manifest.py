@@ -41,7 +41,7 @@ class RunInfo:
     run: Run
     quantity: str
     scenario: str
-    role: str              # as CellInfo's: derived, or label (a band's copy of the key column)
+    role: str              # as CellInfo's: derived, link (to the nominal sheet) or label (a band's key copy)
     expected: list         # the engine's value of each row, top to bottom
 
     def cells(self) -> list[CellInfo]:
