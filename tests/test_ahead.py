@@ -205,7 +205,9 @@ def test_a_split_gives_every_item_to_one_end_and_at_most_the_meeting_one_to_both
         front = []
         for i in split.front():
             front.append(i)
-            time.sleep(0.002)                   # the front slower: the back takes most
+            waited = time.monotonic()           # the front waits (a minute at most) for the back to begin
+            while not split.back_took and time.monotonic() - waited < 60:
+                time.sleep(0.002)
         back = ahead.take("back")
     assert back and split.back_took
     assert sorted(set(front) | set(back)) == list(range(60))
