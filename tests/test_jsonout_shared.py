@@ -36,3 +36,18 @@ def test_scenarios_share_entries_whose_content_is_the_same():
     assert surge["tables"]["classes"]["columns"] is doc["scenarios"]["n_minus_1"]["tables"]["classes"]["columns"]
     text = jsonout.dumps(doc)
     assert text == json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def test_scenarios_written_by_two_documents_join_into_the_one_text():
+    """A build writes the scenarios each of its two processes searched, each with its own
+    document (a forked child's copy), and joins them: the text of the whole document."""
+    import pickle
+
+    plan = capplan.load(MAIN_PLAN)
+    shown = view.build(plan, capplan.evaluate(plan))
+    whole = jsonout.dumps(jsonout.document(shown))
+    front, back = jsonout.Document(shown), jsonout.Document(shown)
+    names = [s.name for s in shown.scenarios]
+    written = {names[0]: front.scenario_text(0), names[-1]: pickle.loads(pickle.dumps(back.scenario_text(len(names) - 1)))}
+    assert front.text(written) == whole
+    assert jsonout.Document(shown).text({}) == whole

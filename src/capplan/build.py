@@ -129,31 +129,28 @@ def _outputs(plan: Plan, evaluations: list[Evaluation], shown: PlanView, artifac
     artifacts.simulation
     names = [e.scenario.name for e in evaluations]
     split = Split(len(names))
+    json_document = jsonout.Document(shown)
 
     def workbook() -> bytes:
         return render_workbook(plan, evaluations, evaluations[0].model, shown)
 
-    def json_text() -> bytes:
-        return jsonout.dumps(jsonout.document(shown)).encode("utf-8")
+    def workbook_then_scenarios(_) -> tuple[bytes, dict]:
+        """The child's work: the workbook, then scenarios' flip searches and JSON text from the back."""
+        return workbook(), {names[j]: json_document.scenario_text(j) for j in split.back()}
 
-    def workbook_then_holds(_) -> tuple[bytes, dict]:
-        """The child's work: the workbook, then scenarios' flip searches from the back."""
-        return workbook(), {names[j]: shown.holds.as_json(names[j]) for j in split.back()}
-
-    with Ahead([plan.name], workbook_then_holds, width=min(1, free_cpus())) as workbook_ahead:
+    with Ahead([plan.name], workbook_then_scenarios, width=min(1, free_cpus())) as workbook_ahead:
         charts = {name: chart.encode("utf-8") for name, chart in shown.charts().items()}
         text = record.render(shown).encode("utf-8")
         simulation_charts = {name: chart.encode("utf-8") for name, chart in shown.simulation_charts().items()}
-        for i in split.front():         # the JSON's flip searches, scenario by scenario, the child's from the back
-            shown.holds.as_json(names[i])
-        data = None if split.back_took else json_text()     # else the JSON waits for the child's searches
+        # the scenarios' flip searches and JSON text, one by one, the child's from the back
+        written = {names[i]: json_document.scenario_text(i) for i in split.front()}
         delivered = workbook_ahead.take(plan.name)
     if delivered is None:
         made = workbook()
     else:
-        made, found = delivered
-        shown.holds.adopt(found)
-    data = data or json_text()
+        made, theirs = delivered
+        written.update(theirs)
+    data = json_document.text(written).encode("utf-8")
     return {f"{plan.name}.md": text, f"{plan.name}.json": data, f"{plan.name}.xlsx": made,
             **charts, **simulation_charts}
 

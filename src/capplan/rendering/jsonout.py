@@ -26,27 +26,62 @@ FORMAT_VERSION = 2      # 2: key_results per scenario; formula_replaced under th
 
 
 def document(view: PlanView) -> dict:
-    plan = view.plan
-    shared = _Shared()
-    return {
-        "format_version": FORMAT_VERSION,
-        "plan": plan.name,
-        "file": plan.file,
-        "title": plan.title,
-        "gpu": plan.gpu.id,
-        "model": plan.model_entry.id,
-        "switches": dict(sorted(plan.switches.items())),
-        "decision": {"headline": view.headline, **view.decision},
-        "scenarios": {s.name: {**_scenario(e, s, shared), "how_far_the_decision_holds": view.holds.as_json(s.name)}
-                      for e, s in zip(view.evaluations, view.scenarios)},
-        "breakeven": view.holds.breakeven,
-        **({"simulation": view.simulation.as_json()} if view.simulation else {}),
-        **({"candidates": view.candidates.as_json()} if view.candidates else {}),
-    }
+    return Document(view).as_dict()
 
 
 def dumps(doc: dict) -> str:
     return jsontext.dumps(doc) + "\n"
+
+
+class Document:
+    """The document of one plan's view, which can be written a scenario at a time: a build writes
+    the scenarios each of its processes searched (:meth:`scenario_text`, in each) and joins the
+    texts (:meth:`text`). The text is that of :func:`dumps` of :func:`document` either way."""
+
+    def __init__(self, view: PlanView):
+        self.view = view
+        self.shared = _Shared()
+        self.writer = jsontext.Writer()
+
+    def as_dict(self, scenarios: dict | None = None) -> dict:
+        """The document; ``scenarios``: each scenario's entry by name, when made already."""
+        view, plan = self.view, self.view.plan
+        if scenarios is None:
+            scenarios = {s.name: self.scenario(i) for i, s in enumerate(view.scenarios)}
+        return {
+            "format_version": FORMAT_VERSION,
+            "plan": plan.name,
+            "file": plan.file,
+            "title": plan.title,
+            "gpu": plan.gpu.id,
+            "model": plan.model_entry.id,
+            "switches": dict(sorted(plan.switches.items())),
+            "decision": {"headline": view.headline, **view.decision},
+            "scenarios": scenarios,
+            "breakeven": view.holds.breakeven,
+            **({"simulation": view.simulation.as_json()} if view.simulation else {}),
+            **({"candidates": view.candidates.as_json()} if view.candidates else {}),
+        }
+
+    def scenario(self, i: int) -> dict:
+        """The ``i``-th scenario's entry, its flip search included."""
+        e, s = self.view.evaluations[i], self.view.scenarios[i]
+        return {**_scenario(e, s, self.shared), "how_far_the_decision_holds": self.view.holds.as_json(s.name)}
+
+    def scenario_text(self, i: int) -> jsontext.Written | None:
+        """The ``i``-th scenario's entry as the document's text holds it (None: left to ``json``)."""
+        return self.writer.written_at(self.scenario(i), 2)
+
+    def text(self, written: dict[str, jsontext.Written | None]) -> str:
+        """The document's text, each scenario's from ``written`` (by name) where there, else written now."""
+        parts = {}
+        for i, s in enumerate(self.view.scenarios):
+            part = written.get(s.name) or self.scenario_text(i)
+            if part is None:
+                return dumps(self.as_dict())
+            parts[s.name] = part
+        text = self.writer.text(self.as_dict(parts))
+        return dumps(self.as_dict()) if text is None else text + "\n"
 
 
 class _Shared:

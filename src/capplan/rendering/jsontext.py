@@ -18,6 +18,11 @@ one: a generator per dict and list, several ``yield`` s per item; a
   indent followed by ``{`` is a boundary between rows and nothing else, which
   one ``str.replace`` indents a level less.
 
+A document can also be written a part at a time (:class:`Writer`): each
+process of a build writes the scenarios it searched (:mod:`capplan.build`),
+and the document is then written around those parts (:class:`Written`), each
+written at the depth it takes there.
+
 The C encoder's fixed cost per call (a few hundred nanoseconds) is that of a
 few items in Python, so short containers stay in Python. Anything the fast
 path does not know — a type ``json`` would reject, a subclass, a number that
@@ -45,22 +50,54 @@ class _Unusual(Exception):
 
 def dumps(doc) -> str:
     """``doc`` as ``json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False)`` writes it."""
-    if c_make_encoder is None or type(doc) not in _CONTAINERS:
-        return json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False)
-    writer = _Writer()
-    try:
-        writer.container(doc, 0)
-    except (_Unusual, RecursionError, ValueError):
-        return json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False)
-    return "".join(writer.out)
+    text = Writer().text(doc)
+    return json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) if text is None else text
 
 
-class _Writer:
+class Written:
+    """A container's text as :class:`Writer` wrote it at the depth where it is placed (a scenario's
+    object inside a document), in pieces: the writer copies it. Only :class:`Writer` reads it."""
+
+    __slots__ = ("pieces",)
+
+    def __init__(self, pieces: list[str]):
+        self.pieces = pieces
+
+    def __reduce__(self):
+        """Pickled as one string (a forked child sends its scenarios' text so): one copy, not a piece an object."""
+        return Written, (["".join(self.pieces)],)
+
+
+class Writer:
+    """Writes containers, one call at a time, sharing what it wrote before (a container met again
+    at the same depth repeats its text). It holds every container it wrote, so no id it keys by is
+    reused while it lives."""
+
     def __init__(self):
         self.out: list[str] = []
         # id << 16 | depth -> where its pieces are in out (start << 32 | end), or their text once met again
         self.written: dict[int, int | str] = {}
         self.encoders: list = []
+        self.held: list = []
+
+    def text(self, o, level: int = 0) -> str | None:
+        """``o`` as :func:`dumps` writes it, ``level`` indents in (its first line not indented, as
+        after a key); None for what the fast path leaves to ``json`` (:class:`_Unusual`)."""
+        written = self.written_at(o, level)
+        return None if written is None else "".join(written.pieces)
+
+    def written_at(self, o, level: int) -> Written | None:
+        """``o`` written ``level`` indents in, as pieces (see :meth:`text`). The pieces stay in
+        :attr:`out`, where what a later call meets again is found."""
+        if c_make_encoder is None or type(o) not in _CONTAINERS:
+            return None
+        start = len(self.out)
+        self.held.append(o)
+        try:
+            self.container(o, level)
+        except (_Unusual, RecursionError, ValueError):
+            return None             # a container is recorded only once whole: what was recorded holds
+        return Written(self.out[start:])
 
     def encoder(self, level: int):
         """The C encoder of items ``level`` indents in, one a line (no key a number: the keys were checked)."""
@@ -123,6 +160,9 @@ class _Writer:
             kind = type(item)
             if kind is str:
                 out.append(head + encode_basestring(item))
+            elif kind is Written:
+                out.append(head)
+                out.extend(item.pieces)
             elif kind is dict or kind is list or kind is tuple:
                 out.append(head)
                 self.container(item, level + 1)
