@@ -3,6 +3,8 @@ analysis layer, once, and the view only reads what it is given."""
 
 from __future__ import annotations
 
+import pytest
+
 from conftest import MAIN_PLAN, RETAIL_PLAN
 
 from capplan.analysis import holds, pipeline
@@ -52,3 +54,18 @@ def test_the_child_s_simulation_is_what_the_outputs_compute():
     plan = pipeline.load_plan(RETAIL_PLAN)
     assert pipeline.simulate(plan) is None
     assert pipeline.simulate(pipeline.load_plan(MAIN_PLAN)) == pipeline.run(MAIN_PLAN).artifacts.simulation
+
+
+def test_the_child_s_simulation_evaluates_the_nominal_scenario_alone(monkeypatch):
+    """A simulation reads the nominal scenario only: a child computing it ahead does not wait
+    for the plan's other scenarios (a thousand of them in a parameter study)."""
+    from capplan.engine import evaluate as engine
+
+    plan = pipeline.load_plan(MAIN_PLAN)
+    assert len(plan.scenarios) > 1
+    seen, real = [], engine.evaluate
+    monkeypatch.setattr(engine, "evaluate", lambda plan, scenario, *a, **k: seen.append(scenario.name)
+                        or real(plan, scenario, *a, **k))
+    monkeypatch.setattr(engine, "evaluate_all", lambda *a, **k: pytest.fail("every scenario evaluated"))
+    assert pipeline.simulate(plan) is not None
+    assert seen == [plan.nominal.name]

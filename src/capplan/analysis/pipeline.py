@@ -129,5 +129,10 @@ def run(path: Path, model: Model | None = None, loaded: Plan | None = None,
 
 def simulate(plan: Plan) -> Simulated | None:
     """The plan's simulation as its outputs show it (what :func:`run`'s artifacts would
-    compute), for a child process to compute ahead."""
-    return run(Path(plan.file), loaded=plan).artifacts.simulation
+    compute), for a child process to compute ahead: only the nominal scenario is evaluated,
+    the one a simulation reads (a plan's other thousand would delay it)."""
+    from capplan.analysis.simulation import of_plan        # deferred: numpy (module docstring)
+    from capplan.engine.evaluate import evaluate_nominal
+    from capplan.language.model import standard_model
+
+    return of_plan([evaluate_nominal(plan, standard_model())])

@@ -161,11 +161,16 @@ def _identical(a, b) -> bool:
     return a.shape == b.shape and bool(np.all(a == b)) and bool(np.all(np.signbit(a) == np.signbit(b)))
 
 
+def evaluate_nominal(plan: Plan, model: Model) -> Evaluation:
+    """The plan's nominal scenario alone, in the model of the plan's SLOs."""
+    return evaluate(plan, plan.nominal, model.with_slos(plan.slos))
+
+
 def evaluate_all(plan: Plan, model: Model) -> list[Evaluation]:
     """Every scenario of a plan, nominal first (the others read it through nominal()),
     in the model of the plan's SLOs."""
-    model = model.with_slos(plan.slos)
-    nominal = evaluate(plan, plan.nominal, model)
+    nominal = evaluate_nominal(plan, model)
+    model = nominal.model
     others = plan.scenarios[1:]
     batched = _batched(plan, others, model, nominal)
     return [nominal] + [batched.get(i) or evaluate(plan, s, model, nominal) for i, s in enumerate(others)]
