@@ -15,7 +15,7 @@ from conftest import MAIN_PLAN, RETAIL_PLAN
 
 from capplan import ahead as ahead_module
 from capplan import build as builder
-from capplan.ahead import Ahead, Split
+from capplan.ahead import Ahead, Parts, Split
 from capplan.errors import CapplanError
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="forking needs a POSIX system")
@@ -34,6 +34,22 @@ def test_children_deliver_their_results_in_any_order_taken():
         third, first, second = ahead.take(3), ahead.take(1), ahead.take(2)
     assert [r["square"] for r in (first, second, third)] == [1, 4, 9]
     assert os.getpid() not in {r["pid"] for r in (first, second, third)}      # computed elsewhere
+
+
+def test_a_result_in_parts_comes_as_the_list_of_its_parts_or_not_at_all():
+    """Each part is sent as it is made; a child that fails after sending some delivers nothing."""
+    def parts(key):
+        yield {"first": key}
+        if key == "broken":
+            raise RuntimeError("after the first part")
+        yield b"x" * 100_000
+        yield key * 2
+
+    with Ahead(["whole", "broken"], lambda key: Parts(parts(key)), width=2) as children:
+        assert children.take("whole") == [{"first": "whole"}, b"x" * 100_000, "wholewhole"]
+        assert children.take("broken") is None
+    with Ahead(["none"], lambda key: Parts(iter(())), width=1) as children:
+        assert children.take("none") == []
 
 
 def test_no_more_children_than_its_width_run_at_once():

@@ -7,7 +7,8 @@ it renders anything and renders the plans meanwhile; on two cores the
 simulation costs the build almost nothing.
 
 A child is a fork of the build: it has the build's imports and memory and is
-sent nothing; it sends its result back pickled (in a temporary file) and exits. It
+sent nothing; it sends its result back pickled (in a temporary file; a result in
+:class:`Parts` a part at a time, each as soon as it is made) and exits. It
 is a shortcut, never a second code path: :meth:`Ahead.take` returns ``None``
 whenever the child did not deliver (the plan raised an error there, the
 child crashed, the result does not unpickle, the platform cannot fork, only
@@ -50,6 +51,15 @@ def free_cpus() -> int:
     return len(os.sched_getaffinity(0)) - 1
 
 
+class Parts:
+    """A child's result sent a part at a time, each as soon as it is made: a part sent before the
+    child goes on (a workbook, before the child's share of a :class:`Split`) is not on the way
+    while the parent waits. The caller takes the list of the parts."""
+
+    def __init__(self, parts: Iterable):
+        self.parts = parts
+
+
 class _Child:
     """A forked child doing one piece of work. Its result comes back pickled in an unlinked
     temporary file the two share, read once the child has exited: a 130 MB workbook
@@ -67,7 +77,13 @@ class _Child:
             code = 1
             try:
                 _orphan_proof(parent)
-                pickle.dump(work(), self.file, protocol=pickle.HIGHEST_PROTOCOL)
+                result = work()
+                if isinstance(result, Parts):    # each part sent as soon as it is made: Parts, then the parts
+                    pickle.dump(Parts, self.file, protocol=pickle.HIGHEST_PROTOCOL)
+                    for part in result.parts:
+                        pickle.dump(part, self.file, protocol=pickle.HIGHEST_PROTOCOL)
+                else:
+                    pickle.dump(result, self.file, protocol=pickle.HIGHEST_PROTOCOL)
                 self.file.flush()
                 code = 0
             except BaseException:                # noqa: BLE001 - the parent redoes the work and reports it
@@ -84,7 +100,13 @@ class _Child:
                 return None
             try:
                 self.file.seek(0)
-                return pickle.load(self.file)
+                result = pickle.load(self.file)
+                if result is not Parts:
+                    return result
+                parts = []
+                while self.file.peek(1):
+                    parts.append(pickle.load(self.file))
+                return parts
             except Exception:                    # noqa: BLE001 - a damaged result is no result
                 return None
 

@@ -74,6 +74,25 @@ def digest(path: Path, limit: int = MAX_BYTES) -> str | None:
     return hasher.hexdigest()
 
 
+def holds(path: Path, content: bytes) -> bool:
+    """Whether ``path`` is a regular file of exactly these bytes, compared a chunk at a time
+    (several times faster than hashing both, and no more read than ``content`` is long)."""
+    try:
+        fd, size = _open(path, len(content))
+    except OSError:
+        return False
+    if size != len(content):
+        os.close(fd)
+        return False
+    view, seen = memoryview(content), 0
+    with os.fdopen(fd, "rb") as handle:
+        while chunk := handle.read(_CHUNK):
+            if view[seen:seen + len(chunk)] != chunk:
+                return False
+            seen += len(chunk)
+    return seen == len(content)
+
+
 def inside(path: Path, root: Path) -> bool:
     """Whether ``path``, symlinks resolved, lies in ``root`` (itself resolved)."""
     real = Path(os.path.realpath(path))

@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from capplan import cache, manifest
-from capplan.ahead import Ahead, Split, free_cpus
+from capplan import bounded, cache, manifest
+from capplan.ahead import Ahead, Parts, Split, free_cpus
 from capplan.analysis.pipeline import display, load_plan, run, simulate
 from capplan.errors import CapplanError
 from capplan.review import check
@@ -134,11 +134,12 @@ def _outputs(plan: Plan, evaluations: list[Evaluation], shown: PlanView, artifac
     def workbook() -> bytes:
         return render_workbook(plan, evaluations, evaluations[0].model, shown)
 
-    def workbook_then_scenarios(_) -> tuple[bytes, dict]:
-        """The child's work: the workbook, then scenarios' flip searches and JSON text from the back."""
-        return workbook(), {names[j]: json_document.scenario_text(j) for j in split.back()}
+    def workbook_then_scenarios() -> Iterator:
+        """The child's work: the workbook (sent at once), then scenarios' flip searches and JSON text from the back."""
+        yield workbook()
+        yield {names[j]: json_document.scenario_text(j) for j in split.back()}
 
-    with Ahead([plan.name], workbook_then_scenarios, width=min(1, free_cpus())) as workbook_ahead:
+    with Ahead([plan.name], lambda _: Parts(workbook_then_scenarios()), width=min(1, free_cpus())) as workbook_ahead:
         charts = {name: chart.encode("utf-8") for name, chart in shown.charts().items()}
         text = record.render(shown).encode("utf-8")
         simulation_charts = {name: chart.encode("utf-8") for name, chart in shown.simulation_charts().items()}
@@ -359,13 +360,9 @@ def _ensure_folder(folder: Path) -> None:
 
 
 def _unchanged(target: Path, content: bytes) -> bool:
-    """Whether ``target`` is a regular file with these bytes: hashed only when its size is
-    theirs (a 131 MB workbook of a thousand scenarios is not hashed to learn it is new)."""
-    try:
-        same_size = target.is_file() and target.stat().st_size == len(content)
-    except OSError:
-        return False
-    return same_size and manifest.file_digest(target) == manifest.sha256(content)
+    """Whether ``target`` is a regular file with these bytes (:func:`.bounded.holds`: read only
+    when its size is theirs, so a 131 MB workbook of a thousand scenarios is not read to learn it is new)."""
+    return bounded.holds(target, content)
 
 
 def _write_all(fd: int, content: bytes) -> None:
