@@ -114,6 +114,7 @@ class Slot:
 def key_slots(e: Evaluation) -> list[Slot]:
     """The declared key results of one scenario: scalars first, then per row."""
     scalars, per_row = [], []
+    keys: dict[str, list[str]] = {}         # a table's row keys, once for its columns
     for item in declared():
         name = item["quantity"]
         if name not in e.values:
@@ -122,7 +123,9 @@ def key_slots(e: Evaluation) -> list[Slot]:
             scalars.append(Slot(name, name, None, None, item["label"], item["role"]))
             continue
         column = e.model.quantities[name].column
-        for index, key in enumerate(row_keys(e, item["table"])):
+        if item["table"] not in keys:
+            keys[item["table"]] = row_keys(e, item["table"])
+        for index, key in enumerate(keys[item["table"]]):
             per_row.append((index, Slot(f"{item['table']}[{key}].{column}", name, key, index, item["label"],
                                         item["role"])))
     per_row.sort(key=lambda pair: pair[0])             # stable: row by row, columns as declared
