@@ -40,7 +40,8 @@ def test_scenarios_share_entries_whose_content_is_the_same():
 
 def test_scenarios_written_by_two_documents_join_into_the_one_text():
     """A build writes the scenarios each of its two processes searched, each with its own
-    document (a forked child's copy), and joins them: the text of the whole document."""
+    document (a forked child's copy), and writes the document around them: the text of the
+    whole document, in UTF-8."""
     import pickle
 
     plan = capplan.load(MAIN_PLAN)
@@ -48,6 +49,6 @@ def test_scenarios_written_by_two_documents_join_into_the_one_text():
     whole = jsonout.dumps(jsonout.document(shown))
     front, back = jsonout.Document(shown), jsonout.Document(shown)
     names = [s.name for s in shown.scenarios]
-    written = {names[0]: front.scenario_text(0), names[-1]: pickle.loads(pickle.dumps(back.scenario_text(len(names) - 1)))}
-    assert front.text(written) == whole
-    assert jsonout.Document(shown).text({}) == whole
+    written = {names[0]: front.scenario_part(0), names[-1]: pickle.loads(pickle.dumps(back.scenario_part(len(names) - 1)))}
+    assert front.encoded(written) == whole.encode("utf-8")
+    assert jsonout.Document(shown).encoded({}) == whole.encode("utf-8")

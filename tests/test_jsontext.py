@@ -112,28 +112,28 @@ def test_a_shared_container_is_written_once():
 
 def test_a_document_written_around_parts_written_before_is_the_whole_text():
     """Parts written one call at a time, some by another writer and sent pickled (as a build's
-    child sends its scenarios), placed in a document give the text of the whole document; a
-    container a later call meets again is repeated, not written again."""
+    child sends its scenarios), placed in a document give its text in UTF-8; a container a
+    later call meets again is repeated, not written again."""
     import pickle
 
     shared_row = list(range(40))
-    parts = {f"s{i}": {"rows": [{"same": shared_row, "i": i}], "title": f"λ {i}"} for i in range(12)}
-    whole = {"head": [1, 2], "scenarios": parts, "tail": {"x": None}}
+    parts = {f"s{i}": {"rows": [{"same": shared_row, "i": i}], "title": f"λ {i} ≤ µ"} for i in range(12)}
+    whole = {"head": [1, 2], "scenarios": parts, "tail": {"x": "—"}}
     mine, theirs = jsontext.Writer(), jsontext.Writer()
     calls = []
     real = mine.encoder
     mine.encoder = lambda level: calls.append(level) or real(level)
-    written = {name: (mine if i % 2 else theirs).written_at(part, 2) for i, (name, part) in enumerate(parts.items())}
+    written = {name: (mine if i % 2 else theirs).part(part, 2) for i, (name, part) in enumerate(parts.items())}
     written = {name: w if i % 2 else pickle.loads(pickle.dumps(w)) for i, (name, w) in enumerate(written.items())}
-    assert all(len(w.pieces) == 1 for i, w in enumerate(written.values()) if not i % 2)   # sent as one string
-    assert mine.text({**whole, "scenarios": written}) == _standard(whole)
+    assert mine.encoded({**whole, "scenarios": written}, "\n") == (_standard(whole) + "\n").encode("utf-8")
     assert calls == [6]                     # the shared row: once among the six parts of this writer
     assert '\n    "s1": ' + mine.text(parts["s1"], 2) + ",\n" in _standard(whole)
 
 
 def test_a_part_the_fast_path_leaves_to_json_is_none_and_spoils_nothing_after_it():
     writer = jsontext.Writer()
-    assert writer.written_at({"bad": {1, 2}}, 1) is None
-    assert writer.written_at({"enum": Size.SMALL}, 1) is None
+    assert writer.part({"bad": {1, 2}}, 1) is None
+    assert writer.part({"enum": Size.SMALL}, 1) is None
+    assert writer.encoded({"x": {1}}) is None
     doc = {"after": [list(range(10)), {"k": "v"}]}
     assert writer.text(doc) == _standard(doc)

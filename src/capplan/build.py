@@ -137,21 +137,21 @@ def _outputs(plan: Plan, evaluations: list[Evaluation], shown: PlanView, artifac
     def workbook_then_scenarios() -> Iterator:
         """The child's work: the workbook (sent at once), then scenarios' flip searches and JSON text from the back."""
         yield workbook()
-        yield {names[j]: json_document.scenario_text(j) for j in split.back()}
+        yield {names[j]: json_document.scenario_part(j) for j in split.back()}
 
     with Ahead([plan.name], lambda _: Parts(workbook_then_scenarios()), width=min(1, free_cpus())) as workbook_ahead:
         charts = {name: chart.encode("utf-8") for name, chart in shown.charts().items()}
         text = record.render(shown).encode("utf-8")
         simulation_charts = {name: chart.encode("utf-8") for name, chart in shown.simulation_charts().items()}
         # the scenarios' flip searches and JSON text, one by one, the child's from the back
-        written = {names[i]: json_document.scenario_text(i) for i in split.front()}
+        written = {names[i]: json_document.scenario_part(i) for i in split.front()}
         delivered = workbook_ahead.take(plan.name)
     if delivered is None:
         made = workbook()
     else:
         made, theirs = delivered
         written.update(theirs)
-    data = json_document.text(written).encode("utf-8")
+    data = json_document.encoded(written)
     return {f"{plan.name}.md": text, f"{plan.name}.json": data, f"{plan.name}.xlsx": made,
             **charts, **simulation_charts}
 

@@ -35,7 +35,7 @@ def dumps(doc: dict) -> str:
 
 class Document:
     """The document of one plan's view, which can be written a scenario at a time: a build writes
-    the scenarios each of its processes searched (:meth:`scenario_text`, in each) and joins the
+    the scenarios each of its processes searched (:meth:`scenario_part`, in each) and joins the
     texts (:meth:`text`). The text is that of :func:`dumps` of :func:`document` either way."""
 
     def __init__(self, view: PlanView):
@@ -68,20 +68,20 @@ class Document:
         e, s = self.view.evaluations[i], self.view.scenarios[i]
         return {**_scenario(e, s, self.shared), "how_far_the_decision_holds": self.view.holds.as_json(s.name)}
 
-    def scenario_text(self, i: int) -> jsontext.Written | None:
-        """The ``i``-th scenario's entry as the document's text holds it (None: left to ``json``)."""
-        return self.writer.written_at(self.scenario(i), 2)
+    def scenario_part(self, i: int) -> jsontext.Written | None:
+        """The ``i``-th scenario's entry as the document holds it, in UTF-8 (None: left to ``json``)."""
+        return self.writer.part(self.scenario(i), 2)
 
-    def text(self, written: dict[str, jsontext.Written | None]) -> str:
-        """The document's text, each scenario's from ``written`` (by name) where there, else written now."""
+    def encoded(self, written: dict[str, jsontext.Written | None]) -> bytes:
+        """The document's text in UTF-8, each scenario's from ``written`` (by name) where there, else written now."""
         parts = {}
         for i, s in enumerate(self.view.scenarios):
-            part = written.get(s.name) or self.scenario_text(i)
+            part = written.get(s.name) or self.scenario_part(i)
             if part is None:
-                return dumps(self.as_dict())
+                return dumps(self.as_dict()).encode("utf-8")
             parts[s.name] = part
-        text = self.writer.text(self.as_dict(parts))
-        return dumps(self.as_dict()) if text is None else text + "\n"
+        data = self.writer.encoded(self.as_dict(parts), "\n")
+        return dumps(self.as_dict()).encode("utf-8") if data is None else data
 
 
 class _Shared:

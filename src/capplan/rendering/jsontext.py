@@ -19,9 +19,10 @@ one: a generator per dict and list, several ``yield`` s per item; a
   one ``str.replace`` indents a level less.
 
 A document can also be written a part at a time (:class:`Writer`): each
-process of a build writes the scenarios it searched (:mod:`capplan.build`),
-and the document is then written around those parts (:class:`Written`), each
-written at the depth it takes there.
+process of a build writes and encodes the scenarios it searched
+(:mod:`capplan.build`), and the document is then written around those parts
+(:class:`Written`), each written at the depth it takes there: the 71 MB of a
+thousand scenarios are not joined and encoded while the other process waits.
 
 The C encoder's fixed cost per call (a few hundred nanoseconds) is that of a
 few items in Python, so short containers stay in Python. Anything the fast
@@ -33,6 +34,7 @@ itself, so the text and the errors stay those of the standard library
 
 from __future__ import annotations
 
+import itertools
 import json
 from json.encoder import c_make_encoder, encode_basestring
 
@@ -55,17 +57,13 @@ def dumps(doc) -> str:
 
 
 class Written:
-    """A container's text as :class:`Writer` wrote it at the depth where it is placed (a scenario's
-    object inside a document), in pieces: the writer copies it. Only :class:`Writer` reads it."""
+    """A container's text as :class:`Writer` wrote it at the depth where it is placed in a document
+    (a scenario's object), in UTF-8: a writer copies it into the document's bytes (:meth:`Writer.encoded`)."""
 
-    __slots__ = ("pieces",)
+    __slots__ = ("data",)
 
-    def __init__(self, pieces: list[str]):
-        self.pieces = pieces
-
-    def __reduce__(self):
-        """Pickled as one string (a forked child sends its scenarios' text so): one copy, not a piece an object."""
-        return Written, (["".join(self.pieces)],)
+    def __init__(self, data: bytes):
+        self.data = data
 
 
 class Writer:
@@ -74,21 +72,35 @@ class Writer:
     reused while it lives."""
 
     def __init__(self):
-        self.out: list[str] = []
+        self.out: list = []
         # id << 16 | depth -> where its pieces are in out (start << 32 | end), or their text once met again
         self.written: dict[int, int | str] = {}
         self.encoders: list = []
         self.held: list = []
 
     def text(self, o, level: int = 0) -> str | None:
-        """``o`` as :func:`dumps` writes it, ``level`` indents in (its first line not indented, as
-        after a key); None for what the fast path leaves to ``json`` (:class:`_Unusual`)."""
-        written = self.written_at(o, level)
-        return None if written is None else "".join(written.pieces)
+        """``o`` (holding no :class:`Written`) as :func:`dumps` writes it, ``level`` indents in (its first
+        line not indented, as after a key); None for what the fast path leaves to ``json`` (:class:`_Unusual`)."""
+        start = self._write(o, level)
+        return None if start is None else "".join(self.out[start:])
 
-    def written_at(self, o, level: int) -> Written | None:
-        """``o`` written ``level`` indents in, as pieces (see :meth:`text`). The pieces stay in
-        :attr:`out`, where what a later call meets again is found."""
+    def part(self, o, level: int) -> Written | None:
+        """``o`` written ``level`` indents in, to be placed at that depth in a document (:meth:`encoded`)."""
+        text = self.text(o, level)
+        return None if text is None else Written(text.encode("utf-8"))
+
+    def encoded(self, o, tail: str = "") -> bytes | None:
+        """``o`` as :func:`dumps` writes it, then ``tail``, in UTF-8, each :class:`Written` in it copied."""
+        start = self._write(o, 0)
+        if start is None:
+            return None
+        runs = itertools.groupby(self.out[start:] + [tail], key=type)
+        return b"".join(b"".join(p.data for p in run) if kind is Written else "".join(run).encode("utf-8")
+                        for kind, run in runs)
+
+    def _write(self, o, level: int) -> int | None:
+        """Where ``o``'s pieces begin in :attr:`out` (None: left to ``json``). The pieces stay there,
+        where what a later call meets again is found."""
         if c_make_encoder is None or type(o) not in _CONTAINERS:
             return None
         start = len(self.out)
@@ -97,7 +109,7 @@ class Writer:
             self.container(o, level)
         except (_Unusual, RecursionError, ValueError):
             return None             # a container is recorded only once whole: what was recorded holds
-        return Written(self.out[start:])
+        return start
 
     def encoder(self, level: int):
         """The C encoder of items ``level`` indents in, one a line (no key a number: the keys were checked)."""
@@ -162,7 +174,7 @@ class Writer:
                 out.append(head + encode_basestring(item))
             elif kind is Written:
                 out.append(head)
-                out.extend(item.pieces)
+                out.append(item)
             elif kind is dict or kind is list or kind is tuple:
                 out.append(head)
                 self.container(item, level + 1)
