@@ -64,6 +64,22 @@ def test_console_entry_point(built):
     assert (refused.returncode, refused.stderr) == (1, "error: no plans given and no 'plans/' folder here\n")
 
 
+def test_the_command_exits_with_main_s_code_leaving_its_objects_to_the_system(monkeypatch):
+    """``capplan`` (cli.command) freezes the collector before it exits: the interpreter's last
+    collection then walks none of what the command kept."""
+    import gc
+
+    from capplan import cli
+
+    monkeypatch.setattr(cli, "main", lambda: 3)
+    try:
+        with pytest.raises(SystemExit) as exited:
+            cli.command()
+        assert exited.value.code == 3 and gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+
+
 HEAVY = ("sympy", "pint", "numpy", "jinja2", "openpyxl")
 
 

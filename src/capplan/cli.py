@@ -26,6 +26,7 @@ import os
 import signal
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 from capplan import build as builder
 from capplan.ahead import kill_all
@@ -558,5 +559,15 @@ def cmd_estimate(args) -> int:
     return EXIT_OK
 
 
+def command() -> NoReturn:
+    """The ``capplan`` command: :func:`main`, then exit. What the command leaves is the operating
+    system's to free: the interpreter's last collection would otherwise walk every object a
+    build kept (a thousand scenarios' evaluations, caches and texts: 0.3–0.6 s) to free them
+    a moment before the process ends."""
+    code = main()
+    gc.freeze()
+    sys.exit(code)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    command()
