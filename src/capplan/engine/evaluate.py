@@ -247,6 +247,9 @@ def _batch(plan: Plan, scenarios: list[Scenario], graph: Graph, model: Model,
         return {}                       # something a batch does not take: each scenario alone
     stops = np.broadcast_to(stops | walker.failed, (size, 1))
     provenance = _provenance(graph)
+    # a scalar formula's members as Python floats, all at once (tolist: float() of each, exactly)
+    scalars = {n: values[n][:, 0].astype(float).tolist() for n in graph.order
+               if graph.nodes[n].formula is not None and not graph.nodes[n].quantity.table}
     evaluated = {}
     for j, scenario in enumerate(scenarios):
         if stops[j, 0]:
@@ -256,13 +259,16 @@ def _batch(plan: Plan, scenarios: list[Scenario], graph: Graph, model: Model,
         for name in graph.order:
             node = graph.nodes[name]
             q = node.quantity
-            if node.formula is not None:
+            if name in scalars:
+                column = scalars[name]
+                member[name] = column[j] if len(column) > 1 else column[0]
+            elif node.formula is not None:
                 value = values[name]
-                value = value[j] if value.shape[0] > 1 else value[0]
-                member[name] = value.copy() if q.table else float(value[0])
+                member[name] = (value[j] if value.shape[0] > 1 else value[0]).copy()
             elif q.table:
-                column = [row[q.column] for row in scenario.tables[q.table].rows]
-                member[name] = column if q.kind == "text" else np.array(column, dtype=float)
+                # the batch's input row: the same floats np.array(column, dtype=float) makes
+                member[name] = [row[q.column] for row in scenario.tables[q.table].rows] if q.kind == "text" \
+                    else inputs[name][j].copy()
             else:
                 used[name] = scenario.inputs[name]
                 member[name] = used[name].value

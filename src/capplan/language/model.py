@@ -77,8 +77,9 @@ class Quantity:
                                    dict(self.columns)))
                      for case, text in self.written)
 
-    @property
+    @cached_property
     def column(self) -> str:
+        """The bare column name ('nodes' of 'deployments.nodes'); read per row per scenario, so kept."""
         return self.name.split(".", 1)[1] if self.table else self.name
 
     def formula_for(self, switches: dict[str, str]) -> Formula | None:
