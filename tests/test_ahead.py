@@ -52,6 +52,19 @@ def test_a_result_in_parts_comes_as_the_list_of_its_parts_or_not_at_all():
         assert children.take("none") == []
 
 
+def test_a_child_that_ends_without_saying_its_result_is_whole_delivers_nothing():
+    """Only the child's last word (one byte, after its result is flushed) makes a result; a child
+    that exits cleanly before it, halfway through writing, delivers nothing."""
+    def halfway():
+        yield b"x" * 100_000                # sent (a part is flushed as made): a valid start of a result
+        os._exit(0)
+
+    with Ahead(["quits"], lambda _: Parts(halfway()), width=1) as children:
+        child = children.running["quits"]
+        assert children.take("quits") is None
+    assert _gone(child.pid)
+
+
 def test_no_more_children_than_its_width_run_at_once():
     with Ahead(["a", "b", "c"], lambda k: k, width=1) as ahead:
         assert list(ahead.running) == ["a"] and ahead.queue == ["b", "c"]

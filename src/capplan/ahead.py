@@ -62,53 +62,69 @@ class Parts:
 
 class _Child:
     """A forked child doing one piece of work. Its result comes back pickled in an unlinked
-    temporary file the two share, read once the child has exited: a 130 MB workbook
-    would cross a pipe 64 KB at a time, the child blocked until the parent reads."""
+    temporary file the two share (a 130 MB workbook would cross a pipe 64 KB at a time, the
+    child blocked until the parent reads); one byte on a pipe says it is all there, so the
+    parent reads it while the child's exit frees its memory."""
 
     def __init__(self, work: Callable[[], object]):
         parent = os.getpid()
         self.file = tempfile.TemporaryFile()
+        ready, done = os.pipe()
         try:
             self.pid = os.fork()
         except OSError:
             self.file.close()
+            os.close(ready)
+            os.close(done)
             raise
         if self.pid == 0:                        # the child: work, send, exit without unwinding the parent's stack
             code = 1
             try:
+                os.close(ready)
                 _orphan_proof(parent)
                 result = work()
                 if isinstance(result, Parts):    # each part sent as soon as it is made: Parts, then the parts
                     pickle.dump(Parts, self.file, protocol=pickle.HIGHEST_PROTOCOL)
                     for part in result.parts:
                         pickle.dump(part, self.file, protocol=pickle.HIGHEST_PROTOCOL)
+                        self.file.flush()
                 else:
                     pickle.dump(result, self.file, protocol=pickle.HIGHEST_PROTOCOL)
                 self.file.flush()
+                os.write(done, b"1")
                 code = 0
             except BaseException:                # noqa: BLE001 - the parent redoes the work and reports it
                 pass
             finally:
                 os._exit(code)
+        os.close(done)
+        self.ready = ready
         _LIVE.add(self)
 
     def collect(self) -> object | None:
-        _, status = os.waitpid(self.pid, 0)
+        """The result, once the child says it is whole (None: it ended without saying so);
+        the child reaped after it is read."""
+        delivered = os.read(self.ready, 1) == b"1"    # b"": it ended first; a signal here leaves it to kill()
         _LIVE.discard(self)
-        with self.file:
-            if status != 0:
-                return None
-            try:
-                self.file.seek(0)
-                result = pickle.load(self.file)
-                if result is not Parts:
-                    return result
-                parts = []
-                while self.file.peek(1):
-                    parts.append(pickle.load(self.file))
-                return parts
-            except Exception:                    # noqa: BLE001 - a damaged result is no result
-                return None
+        try:
+            return self._load() if delivered else None
+        finally:
+            os.close(self.ready)
+            self.file.close()
+            os.waitpid(self.pid, 0)                      # it has ended, or is ending
+
+    def _load(self) -> object | None:
+        try:
+            self.file.seek(0)
+            result = pickle.load(self.file)
+            if result is not Parts:
+                return result
+            parts = []
+            while self.file.peek(1):
+                parts.append(pickle.load(self.file))
+            return parts
+        except Exception:                        # noqa: BLE001 - a damaged result is no result
+            return None
 
     def kill(self) -> None:
         if self not in _LIVE:
@@ -119,6 +135,7 @@ class _Child:
             os.waitpid(self.pid, 0)
         except OSError:
             pass
+        os.close(self.ready)
         self.file.close()
 
 
