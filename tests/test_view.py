@@ -94,3 +94,20 @@ def test_plan_text_in_a_markdown_cell_cannot_break_the_table_or_hide_text():
     assert cell("pay\u202eUSD 01") == "pay&lt;U+202E&gt;USD 01"          # right-to-left override shown
     assert cell("x\u200by") == "x&lt;U+200B&gt;y"                        # zero-width space shown
     assert cell(None, empty="—") == "—"
+
+
+def test_a_row_summary_shows_only_the_columns_its_sentence_reads(monkeypatch):
+    """The record words one row per scenario: the row's columns are shown when the sentence
+    reads them, and the words are those of the row shown whole."""
+    shown_view = _view(MAIN_PLAN)
+    e = shown_view.nominal
+    table = next(iter(shown_view.scenarios[0].rows().values()))[0]
+    columns = [c for c in e.model.tables["deployments"].columns if c in e.values]
+    eager = {e.model.quantities[c].column: view.shown(e, c, table.index) for c in columns}
+    whole = view.sentence("row_summary", r=eager)
+    read = []
+    real = view.shown
+    monkeypatch.setattr(view, "shown", lambda e, name, index=None: read.append(name) or real(e, name, index))
+    assert shown_view.row_summary(e, table.index) == whole
+    assert set(read) == {"deployments.nodes", "deployments.monthly_cost", "deployments.fleet_safe_capacity",
+                         "deployments.fleet_headroom", "deployments.fleet_holds"} and len(columns) > 2 * len(read)

@@ -21,7 +21,7 @@ field here and one more block in each renderer that shows it.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -120,7 +120,7 @@ class PlanView:
     def row_summary(self, e: Evaluation, index: int) -> str:
         """One table row's key results in words (``sentences.row_summary``)."""
         table = next(item["table"] for item in declared() if item["table"])
-        return sentence("row_summary", r=_row_context(e, table, index))
+        return sentence("row_summary", r=_Row(e, table, index))
 
     # -- the record's body ------------------------------------------------------------------
     @cached_property
@@ -339,8 +339,25 @@ class _TableRows(Sequence):
         return len(self.e.scenario.tables[self.table].rows)
 
 
-def _row_context(e: Evaluation, table: str, index: int) -> dict[str, Shown]:
-    return {e.model.quantities[c].column: shown(e, c, index) for c in e.model.tables[table].columns if c in e.values}
+class _Row(Mapping):
+    """One table row as a sentence reads it (``{column: Shown}``), each column shown when first
+    read: a row's summary reads five of its columns, and the record words a row per scenario."""
+
+    def __init__(self, e: Evaluation, table: str, index: int):
+        self.e, self.index = e, index
+        self.columns = {e.model.quantities[c].column: c for c in e.model.tables[table].columns if c in e.values}
+        self.shown: dict[str, Shown] = {}
+
+    def __getitem__(self, column: str) -> Shown:
+        if column not in self.shown:
+            self.shown[column] = shown(self.e, self.columns[column], self.index)
+        return self.shown[column]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.columns)
+
+    def __len__(self) -> int:
+        return len(self.columns)
 
 
 def sentence(name: str, **context) -> str:
