@@ -62,9 +62,9 @@ def _timestamp() -> str:
     return stamp.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _comments(sheet: Sheet) -> tuple[str, str]:
-    """The comments part and its VML drawing (where Excel keeps each comment's box)."""
-    cells = sorted((c for c in sheet.cells.values() if c.comment), key=lambda c: (c.row, c.column))
+def _comments(cells: list) -> tuple[str, str]:
+    """The comments part of a sheet's cells that carry one (:meth:`.sheetmodel.Sheet.comments`)
+    and its VML drawing (where Excel keeps each comment's box)."""
     listed = "".join(f'<comment ref="{c.coordinate}" authorId="0"><text><t>{text(c.comment.text)}</t></text></comment>'
                      for c in cells)
     part = (f'<comments xmlns="{MAIN_NS}"><authors><author>capplan</author></authors>'
@@ -150,10 +150,12 @@ def parts(sheets: list[Sheet], release: bool = False) -> dict[str, str]:
                 charts += 1
                 out[f"xl/charts/chart{charts}.xml"] = chart.xml
                 overrides.append((f"/xl/charts/chart{charts}.xml", "drawingml.chart+xml"))
-        if any(c.comment for c in s.cells.values()):
+        commented = s.comments()
+        if commented:
             notes += 1
             comments = "rId2"
-            out[f"xl/comments/comment{notes}.xml"], out[f"xl/drawings/commentsDrawing{notes}.vml"] = _comments(s)
+            out[f"xl/comments/comment{notes}.xml"], out[f"xl/drawings/commentsDrawing{notes}.vml"] = \
+                _comments(commented)
             rels.append((comments, "vmlDrawing", f"/xl/drawings/commentsDrawing{notes}.vml"))
             rels.append(("rId3", "comments", f"/xl/comments/comment{notes}.xml"))
             overrides.append((f"/xl/comments/comment{notes}.xml", "spreadsheetml.comments+xml"))
