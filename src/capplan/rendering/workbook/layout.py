@@ -56,6 +56,7 @@ class SheetLayout:
     _shown: dict[str, object] = field(default_factory=dict, repr=False)
     _table_layout: tuple | None = field(default=None, repr=False)
     _links: dict[tuple, str] = field(default_factory=dict, repr=False)
+    _pending: frozenset[str] | None = field(default=None, repr=False)
     chart_row: int = 0                 # where the sheet's chart goes, below its rows
 
     def display(self, name: str):
@@ -63,6 +64,12 @@ class SheetLayout:
         if name not in self._shown:
             self._shown[name] = self.ev.display(name)
         return self._shown[name]
+
+    def pending(self) -> frozenset[str]:
+        """The scenario's inputs that are pending measurements (read for every derived row)."""
+        if self._pending is None:
+            self._pending = frozenset(n for n, given in self.ev.inputs.items() if given.pending)
+        return self._pending
 
     def table_layout(self) -> tuple:
         """Where this sheet's tables are: sheets with the same layout print the same row formulas.

@@ -172,7 +172,7 @@ def about(sheet: SheetLayout, name: str, nominal: SheetLayout | None) -> tuple[t
     node = ev.graph.nodes[name]
     given = ev.inputs.get(name) if node.formula is None else None
     if given is None:
-        return ("derived", node.formula.text, tuple(ev.pending_inputs(name))), False
+        return ("derived", node.formula.text, tuple(sorted(ev.provenance.get(name, frozenset()) & sheet.pending()))), False
     inherited = (nominal is not None and nominal.ev.inputs.get(name) == given and name in nominal.scalar_row
                  and nominal.ev.graph.nodes[name].formula is None)
     return ("given", given.tag, given.pending, given.pinned), inherited
@@ -318,12 +318,6 @@ def _derived_column(book: Book, sheet: SheetLayout, nominal: SheetLayout, tname:
         book.formula(ws, cell, text, col, scenario, i, "derived", values[i], ("formula", col, i, clean))
 
 
-def _inherited(column: str, rows: list[dict], nominal_rows: list[dict], values: list) -> bool:
-    """Whether every row of a scenario's table column is the nominal's, and none is blank."""
-    return all(_same(row.get(column), nominal_row.get(column)) for row, nominal_row in zip(rows, nominal_rows)) \
-        and not any(_missing(v) for v in values)
-
-
 def _linked_column(book: Book, sheet: SheetLayout, nominal: SheetLayout, tname: str, col: str, values: list,
                    fmt: str, clean) -> None:
     """A scenario's table column that is the nominal's in every row: a run of links to it
@@ -360,23 +354,23 @@ def table_plan(book: Book, sheet: SheetLayout, tname: str, nominal: SheetLayout)
     same_shape = (sheet is not nominal and nominal_data is not None and nominal_pos is not None
                   and len(nominal_data.rows) == len(data.rows) and nominal_pos.columns == pos.columns)
     formulas = tuple(nodes[c].formula.text if nodes[c].formula is not None else None for c in pos.columns)
+    # a row the scenario copied unchanged is the nominal's in every column (the same values, so NaN too)
+    alike = [row == nominal_row for row, nominal_row in zip(data.rows, nominal_data.rows)] if same_shape else []
     columns = []
     for col in pos.columns:
-        q = book.model.quantities[col]
-        values = _column_values(sheet, q)
         if nodes[col].formula is not None:
             columns.append("derived")
-        elif same_shape and col != pos.columns[0] and _inherited(q.column, data.rows, nominal_data.rows, values):
-            columns.append("linked")
+            continue
+        q = book.model.quantities[col]
+        values = _column_values(sheet, q)
+        inherited = [alike[i] or _same(data.rows[i].get(q.column), nominal_data.rows[i].get(q.column))
+                     for i in range(pos.n_rows)] if same_shape else [False] * pos.n_rows
+        if col != pos.columns[0] and same_shape and all(inherited) and not any(map(_missing, values)):
+            columns.append("linked")     # every row the nominal's, and none blank
         else:
-            cells = []
-            for i in range(pos.n_rows):
-                raw = data.rows[i].get(q.column)
-                if same_shape and _same(raw, nominal_data.rows[i].get(q.column)):
-                    cells.append("blank" if _missing(values[i]) else "link")
-                else:
-                    cells.append(("text", raw) if q.kind == "text" else "value")
-            columns.append(tuple(cells))
+            columns.append(tuple(("blank" if _missing(values[i]) else "link") if inherited[i] else
+                                 (("text", data.rows[i].get(q.column)) if q.kind == "text" else "value")
+                                 for i in range(pos.n_rows)))
     return same_shape, formulas, tuple(columns)
 
 

@@ -88,7 +88,9 @@ class Shape:
         self.own_comments: dict[tuple[int, int], str] = {}
         self.charts: list = []
         self.usable = True
-        self.order: list[tuple] = []              # the sources, in the order of the sheet's XML
+        self.markers: list[str] = []              # the open places in the XML (:meth:`.sheetxml.CellXml.pieces`)
+        self.groups: list[tuple] = []             # the sources by what they read (kind, name, clean, pick, picks)
+        self.order: list[int] = []                # the XML's open places, as indices into the groups' spellings
         self.comments: list[tuple] = []           # (row, column, the template's comment)
         self.max_row = self.max_column = 0
 
@@ -100,17 +102,35 @@ class Shape:
         self.usable = formulas <= self.slots.keys()
         if not self.usable:
             return
-        self.order = [source for _, source in sorted(self.slots.items())]   # rows, then columns: as the XML
+        self._group([source for _, source in sorted(self.slots.items())])   # rows, then columns: as the XML
         self.comments = [(c.row, c.column, c.comment) for c in ws.comments()]
         self.max_row, self.max_column = ws.max_row, ws.max_column
         ws.shape = self
+
+    def _group(self, sources: list[tuple]) -> None:
+        """Sources that read one quantity alike gathered, so a sheet reads each once; ``order``
+        puts their spellings back in the order of the XML."""
+        groups: dict[tuple, list] = {}
+        place = 0                                  # an open place's index in the XML
+        for kind, name, pick, clean in sources:
+            groups.setdefault((kind, name, clean, "row" if pick.__class__ is int else pick), []).append((place, pick))
+            self.markers.extend(MARKERS[kind])
+            place += len(MARKERS[kind])
+        self.order = [0] * place
+        spelled = 0                                # an open place's index in the groups' spellings
+        for (kind, name, clean, pick), members in groups.items():
+            self.groups.append((kind, name, clean, pick, [row for _, row in members]))
+            for place, _ in members:
+                for k in range(len(MARKERS[kind])):
+                    self.order[place + k] = spelled
+                    spelled += 1
 
     def rows(self, cells: CellXml, sheet: Sheet) -> str | None:
         """A sheet's <row> elements, the template's with the sheet's values; None when
         they are to be spelled from its cells (a template not trusted, see the module)."""
         if sheet is self.template.ws:
             real = cells.cell_rows(sheet)
-            pieces = cells.pieces(self._shadow(), [m for source in self.order for m in MARKERS[source[0]]])
+            pieces = cells.pieces(self._shadow(), self.markers)
             trusted = pieces is not None and cells.fill(pieces, self.spelled(cells, self.template)) == real
             cells.shapes[id(self)] = pieces if trusted else None
             return real
@@ -142,25 +162,25 @@ class Shape:
         """The spelling of each of ``sheet``'s open places, in the order of the XML."""
         out: list[str] = []
         add = out.append
-        known, cached, display = cells._values, cells.cached, sheet.display
-        for kind, name, pick, clean in self.order:
+        known, cached = cells._values, cells.cached
+        for kind, name, clean, pick, rows in self.groups:
             if kind == "title":
                 add(constant_tail("s", scenariosheet.subtitle(self.book, sheet)))
                 continue
-            value = display(name)
-            if pick is not None:
-                value = value[pick] if pick.__class__ is int else (min(value) if pick == "min" else max(value))
-            if clean is not None:
-                value = clean(value)
-            if kind == "formula":
-                value = cached_value(value)
-                tv = known.get((value.__class__, value)) or cached(value)
-                add(tv[0])
-                add(tv[1])
+            value = sheet.display(name)
+            if pick == "row":
+                values = [value[i] for i in rows]
             else:
-                value = scenariosheet.cell_number(value)
-                add(constant_tail("b" if isinstance(value, bool) else "n", value))
-        return out
+                values = [value if pick is None else (min(value) if pick == "min" else max(value))] * len(rows)
+            if clean is not None:
+                values = [clean(v) for v in values]
+            if kind == "formula":
+                for v in map(cached_value, values):
+                    out.extend(known.get((v.__class__, v)) or cached(v))
+            else:
+                for v in map(scenariosheet.cell_number, values):
+                    add(constant_tail("b" if isinstance(v, bool) else "n", v))
+        return list(map(out.__getitem__, self.order))
 
     def own_comments_of(self, sheet: SheetLayout) -> list[Cell]:
         """The template's comments, its inputs' own made from ``sheet``'s inputs."""
