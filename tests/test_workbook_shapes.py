@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 
 import pytest
+import recalc
 from conftest import MAIN_PLAN
 
 import capplan
@@ -132,3 +133,18 @@ def test_a_template_whose_formula_has_no_noted_source_is_not_shared(plan, monkey
     assert not any(isinstance(ws, sheetshape.ShapedSheet) for ws in built.worksheets)
     assert book.shapes and not any(shape.usable for shape in book.shapes.values())
     assert to_bytes(built) == to_bytes(_book(plan, False).build())
+
+
+@pytest.mark.parametrize("engine", recalc.engine_params())
+def test_spreadsheet_engines_recalculate_the_repeating_sheets_as_the_engine_computed_them(plan, engine, tmp_path):
+    """The manifest of a workbook with repeating sheets, their entries written out when read, checked in
+    LibreOffice and Gnumeric."""
+    built = _book(plan, True).build()
+    path = tmp_path / "shapes.xlsx"
+    path.write_bytes(to_bytes(built))
+    wb = recalc.values(engine.recalc([path], tmp_path / engine.name)[path])
+    listed = built.cells
+    assert {c.sheet for c in listed} >= SHARED
+    assert not recalc.error_cells(wb)
+    bad = recalc.mismatches(listed, wb, limit=0, engine=engine)
+    assert not bad, f"{len(bad)} of {len(listed)} cells differ:\n" + "\n".join(bad[:20])

@@ -55,7 +55,7 @@ class Book:
                         values.append(s.display(name))
                     else:
                         values.extend(s.display(name))
-            fmt = number_format(q.unit, q.kind, values)
+            fmt = number_format(q.unit, q.kind, list(dict.fromkeys(values)))   # scenarios repeat their values
             if q.unmeasured == 0 and ";" not in fmt:         # the model's "not measured" reads so
                 fmt = f'{fmt};-{fmt};"{UNMEASURED}"'
             self._formats[name] = fmt
@@ -104,8 +104,9 @@ class Book:
         taken = {summary_ws.title.lower()}
         for ev in self.evs:
             self.sheets.append(SheetLayout(ev, Sheet(sheet_title(ev.scenario.name, taken))))
+        planned: dict = {}
         for sheet in self.sheets:
-            plan_sheet(sheet, self.model, self.layout.get("sections", []), self.cfg)
+            plan_sheet(sheet, self.model, self.layout.get("sections", []), self.cfg, planned)
         for sheet in self.sheets:
             sheetshape.write(self, sheet)
         holds.write_holds(self)

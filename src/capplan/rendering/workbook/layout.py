@@ -110,8 +110,18 @@ class SheetLayout:
         return f"${letter}${first}:${letter}${first + pos.n_rows - 1}"
 
 
-def plan_sheet(sheet: SheetLayout, model: Model, sections: list, cfg: dict) -> None:
-    """Assign rows: sections and parts of layout.yaml, then whatever it does not place."""
+def plan_sheet(sheet: SheetLayout, model: Model, sections: list, cfg: dict, planned: dict | None = None) -> None:
+    """Assign rows: sections and parts of layout.yaml, then whatever it does not place.
+    ``planned``: the sheets planned so far, by what their plan rests on (the scenario's graph,
+    which the sheet keeps alive, and its tables' lengths), so scenarios alike in those are planned once."""
+    key = (id(sheet.ev.graph), tuple((t, len(data.rows)) for t, data in sheet.ev.scenario.tables.items()))
+    if planned is not None and key in planned:
+        done = planned[key]
+        sheet.rows, sheet.scalar_row, sheet.tables = list(done.rows), dict(done.scalar_row), dict(done.tables)
+        sheet.chart_row = done.chart_row
+        return
+    if planned is not None:
+        planned[key] = sheet
     ev = sheet.ev
     nodes = ev.graph.nodes
     placed: set[str] = set()

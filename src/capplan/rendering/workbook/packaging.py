@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 import zipfile
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from capplan.rendering.workbook.sheetmodel import column_letter
@@ -119,11 +120,17 @@ def _workbook(sheets: list[Sheet]) -> str:
         if spans:
             names.append(f'<definedName name="_xlnm.Print_Titles" localSheetId="{i}">{text(",".join(spans))}'
                          "</definedName>")
-        names.extend(f'<definedName name="{attr(n)}" localSheetId="{i}">{text(target)}</definedName>'
-                     for n, target in s.names.items())
+        sheet_id = f'" localSheetId="{i}">'
+        names.extend(f"{_name_tag(n)}{sheet_id}{text(target)}</definedName>" for n, target in s.names.items())
     defined = f"<definedNames>{''.join(names)}</definedNames>" if names else ""
     return (f'<workbook xmlns="{MAIN_NS}" xmlns:r="{R_NS}"><workbookPr/><bookViews><workbookView activeTab="0"/>'
             f'</bookViews><sheets>{listed}</sheets>{defined}<calcPr calcId="124519" fullCalcOnLoad="1"/></workbook>')
+
+
+@lru_cache(maxsize=None)
+def _name_tag(name: str) -> str:
+    """A defined name's element up to its sheet (every scenario sheet defines the same names)."""
+    return f'<definedName name="{attr(name)}'
 
 
 def parts(sheets: list[Sheet], release: bool = False) -> dict[str, str]:

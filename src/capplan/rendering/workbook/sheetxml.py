@@ -94,6 +94,7 @@ class CellXml:
         self._spelled: dict[tuple, object] = {}
         self._values: dict[tuple, tuple[str, str]] = {(_Slot, SLOT): ("\x01", "\x02")}   # a cached value's
         self.shapes: dict[int, list[str] | None] = {}     # spelling, by (type, value); pieces of shapes, by id
+        self._rules: dict[int, tuple[str, str]] = {}       # a shape's conditional formats and validations
 
     def style(self, style) -> str:
         found = self._style.get(id(style))
@@ -136,6 +137,16 @@ class CellXml:
         xml = self.cell_rows(shadow).replace(_text_tail(OPEN_TEXT), OPEN_TEXT)
         parts = re.split("([\x01\x02\x03])", xml)
         return parts[0::2] if parts[1::2] == markers else None
+
+    def rules(self, sheet: Sheet) -> tuple[str, str]:
+        """A sheet's conditional formats and data validations, spelled once for a shape's sheets
+        (they share them: :mod:`.sheetshape`)."""
+        if sheet.shape is None:
+            return _conditional(sheet, self.styles), _validations(sheet)
+        found = self._rules.get(id(sheet.shape))
+        if found is None:
+            found = self._rules[id(sheet.shape)] = (_conditional(sheet, self.styles), _validations(sheet))
+        return found
 
     @staticmethod
     def fill(pieces: list[str], values: list[str]) -> str:
@@ -308,7 +319,6 @@ def sheet_xml(sheet: Sheet, cells: CellXml, selected: bool, drawing: str | None,
     """The part; ``cells`` spells the cells (and holds the workbook's style sheet);
     ``drawing`` and ``comments`` are the relationship ids of the sheet's chart
     drawing and of its comments' VML drawing."""
-    styles = cells.styles
     fit = '<pageSetUpPr fitToPage="1"/>' if sheet.page.fit_width is not None else ""
     widths = "".join(f'<col min="{i}" max="{i}" width="{w:g}" customWidth="1"/>' for i, w in sorted(sheet.widths.items()))
     parts = [f'<worksheet xmlns="{MAIN_NS}" xmlns:r="{R_NS}">',
@@ -319,8 +329,7 @@ def sheet_xml(sheet: Sheet, cells: CellXml, selected: bool, drawing: str | None,
              f"<cols>{widths}</cols>" if widths else "",
              f"<sheetData>{cells.rows(sheet)}</sheetData>",
              PROTECTION if sheet.protected else "",
-             _conditional(sheet, styles),
-             _validations(sheet),
+             *cells.rules(sheet),
              _page(sheet),
              f'<drawing r:id="{drawing}"/>' if drawing else "",
              f'<legacyDrawing r:id="{comments}"/>' if comments else "",
