@@ -51,6 +51,7 @@ def write(book: Book, sheet: SheetLayout) -> None:
             return
         sheet.ws = ShapedSheet(book, sheet, shape)
         book.cells.append(SheetEntries(sheet.ws))
+        shape.repeats += 1
         return
     shape = book.shapes[key] = Shape(book, sheet)
     book.recording = shape
@@ -88,6 +89,7 @@ class Shape:
         self.own_comments: dict[tuple[int, int], str] = {}
         self.charts: list = []
         self.usable = True
+        self.repeats = 0                          # sheets that repeat the template
         self.markers: list[str] = []              # the open places in the XML (:meth:`.sheetxml.CellXml.pieces`)
         self.groups: list[tuple] = []             # the sources by what they read (kind, name, clean, pick, picks)
         self.order: list[int] = []                # the XML's open places, as indices into the groups' spellings
@@ -127,8 +129,11 @@ class Shape:
 
     def rows(self, cells: CellXml, sheet: Sheet) -> str | None:
         """A sheet's <row> elements, the template's with the sheet's values; None when
-        they are to be spelled from its cells (a template not trusted, see the module)."""
+        they are to be spelled from its cells (a template no sheet repeats, or one not
+        trusted: see the module)."""
         if sheet is self.template.ws:
+            if not self.repeats:
+                return None                        # a sheet of its own: nothing to spell it for
             real = cells.cell_rows(sheet)
             pieces = cells.pieces(self._shadow(), self.markers)
             trusted = pieces is not None and cells.fill(pieces, self.spelled(cells, self.template)) == real
