@@ -14,7 +14,7 @@ from conftest import MAIN_PLAN
 import capplan
 from capplan.language.model import standard_model
 from capplan.rendering import view
-from capplan.rendering.workbook import sheetshape, sheetxml
+from capplan.rendering.workbook import render_workbook, sheetmodel, sheetshape, sheetxml
 from capplan.rendering.workbook.builder import Book
 from capplan.rendering.workbook.packaging import to_bytes
 
@@ -148,3 +148,33 @@ def test_spreadsheet_engines_recalculate_the_repeating_sheets_as_the_engine_comp
     assert not recalc.error_cells(wb)
     bad = recalc.mismatches(listed, wb, limit=0, engine=engine)
     assert not bad, f"{len(bad)} of {len(listed)} cells differ:\n" + "\n".join(bad[:20])
+
+
+def _study(folder, count: int):
+    """The main plan with ``count`` scenarios, each setting one of three inputs (a parameter study)."""
+    text = MAIN_PLAN.read_text()
+    sets = ["peak_arrival_rate: {} req/s", "ttft_p95_slo: {} ms", '"classes[summarization].prompt_tokens": {}']
+    scenarios = "".join(f"  study_{i}:\n    set: {{{sets[i % 3].format(100 + i)}}}\n" for i in range(count))
+    path = folder / f"study{count}.yaml"
+    path.write_text(text[:text.index("scenarios:")] + "scenarios:\n" + scenarios)
+    loaded = capplan.load(path)
+    return loaded, capplan.evaluate(loaded)
+
+
+def test_a_parameter_study_makes_cells_for_one_sheet_of_each_shape_only(tmp_path, monkeypatch):
+    """Thirty scenarios in three shapes make about the cells of three: the others are filled in."""
+    made = []
+    init = sheetmodel.Cell.__init__
+
+    def counted(self, row, column):
+        made.append(1)
+        init(self, row, column)
+
+    monkeypatch.setattr(sheetmodel.Cell, "__init__", counted)
+    cells = {}
+    for count in (3, 30):
+        loaded, evaluations = _study(tmp_path, count)
+        made.clear()
+        render_workbook(loaded, evaluations, standard_model())
+        cells[count] = len(made)
+    assert cells[30] < 1.5 * cells[3]          # written cell by cell, 30 sheets would be about 10 times 3
