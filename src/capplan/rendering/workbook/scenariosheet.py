@@ -172,7 +172,8 @@ def about(sheet: SheetLayout, name: str, nominal: SheetLayout | None) -> tuple[t
     node = ev.graph.nodes[name]
     given = ev.inputs.get(name) if node.formula is None else None
     if given is None:
-        return ("derived", node.formula.text, tuple(sorted(ev.provenance.get(name, frozenset()) & sheet.pending()))), False
+        pending = tuple(sorted(ev.provenance.get(name, frozenset()) & sheet.pending()))
+        return ("derived", node.formula.text, pending), False
     inherited = (nominal is not None and nominal.ev.inputs.get(name) == given and name in nominal.scalar_row
                  and nominal.ev.graph.nodes[name].formula is None)
     return ("given", given.tag, given.pending, given.pinned), inherited

@@ -230,7 +230,7 @@ class Sheet:
         self.charts: list[Chart] = []
         self.page = PageSetup()
         self.protected = False                            # only unlocked cells take an edit (no password)
-        self.shape = None                                 # what it shares with sheets that repeat it (:mod:`.sheetshape`)
+        self.shape = None                                 # shared with sheets that repeat it (:mod:`.sheetshape`)
 
     def cell(self, row: int, column: int) -> Cell:
         found = self.cells.get((row, column))
