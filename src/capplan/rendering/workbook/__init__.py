@@ -19,7 +19,8 @@ chart) from ``templates/workbook.yaml`` (:mod:`.template`, :mod:`.cellstyles`):
   carries a *sheet-scoped* defined name equal to the canonical quantity name,
   so the same formula text works on every sheet (:mod:`.formulas`):
   ``=CEILING(peak_arrival_rate/safe_rate_per_replica,1)``. Table columns are
-  named ranges (``deployments_nodes``).
+  named ranges (``deployments_nodes``). A sheet alike an earlier one but for
+  its values is spelled from it, values filled in (:mod:`.sheetshape`).
 * at the foot of the nominal sheet, **how far the decision holds**
   (:mod:`.holds`): each input's first flip points, live formulas where they
   have a closed form, and a tornado chart of the margins.

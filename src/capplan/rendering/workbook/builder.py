@@ -12,7 +12,7 @@ from capplan.loading.plan import Plan
 from capplan.analysis.declared import layout
 from capplan.rendering.present import UNMEASURED
 from capplan.rendering.view import PlanView
-from capplan.rendering.workbook import candidatesheet, holds, scenariosheet, simulation, summary
+from capplan.rendering.workbook import candidatesheet, holds, scenariosheet, sheetshape, simulation, summary
 from capplan.rendering.workbook.formulas import Formulas, Refs
 from capplan.rendering.workbook.layout import SheetLayout, plan_sheet
 from capplan.rendering.workbook.manifest import BuiltWorkbook, CellInfo, RunInfo
@@ -33,6 +33,8 @@ class Book:
         self.layout = layout()
         self.cells: list[CellInfo | RunInfo] = []
         self.stamps: dict[tuple, scenariosheet.Stamp] = {}    # rows and table frames alike on every sheet
+        self.shapes: dict[tuple, sheetshape.Shape] | None = {}  # scenario sheets alike but for values (None: off)
+        self.recording: sheetshape.Shape | None = None        # the shape of the sheet being written, if it has one
         self.nominal = evaluations[0]
         self.formulas = Formulas(model, evaluations)
         self.names = self.formulas.names
@@ -53,22 +55,46 @@ class Book:
                         values.append(s.display(name))
                     else:
                         values.extend(s.display(name))
-            fmt = number_format(q.unit, q.kind, values)
+            fmt = number_format(q.unit, q.kind, list(dict.fromkeys(values)))   # scenarios repeat their values
             if q.unmeasured == 0 and ";" not in fmt:         # the model's "not measured" reads so
                 fmt = f'{fmt};-{fmt};"{UNMEASURED}"'
             self._formats[name] = fmt
         return self._formats[name]
 
     def formula(self, sheet: Sheet, cell: Cell, text: str, quantity: str, scenario: str, row: int | None,
-                role: str, expected) -> None:
-        """Write a live formula with the engine's value as its cached result, and list the cell."""
+                role: str, expected, source: tuple | None = None) -> None:
+        """Write a live formula with the engine's value as its cached result, and list the cell.
+        ``source``: where the value comes from (:meth:`slot`; by default the quantity's, or its row's)."""
         cell.formula(text, expected)
+        self.slot(cell, source or ("formula", quantity, row, None))
         self.cells.append(CellInfo(sheet.title, cell.coordinate, quantity, scenario, row, role, expected))
 
-    def formula_run(self, sheet: Sheet, run: Run, quantity: str, scenario: str, expected: list, role: str) -> None:
-        """Write a column of a table's formulas as one run (:class:`.sheetmodel.Run`), and list it."""
+    def formula_run(self, sheet: Sheet, run: Run, quantity: str, scenario: str, expected: list, role: str,
+                    clean=None) -> None:
+        """Write a column of a table's formulas as one run (:class:`.sheetmodel.Run`), and list it.
+        ``clean``: how ``expected`` was made from the column's display values (None: as they are)."""
         sheet.add_run(run)
+        if self.recording is not None:
+            for i in range(len(run.formulas)):
+                self.recording.slots[(run.first_row + i, run.column)] = ("formula", quantity, i, clean)
         self.cells.append(RunInfo(sheet.title, run, quantity, scenario, role, expected))
+
+    def slot(self, cell: Cell, source: tuple) -> None:
+        """Note, on a sheet others repeat (:mod:`.sheetshape`), that ``cell``'s value is its
+        scenario's own: ``source`` is (formula | input | title, quantity, row | min | max | None,
+        clean), read by :meth:`.sheetshape.Shape.spelled`."""
+        if self.recording is not None:
+            self.recording.slots[(cell.row, cell.column)] = source
+
+    def own_comment(self, cell: Cell, name: str) -> None:
+        """Note, on a sheet others repeat, that ``cell``'s comment is the input ``name``'s own."""
+        if self.recording is not None:
+            self.recording.own_comments[(cell.row, cell.column)] = name
+
+    def chart_maker(self, make) -> None:
+        """Note, on a sheet others repeat, how its chart is made for another sheet (``make(layout)``)."""
+        if self.recording is not None:
+            self.recording.charts.append(make)
 
     def refs(self, sheet: SheetLayout, table: str | None = None, row: int | None = None) -> Refs:
         return Refs(self.formulas, sheet, self.sheets[0], table, row)
@@ -78,10 +104,11 @@ class Book:
         taken = {summary_ws.title.lower()}
         for ev in self.evs:
             self.sheets.append(SheetLayout(ev, Sheet(sheet_title(ev.scenario.name, taken))))
+        planned: dict = {}
         for sheet in self.sheets:
-            plan_sheet(sheet, self.model, self.layout.get("sections", []), self.cfg)
+            plan_sheet(sheet, self.model, self.layout.get("sections", []), self.cfg, planned)
         for sheet in self.sheets:
-            scenariosheet.write_sheet(self, sheet)
+            sheetshape.write(self, sheet)
         holds.write_holds(self)
         simulated = simulation.write_simulation(self, taken)
         summary.write_summary(self, summary_ws)

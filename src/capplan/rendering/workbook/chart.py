@@ -53,17 +53,28 @@ def sweep_extras(book: Book, sheet: SheetLayout, pos: TablePos, r: int) -> None:
         book.styles.dress(c, grey)
     xs = sheet.display("load_sweep.arrival_rate")
     x_name = book.names["load_sweep.arrival_rate"]
-    for k, (formula, expected) in enumerate(((f"=MIN({x_name})", min(xs)), (f"=MAX({x_name})", max(xs)))):
+    for k, (formula, pick, expected) in enumerate(((f"=MIN({x_name})", "min", min(xs)),
+                                                   (f"=MAX({x_name})", "max", max(xs)))):
         rr = r + 1 + k
         book.formula(ws, ws.cell(rr, 2), formula, "load_sweep.arrival_rate", ev.scenario.name, None, "chart",
-                     expected)
+                     expected, ("formula", "load_sweep.arrival_rate", pick, None))
         for j, q in ((3, ttft_slo.limit), (4, tpot_slo.limit)):
             book.formula(ws, ws.cell(rr, j), f"={book.names[q]}", q, ev.scenario.name, None, "chart",
                          sheet.display(q))
             book.styles.dress(ws.cell(rr, j), number_format=number_format(book.model.quantities[q].unit, "number", []))
         for j in (2, 3, 4):
             book.styles.dress(ws.cell(rr, j), book.styles.note)
-    # the chart: TTFT (left axis) and TPOT (right axis) at the plan's first percentile of each, against the arrival rate
+    ws.charts.append(sweep_chart(book, sheet, r))
+    book.chart_maker(lambda other: sweep_chart(book, other, r))
+
+
+def sweep_chart(book: Book, sheet: SheetLayout, r: int) -> Chart:
+    """The chart: TTFT (left axis) and TPOT (right axis) at the plan's first percentile of each,
+    against the arrival rate, with the SLO lines of rows ``r`` + 1 and + 2 (:func:`sweep_extras`)."""
+    ws, ev, pos = sheet.ws, sheet.ev, sheet.tables["load_sweep"]
+    first_slo = {s.metric: s for s in reversed(book.model.slos)}
+    ttft_slo, tpot_slo = first_slo["ttft"], first_slo["tpot"]
+    ttft_col, tpot_col = f"load_sweep.{ttft_slo.column}", f"load_sweep.{tpot_slo.column}"
     look = book.cfg["chart"]
     ttft_rgb, tpot_rgb = book.styles.chart_colors
     qs = quote_sheet(ws.title)
@@ -87,4 +98,4 @@ def sweep_extras(book: Book, sheet: SheetLayout, pos: TablePos, r: int) -> None:
         (f"{tpot} (ms)", [line(tpot, x, column(tpot_col), tpot_rgb),
                           line("TPOT SLO", slo_x, f"{qs}!$D${r + 1}:$D${r + 2}", tpot_rgb, dash=True)]),
         look["legend"], look["style"])
-    ws.charts.append(Chart(xml, sheet.chart_row - 1, 0, look["width_cm"], look["height_cm"]))
+    return Chart(xml, sheet.chart_row - 1, 0, look["width_cm"], look["height_cm"])

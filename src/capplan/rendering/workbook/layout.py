@@ -56,6 +56,7 @@ class SheetLayout:
     _shown: dict[str, object] = field(default_factory=dict, repr=False)
     _table_layout: tuple | None = field(default=None, repr=False)
     _links: dict[tuple, str] = field(default_factory=dict, repr=False)
+    _pending: frozenset[str] | None = field(default=None, repr=False)
     chart_row: int = 0                 # where the sheet's chart goes, below its rows
 
     def display(self, name: str):
@@ -63,6 +64,12 @@ class SheetLayout:
         if name not in self._shown:
             self._shown[name] = self.ev.display(name)
         return self._shown[name]
+
+    def pending(self) -> frozenset[str]:
+        """The scenario's inputs that are pending measurements (read for every derived row)."""
+        if self._pending is None:
+            self._pending = frozenset(n for n, given in self.ev.inputs.items() if given.pending)
+        return self._pending
 
     def table_layout(self) -> tuple:
         """Where this sheet's tables are: sheets with the same layout print the same row formulas.
@@ -103,8 +110,18 @@ class SheetLayout:
         return f"${letter}${first}:${letter}${first + pos.n_rows - 1}"
 
 
-def plan_sheet(sheet: SheetLayout, model: Model, sections: list, cfg: dict) -> None:
-    """Assign rows: sections and parts of layout.yaml, then whatever it does not place."""
+def plan_sheet(sheet: SheetLayout, model: Model, sections: list, cfg: dict, planned: dict | None = None) -> None:
+    """Assign rows: sections and parts of layout.yaml, then whatever it does not place.
+    ``planned``: the sheets planned so far, by what their plan rests on (the scenario's graph,
+    which the sheet keeps alive, and its tables' lengths), so scenarios alike in those are planned once."""
+    key = (id(sheet.ev.graph), tuple((t, len(data.rows)) for t, data in sheet.ev.scenario.tables.items()))
+    if planned is not None and key in planned:
+        done = planned[key]
+        sheet.rows, sheet.scalar_row, sheet.tables = list(done.rows), dict(done.scalar_row), dict(done.tables)
+        sheet.chart_row = done.chart_row
+        return
+    if planned is not None:
+        planned[key] = sheet
     ev = sheet.ev
     nodes = ev.graph.nodes
     placed: set[str] = set()

@@ -50,10 +50,24 @@ class RunInfo:
                 for i, value in enumerate(self.expected)]
 
 
+class SheetEntries:
+    """The entries of a scenario sheet that repeats an earlier one's shape (:mod:`.sheetshape`):
+    written out, and listed, only when a reader asks (a build that writes the file never does)."""
+
+    __slots__ = ("sheet",)
+
+    def __init__(self, sheet):
+        self.sheet = sheet                 # a sheetshape.ShapedSheet
+
+    def cells(self) -> list[CellInfo]:
+        return [cell for entry in self.sheet.entries()
+                for cell in ((entry,) if isinstance(entry, CellInfo) else entry.cells())]
+
+
 @dataclass
 class BuiltWorkbook:
     worksheets: list[Sheet]                # in the workbook's order, the Summary first
-    entries: list[CellInfo | RunInfo]      # as written
+    entries: list[CellInfo | RunInfo | SheetEntries]      # as written
     sheets: dict[str, str]                 # scenario name -> sheet title
     names: dict[str, str]                  # canonical name -> Excel defined name
 
@@ -61,7 +75,7 @@ class BuiltWorkbook:
     def cells(self) -> list[CellInfo]:
         """Every value-bearing cell, a run's one by one."""
         return [cell for entry in self.entries
-                for cell in (entry.cells() if isinstance(entry, RunInfo) else (entry,))]
+                for cell in ((entry,) if isinstance(entry, CellInfo) else entry.cells())]
 
     def cell(self, scenario: str, quantity: str, row: int | None = None) -> CellInfo:
         """The scenario sheet's cell of a quantity (or of a table column's row)."""

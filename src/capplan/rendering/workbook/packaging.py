@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 import zipfile
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from capplan.rendering.workbook.sheetmodel import column_letter
@@ -62,9 +63,9 @@ def _timestamp() -> str:
     return stamp.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _comments(sheet: Sheet) -> tuple[str, str]:
-    """The comments part and its VML drawing (where Excel keeps each comment's box)."""
-    cells = sorted((c for c in sheet.cells.values() if c.comment), key=lambda c: (c.row, c.column))
+def _comments(cells: list) -> tuple[str, str]:
+    """The comments part of a sheet's cells that carry one (:meth:`.sheetmodel.Sheet.comments`)
+    and its VML drawing (where Excel keeps each comment's box)."""
     listed = "".join(f'<comment ref="{c.coordinate}" authorId="0"><text><t>{text(c.comment.text)}</t></text></comment>'
                      for c in cells)
     part = (f'<comments xmlns="{MAIN_NS}"><authors><author>capplan</author></authors>'
@@ -119,11 +120,17 @@ def _workbook(sheets: list[Sheet]) -> str:
         if spans:
             names.append(f'<definedName name="_xlnm.Print_Titles" localSheetId="{i}">{text(",".join(spans))}'
                          "</definedName>")
-        names.extend(f'<definedName name="{attr(n)}" localSheetId="{i}">{text(target)}</definedName>'
-                     for n, target in s.names.items())
+        sheet_id = f'" localSheetId="{i}">'
+        names.extend(f"{_name_tag(n)}{sheet_id}{text(target)}</definedName>" for n, target in s.names.items())
     defined = f"<definedNames>{''.join(names)}</definedNames>" if names else ""
     return (f'<workbook xmlns="{MAIN_NS}" xmlns:r="{R_NS}"><workbookPr/><bookViews><workbookView activeTab="0"/>'
             f'</bookViews><sheets>{listed}</sheets>{defined}<calcPr calcId="124519" fullCalcOnLoad="1"/></workbook>')
+
+
+@lru_cache(maxsize=None)
+def _name_tag(name: str) -> str:
+    """A defined name's element up to its sheet (every scenario sheet defines the same names)."""
+    return f'<definedName name="{attr(name)}'
 
 
 def parts(sheets: list[Sheet], release: bool = False) -> dict[str, str]:
@@ -150,10 +157,12 @@ def parts(sheets: list[Sheet], release: bool = False) -> dict[str, str]:
                 charts += 1
                 out[f"xl/charts/chart{charts}.xml"] = chart.xml
                 overrides.append((f"/xl/charts/chart{charts}.xml", "drawingml.chart+xml"))
-        if any(c.comment for c in s.cells.values()):
+        commented = s.comments()
+        if commented:
             notes += 1
             comments = "rId2"
-            out[f"xl/comments/comment{notes}.xml"], out[f"xl/drawings/commentsDrawing{notes}.vml"] = _comments(s)
+            out[f"xl/comments/comment{notes}.xml"], out[f"xl/drawings/commentsDrawing{notes}.vml"] = \
+                _comments(commented)
             rels.append((comments, "vmlDrawing", f"/xl/drawings/commentsDrawing{notes}.vml"))
             rels.append(("rId3", "comments", f"/xl/comments/comment{notes}.xml"))
             overrides.append((f"/xl/comments/comment{notes}.xml", "spreadsheetml.comments+xml"))

@@ -67,7 +67,7 @@ def make_comment(text: str) -> Comment:
     return Comment(text, look["width_px"], max(look["min_height_px"], look["line_height_px"] * lines + 10))
 
 
-def _input_comment(given) -> Comment:
+def input_comment(given) -> Comment:
     lines = []
     if given.source:
         lines.append(f"Source: {given.source}")
@@ -114,13 +114,8 @@ def write_sheet(book: Book, sheet: SheetLayout) -> None:
     set_text(title, book.plan.title)
     styles.dress(title, styles.title)
     sub = ws.cell(2, 1)
-    scen = ev.scenario
-    if is_nominal:
-        set_text(sub, f"Scenario: nominal (the plan as written, {book.plan.file}). "
-                      "Edit the yellow input cells on this sheet; the scenarios follow.")
-    else:
-        set_text(sub, f"Scenario: {scen.name} ({scen.title}); changes: {'; '.join(scen.changes)}. "
-                      "Inputs in green text follow the nominal sheet; yellow cells are this scenario's own.")
+    set_text(sub, subtitle(book, sheet))
+    book.slot(sub, ("title", None, None, None))
     styles.dress(sub, styles.italic)
     _legend_row(book, ws, book.cfg["sheets"]["legend_row"])
     for i, key in enumerate(COLUMNS, start=1):
@@ -145,17 +140,43 @@ def write_sheet(book: Book, sheet: SheetLayout) -> None:
         elif kind == "table":
             _write_table(book, sheet, item[1], nominal, is_nominal, bool_cells)
     pass_fail(book, ws, bool_cells)
-    # defined names, scoped to this sheet: the same formula text works on every sheet
+    define_names(book, sheet)
+
+
+def subtitle(book: Book, sheet: SheetLayout) -> str:
+    """The sheet's second line: which scenario it is and what it changes."""
+    scen = sheet.ev.scenario
+    if sheet is book.sheets[0]:
+        return (f"Scenario: nominal (the plan as written, {book.plan.file}). "
+                "Edit the yellow input cells on this sheet; the scenarios follow.")
+    return (f"Scenario: {scen.name} ({scen.title}); changes: {'; '.join(scen.changes)}. "
+            "Inputs in green text follow the nominal sheet; yellow cells are this scenario's own.")
+
+
+def define_names(book: Book, sheet: SheetLayout) -> None:
+    """Defined names, scoped to the sheet: the same formula text works on every sheet."""
+    ws = sheet.ws
     qs = quote_sheet(ws.title)
     for n, r in sheet.scalar_row.items():
-        _define(ws, book.names[n], f"{qs}!$B${r}")
+        ws.names[book.names[n]] = f"{qs}!$B${r}"
     for t in sheet.tables.values():
         for c in t.columns:
-            _define(ws, book.names[c], f"{qs}!{sheet.column_range(c)}")
+            ws.names[book.names[c]] = f"{qs}!{sheet.column_range(c)}"
 
 
-def _define(ws: Sheet, name: str, target: str) -> None:
-    ws.names[name] = target
+def about(sheet: SheetLayout, name: str, nominal: SheetLayout | None) -> tuple[tuple, bool]:
+    """What a quantity's row on ``sheet`` shows but its value: derived (its formula and the
+    pending inputs it rests on) or given (its tag, pending, pinned), and whether it links
+    to the ``nominal`` sheet's cell (an input this scenario inherits; None on that sheet)."""
+    ev = sheet.ev
+    node = ev.graph.nodes[name]
+    given = ev.inputs.get(name) if node.formula is None else None
+    if given is None:
+        pending = tuple(sorted(ev.provenance.get(name, frozenset()) & sheet.pending()))
+        return ("derived", node.formula.text, pending), False
+    inherited = (nominal is not None and nominal.ev.inputs.get(name) == given and name in nominal.scalar_row
+                 and nominal.ev.graph.nodes[name].formula is None)
+    return ("given", given.tag, given.pending, given.pinned), inherited
 
 
 def _write_scalar(book: Book, sheet: SheetLayout, name: str, row: int, nominal: SheetLayout, is_nominal: bool,
@@ -167,32 +188,30 @@ def _write_scalar(book: Book, sheet: SheetLayout, name: str, row: int, nominal: 
     q = book.model.quantities[name]
     node = ev.graph.nodes[name]
     scen = ev.scenario.name
-    given = ev.inputs.get(name) if node.formula is None else None
-    about = (("derived", node.formula.text, tuple(ev.pending_inputs(name))) if given is None else
-             ("given", given.tag, given.pending, given.pinned))
-    stamp = book.stamps.get((name, about))
+    shows, inherited = about(sheet, name, None if is_nominal else nominal)
+    stamp = book.stamps.get((name, shows))
     if stamp is None:
-        stamp = book.stamps[(name, about)] = _stamp(book, q, about)
+        stamp = book.stamps[(name, shows)] = _stamp(book, q, shows)
     stamp.put(ws, row - 1)
     value_cell = ws.cell(row, 2)
     expected = sheet.display(name)
     styles.dress(value_cell, number_format=book.number_format(name))
-    if given is None:
+    if shows[0] == "derived":
         book.formula(ws, value_cell, book.formulas.compile(name, node.formula, sheet, nominal), name, scen, None,
                      "derived", expected)
         styles.apply(value_cell, "derived")
     else:
-        nominal_input = nominal.ev.inputs.get(name)
-        inherited = (not is_nominal and nominal_input == given and name in nominal.scalar_row
-                     and nominal.ev.graph.nodes[name].formula is None)
+        given = ev.inputs[name]
         if inherited:
             book.formula(ws, value_cell, nominal.link(name), name, scen, None, "link", expected)
             styles.apply(value_cell, "derived", linked=True)
         else:
             value_cell.number(cell_number(expected))
+            book.slot(value_cell, ("input", name, None, None))
             styles.editable(value_cell, override=not is_nominal or given.pinned)
             role = "pinned" if given.pinned else ("input" if is_nominal else "override")
-            value_cell.comment = _input_comment(given)
+            value_cell.comment = input_comment(given)
+            book.own_comment(value_cell, name)
             book.cells.append(CellInfo(ws.title, value_cell.coordinate, name, scen, None, role, expected))
         validate_input(ws, [value_cell.coordinate], q)
     if q.kind == "bool":
@@ -217,8 +236,8 @@ class Stamp:
             ws.heights[row + offset] = height
 
 
-def _stamp(book: Book, q, about: tuple) -> Stamp:
-    """A quantity's label, unit, tag and note cells (``about``: derived with its formula and
+def _stamp(book: Book, q, shows: tuple) -> Stamp:
+    """A quantity's label, unit, tag and note cells (``shows``: derived with its formula and
     the pending inputs it rests on, or given with its tag), and the row height they need."""
     styles, name = book.styles, q.name
     made = Sheet("stamp")
@@ -226,8 +245,8 @@ def _stamp(book: Book, q, about: tuple) -> Stamp:
     styles.dress(made.cell(1, 1), styles.wrapped)
     set_text(made.cell(1, 3), formatting.unit_label(q.unit) if q.kind != "money" else q.unit)
     tag_cell, note = made.cell(1, 4), made.cell(1, 5)
-    if about[0] == "derived":
-        _, formula, pending = about
+    if shows[0] == "derived":
+        _, formula, pending = shows
         if pending:          # pending measurements are flagged wherever they flow
             set_text(tag_cell, "derived (pending)")
             styles.dress(tag_cell, styles.pending_derived)
@@ -237,7 +256,7 @@ def _stamp(book: Book, q, about: tuple) -> Stamp:
         set_text(note, f"{name} = {formula}")
         styles.dress(note, styles.formula_font, styles.wrapped)
     else:
-        _, tag, pending, pinned = about
+        _, tag, pending, pinned = shows
         set_text(tag_cell, ("pending measurement" if pending else tag) + (" (pinned)" if pinned else ""))
         styles.apply(tag_cell, styles.key(tag, pending))
         if pinned and q.formulas:
@@ -266,18 +285,25 @@ def _fit_row(book: Book, ws: Sheet, row: int, text: str, name: str | None = None
 def _key_copies(book: Book, sheet: SheetLayout, pos, row: int) -> None:
     """A later band's key column: links to the first band's keys, so its rows read on their own."""
     key = pos.columns[0]
-    values = [clean_text(v) if isinstance(v, str) else v for v in sheet.display(key)[:pos.n_rows]]
+    values = [clean_if_text(v) for v in sheet.display(key)[:pos.n_rows]]
     look = Cell(0, 0)
     book.styles.dress(look, book.styles.bold, number_format=book.number_format(key))
     letter, first = sheet.table_column(key)
     texts = [f"={letter}{first + i}" for i in range(pos.n_rows)]
-    book.formula_run(sheet.ws, Run(1, row, look.style, texts, values), key, sheet.ev.scenario.name, values, "label")
+    book.formula_run(sheet.ws, Run(1, row, look.style, texts, values), key, sheet.ev.scenario.name, values, "label",
+                     clean_if_text)
+
+
+def clean_if_text(value):
+    """A value as a formula caches it: text without control characters, anything else as it is."""
+    return clean_text(value) if isinstance(value, str) else value
 
 
 def _derived_column(book: Book, sheet: SheetLayout, nominal: SheetLayout, tname: str, col: str, values: list,
-                    fmt: str) -> None:
+                    fmt: str, clean) -> None:
     """A table's derived column: each row's formula, as one run (:class:`.sheetmodel.Run`),
-    but the key column's, as cells (they take the rows' sources as comments)."""
+    but the key column's, as cells (they take the rows' sources as comments). ``clean``:
+    how ``values`` were made from the column's display values (None: as they are)."""
     ws, pos = sheet.ws, sheet.tables[tname]
     texts = book.formulas.column(col, sheet.ev.graph.nodes[col].formula, sheet, nominal, tname, pos.n_rows)
     first, column, scenario = pos.row_of[col], pos.col_index[col], sheet.ev.scenario.name
@@ -285,22 +311,16 @@ def _derived_column(book: Book, sheet: SheetLayout, nominal: SheetLayout, tname:
     book.styles.dress(look, number_format=fmt)
     book.styles.apply(look, "derived")
     if col != pos.columns[0]:
-        book.formula_run(ws, Run(column, first, look.style, texts, values), col, scenario, values, "derived")
+        book.formula_run(ws, Run(column, first, look.style, texts, values), col, scenario, values, "derived", clean)
         return
     for i, text in enumerate(texts):
         cell = ws.cell(first + i, column)
         cell.style = look.style
-        book.formula(ws, cell, text, col, scenario, i, "derived", values[i])
-
-
-def _inherited(column: str, rows: list[dict], nominal_rows: list[dict], values: list) -> bool:
-    """Whether every row of a scenario's table column is the nominal's, and none is blank."""
-    return all(_same(row.get(column), nominal_row.get(column)) for row, nominal_row in zip(rows, nominal_rows)) \
-        and not any(v is None or (isinstance(v, float) and math.isnan(v)) for v in values)
+        book.formula(ws, cell, text, col, scenario, i, "derived", values[i], ("formula", col, i, clean))
 
 
 def _linked_column(book: Book, sheet: SheetLayout, nominal: SheetLayout, tname: str, col: str, values: list,
-                   fmt: str) -> None:
+                   fmt: str, clean) -> None:
     """A scenario's table column that is the nominal's in every row: a run of links to it
     (on a plan of many scenarios, most of each scenario sheet's table cells)."""
     ws, pos = sheet.ws, sheet.tables[tname]
@@ -309,25 +329,66 @@ def _linked_column(book: Book, sheet: SheetLayout, nominal: SheetLayout, tname: 
     book.styles.dress(look, number_format=fmt)
     book.styles.apply(look, "derived", linked=True)
     run = Run(column, first, look.style, [nominal.link(col, i) for i in range(pos.n_rows)], values)
-    book.formula_run(ws, run, col, sheet.ev.scenario.name, values, "link")
+    book.formula_run(ws, run, col, sheet.ev.scenario.name, values, "link", clean)
     letter = column_letter(column)
     validate_input(ws, [f"{letter}{first + i}" for i in range(pos.n_rows)], book.model.quantities[col])
 
 
-def _write_table(book: Book, sheet: SheetLayout, tname: str, nominal: SheetLayout, is_nominal: bool,
-                 bool_cells) -> None:
-    """A table: its frame (:func:`_table_frame`, the same on every sheet of one layout),
-    the key column's copy in the later bands, and each column's cells as this scenario has them."""
-    ws, ev = sheet.ws, sheet.ev
-    styles = book.styles
+def _column_values(sheet: SheetLayout, q) -> list:
+    """A table column's values as its cells hold them (text without control characters)."""
+    values = sheet.display(q.name)
+    return [clean_text(v) for v in values] if q.kind == "text" else values
+
+
+def table_plan(book: Book, sheet: SheetLayout, tname: str, nominal: SheetLayout) -> tuple:
+    """How a table's cells are written on ``sheet``: whether it has the nominal's shape, each
+    column's formula (None for a given one), and each column's cells: ``derived`` (a run of
+    formulas), ``linked`` (a run of links to the nominal's column, which it repeats) or, row by
+    row, ``blank`` (an optional cell left out, as on the nominal sheet), ``link``, ``value``
+    or ("text", the text). Sheets whose tables plan alike differ in their values only."""
+    ev = sheet.ev
     pos = sheet.tables[tname]
     data = ev.scenario.tables[tname]
     nodes = ev.graph.nodes
     nominal_data = nominal.ev.scenario.tables.get(tname)
     nominal_pos = nominal.tables.get(tname)
-    same_shape = (not is_nominal and nominal_data is not None and nominal_pos is not None
+    same_shape = (sheet is not nominal and nominal_data is not None and nominal_pos is not None
                   and len(nominal_data.rows) == len(data.rows) and nominal_pos.columns == pos.columns)
     formulas = tuple(nodes[c].formula.text if nodes[c].formula is not None else None for c in pos.columns)
+    # a row the scenario copied unchanged is the nominal's in every column (the same values, so NaN too)
+    alike = [row == nominal_row for row, nominal_row in zip(data.rows, nominal_data.rows)] if same_shape else []
+    columns = []
+    for col in pos.columns:
+        if nodes[col].formula is not None:
+            columns.append("derived")
+            continue
+        q = book.model.quantities[col]
+        values = _column_values(sheet, q)
+        inherited = [alike[i] or _same(data.rows[i].get(q.column), nominal_data.rows[i].get(q.column))
+                     for i in range(pos.n_rows)] if same_shape else [False] * pos.n_rows
+        if col != pos.columns[0] and same_shape and all(inherited) and not any(map(_missing, values)):
+            columns.append("linked")     # every row the nominal's, and none blank
+        else:
+            columns.append(tuple(("blank" if _missing(values[i]) else "link") if inherited[i] else
+                                 (("text", data.rows[i].get(q.column)) if q.kind == "text" else "value")
+                                 for i in range(pos.n_rows)))
+    return same_shape, formulas, tuple(columns)
+
+
+def _missing(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _write_table(book: Book, sheet: SheetLayout, tname: str, nominal: SheetLayout, is_nominal: bool,
+                 bool_cells) -> None:
+    """A table: its frame (:func:`_table_frame`, the same on every sheet of one layout),
+    the key column's copy in the later bands, and each column's cells as this scenario has
+    them (:func:`table_plan`)."""
+    ws, ev = sheet.ws, sheet.ev
+    styles = book.styles
+    pos = sheet.tables[tname]
+    data = ev.scenario.tables[tname]
+    _, formulas, plan = table_plan(book, sheet, tname, nominal)
     key = ("table", tname, sheet.table_layout(), tuple(ws.widths.items()), data.source, data.as_of, data.note, formulas)
     frame = book.stamps.get(key)
     if frame is None:
@@ -335,38 +396,35 @@ def _write_table(book: Book, sheet: SheetLayout, tname: str, nominal: SheetLayou
     frame.put(ws, 0)
     for header, _ in pos.bands[1:]:
         _key_copies(book, sheet, pos, header + 2)
-    for col in pos.columns:
+    for col, how in zip(pos.columns, plan):
         q = book.model.quantities[col]
         c_index = pos.col_index[col]
-        node = nodes[col]
-        values = sheet.display(col)
-        if q.kind == "text":         # as the cells hold them: without control characters
-            values = [clean_text(v) for v in values]
+        values = _column_values(sheet, q)
+        clean = clean_text if q.kind == "text" else None
         fmt = book.number_format(col)
-        if node.formula is not None:
-            _derived_column(book, sheet, nominal, tname, col, values[:pos.n_rows], fmt)
-        elif same_shape and col != pos.columns[0] and _inherited(q.column, data.rows, nominal_data.rows, values):
-            _linked_column(book, sheet, nominal, tname, col, values[:pos.n_rows], fmt)
+        if how == "derived":
+            _derived_column(book, sheet, nominal, tname, col, values[:pos.n_rows], fmt, clean)
+        elif how == "linked":
+            _linked_column(book, sheet, nominal, tname, col, values[:pos.n_rows], fmt, clean)
         else:
-            for i in range(pos.n_rows):
+            for i, state in enumerate(how):
                 cell = ws.cell(pos.row_of[col] + i, c_index)
                 styles.dress(cell, number_format=fmt)
                 expected = values[i]
-                raw = data.rows[i].get(q.column)
-                inherited = same_shape and _same(raw, nominal_data.rows[i].get(q.column))
-                missing = expected is None or (isinstance(expected, float) and math.isnan(expected))
-                if inherited and missing:   # an optional column the row leaves out: blank, as on nominal
+                if state == "blank":
                     styles.apply(cell, "derived", linked=True)
-                elif inherited:
-                    book.formula(ws, cell, nominal.link(col, i), col, ev.scenario.name, i, "link", expected)
+                elif state == "link":
+                    book.formula(ws, cell, nominal.link(col, i), col, ev.scenario.name, i, "link", expected,
+                                 ("formula", col, i, clean))
                     styles.apply(cell, "derived", linked=True)
                 else:
-                    if q.kind == "text":
-                        set_text(cell, raw)
-                    else:
+                    if state == "value":
                         cell.number(cell_number(expected))
+                        book.slot(cell, ("input", col, i, None))
+                    else:
+                        set_text(cell, state[1])
                     styles.editable(cell, override=not is_nominal)
-                    if not missing:
+                    if not _missing(expected):
                         book.cells.append(CellInfo(ws.title, cell.coordinate, col, ev.scenario.name, i,
                                                    "input" if is_nominal else "override", expected))
                 validate_input(ws, [cell.coordinate], q)

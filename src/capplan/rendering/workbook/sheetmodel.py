@@ -230,6 +230,7 @@ class Sheet:
         self.charts: list[Chart] = []
         self.page = PageSetup()
         self.protected = False                            # only unlocked cells take an edit (no password)
+        self.shape = None                                 # shared with sheets that repeat it (:mod:`.sheetshape`)
 
     def cell(self, row: int, column: int) -> Cell:
         found = self.cells.get((row, column))
@@ -250,6 +251,10 @@ class Sheet:
     def release(self) -> None:
         """Drop the cells and runs (the sheet is spelled; a workbook of many sheets is not held twice)."""
         self.cells, self.runs, self._runs_in = {}, [], {}
+
+    def comments(self) -> list[Cell]:
+        """The cells that carry a comment, by row, then column."""
+        return sorted((c for c in self.cells.values() if c.comment), key=lambda c: (c.row, c.column))
 
     def all_cells(self) -> dict[tuple[int, int], Cell]:
         """Every cell, a run's as cells too (for readers; writing uses the runs as they are)."""

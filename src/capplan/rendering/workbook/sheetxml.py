@@ -13,6 +13,7 @@ recalculate (a previewer, Excel's Protected View, ``openpyxl`` with
 from __future__ import annotations
 
 import math
+import re
 from functools import lru_cache
 
 from capplan import formatting
@@ -36,8 +37,32 @@ def number(value) -> str:
 
 
 def _text_cell(ref: str, style: str, value: str) -> str:
+    return f'<c r="{ref}"{style}{_text_tail(value)}'
+
+
+def _text_tail(value: str) -> str:
     space = ' xml:space="preserve"' if value != value.strip() else ""
-    return f'<c r="{ref}"{style} t="inlineStr"><is><t{space}>{text(value)}</t></is></c>'
+    return f' t="inlineStr"><is><t{space}>{text(value)}</t></is></c>'
+
+
+def constant_tail(kind: str, value) -> str:
+    """A constant cell's XML after its reference and style: empty, text (``kind`` s),
+    a boolean (b) or a number (n)."""
+    if value is None or value == "":
+        return "/>"
+    if kind == "s":
+        return _text_tail(value)
+    if kind == "b":
+        return f' t="b"><v>{number(value)}</v></c>'
+    return f"><v>{number(value)}</v></c>"
+
+
+class _Slot:
+    """A value left open in a sheet's XML (:meth:`CellXml.pieces`)."""
+
+
+SLOT = _Slot()              # a formula's cached value left open
+OPEN_TEXT = "\x03"         # a constant's value left open (no cell text holds a control character)
 
 
 def _cached(value) -> tuple[str, str]:
@@ -67,7 +92,9 @@ class CellXml:
         self.styles = styles
         self._style: dict[int, str] = {}        # a style's ' s="…"', by identity (cells share style objects)
         self._spelled: dict[tuple, object] = {}
-        self._values: dict[tuple, tuple[str, str]] = {}   # a cached value's spelling, by (type, value)
+        self._values: dict[tuple, tuple[str, str]] = {(_Slot, SLOT): ("\x01", "\x02")}   # a cached value's
+        self.shapes: dict[int, list[str] | None] = {}     # spelling, by (type, value); pieces of shapes, by id
+        self._rules: dict[int, tuple[str, str]] = {}       # a shape's conditional formats and validations
 
     def style(self, style) -> str:
         found = self._style.get(id(style))
@@ -94,7 +121,42 @@ class CellXml:
 
     def rows(self, sheet: Sheet) -> str:
         """The <row> elements: each row's cells, and the cells its runs pass through
-        (:class:`.sheetmodel.Run`), in column order."""
+        (:class:`.sheetmodel.Run`), in column order; a sheet that shares its shape with
+        others, as the shape's XML with its own values (:mod:`.sheetshape`)."""
+        if sheet.shape is not None:
+            found = sheet.shape.rows(self, sheet)
+            if found is not None:
+                return found
+        return self.cell_rows(sheet)
+
+    def pieces(self, shadow: Sheet, markers: list[str]) -> list[str] | None:
+        """The XML of a sheet whose open cells (a formula caching :data:`SLOT`, a constant
+        holding :data:`OPEN_TEXT`) are left out, in pieces around them: a formula's type
+        attribute (marked \\x01 in ``markers``) and value (\\x02), a constant's XML after its
+        style (\\x03). None if the sheet opens other places than ``markers`` says."""
+        xml = self.cell_rows(shadow).replace(_text_tail(OPEN_TEXT), OPEN_TEXT)
+        parts = re.split("([\x01\x02\x03])", xml)
+        return parts[0::2] if parts[1::2] == markers else None
+
+    def rules(self, sheet: Sheet) -> tuple[str, str]:
+        """A sheet's conditional formats and data validations, spelled once for a shape's sheets
+        (they share them: :mod:`.sheetshape`)."""
+        if sheet.shape is None:
+            return _conditional(sheet, self.styles), _validations(sheet)
+        found = self._rules.get(id(sheet.shape))
+        if found is None:
+            found = self._rules[id(sheet.shape)] = (_conditional(sheet, self.styles), _validations(sheet))
+        return found
+
+    @staticmethod
+    def fill(pieces: list[str], values: list[str]) -> str:
+        """A sheet's XML from its shape's :meth:`pieces` and the spelling of each open place."""
+        out = [""] * (len(pieces) + len(values))
+        out[0::2], out[1::2] = pieces, values
+        return "".join(out)
+
+    def cell_rows(self, sheet: Sheet) -> str:
+        """:meth:`rows`, from the sheet's cells and runs."""
         out: list[str] = []
         cells, heights = sheet.cells, sheet.heights
         rows: dict[int, list] = {}
@@ -175,14 +237,10 @@ class CellXml:
                 continue
             ref = f"{column_letter(c.column)}{r}"
             style = self.style(c.style)
-            if value is None or value == "":
-                cell = f'<c r="{ref}"{style}/>'
-            elif kind == "s":
+            if kind == "s" and value:
                 cell = _text_cell(ref, style, value)
-            elif kind == "b":
-                cell = f'<c r="{ref}"{style} t="b"><v>{number(value)}</v></c>'
             else:
-                cell = f'<c r="{ref}"{style}><v>{number(value)}</v></c>'
+                cell = f'<c r="{ref}"{style}{constant_tail(kind, value)}'
             write(self._keep(key, cell) if key else cell)
         return out
 
@@ -261,7 +319,6 @@ def sheet_xml(sheet: Sheet, cells: CellXml, selected: bool, drawing: str | None,
     """The part; ``cells`` spells the cells (and holds the workbook's style sheet);
     ``drawing`` and ``comments`` are the relationship ids of the sheet's chart
     drawing and of its comments' VML drawing."""
-    styles = cells.styles
     fit = '<pageSetUpPr fitToPage="1"/>' if sheet.page.fit_width is not None else ""
     widths = "".join(f'<col min="{i}" max="{i}" width="{w:g}" customWidth="1"/>' for i, w in sorted(sheet.widths.items()))
     parts = [f'<worksheet xmlns="{MAIN_NS}" xmlns:r="{R_NS}">',
@@ -272,8 +329,7 @@ def sheet_xml(sheet: Sheet, cells: CellXml, selected: bool, drawing: str | None,
              f"<cols>{widths}</cols>" if widths else "",
              f"<sheetData>{cells.rows(sheet)}</sheetData>",
              PROTECTION if sheet.protected else "",
-             _conditional(sheet, styles),
-             _validations(sheet),
+             *cells.rules(sheet),
              _page(sheet),
              f'<drawing r:id="{drawing}"/>' if drawing else "",
              f'<legacyDrawing r:id="{comments}"/>' if comments else "",
