@@ -297,7 +297,7 @@ def write(out_dir: Path, files: dict[str, bytes]) -> list[Path]:
             target = out_dir / name
             if target.is_dir():
                 raise CapplanError(f"cannot write {target}: it is a folder")
-            if _unchanged(target, content):
+            if bounded.holds(target, content):     # read only when its size is theirs
                 continue
             fd, tmp = tempfile.mkstemp(dir=out_dir, prefix=f".{name}.", suffix=".tmp")
             staged.append((target, tmp))
@@ -357,12 +357,6 @@ def _ensure_folder(folder: Path) -> None:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise CapplanError(f"cannot create the folder {folder}: {err.strerror or err}") from None
-
-
-def _unchanged(target: Path, content: bytes) -> bool:
-    """Whether ``target`` is a regular file with these bytes (:func:`.bounded.holds`: read only
-    when its size is theirs, so a 131 MB workbook of a thousand scenarios is not read to learn it is new)."""
-    return bounded.holds(target, content)
 
 
 def _write_all(fd: int, content: bytes) -> None:

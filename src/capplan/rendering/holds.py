@@ -207,11 +207,6 @@ class HoldsView:
             self._json[scenario] = [h.as_json() for h in self.of(scenario)]
         return self._json[scenario]
 
-    def adopt(self, found: dict[str, list[dict]]) -> None:
-        """Scenarios' inputs as :meth:`as_json` words them, worked out by another process (a
-        build's child, :class:`capplan.ahead.Split`): :meth:`as_json` returns them as its own."""
-        self._json.update(found)
-
     @cached_property
     def breakeven(self) -> list[dict]:
         """Each breakeven ('aws matches fractional per 1M tokens at $12.45/h'), JSON-ready."""

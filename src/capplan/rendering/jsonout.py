@@ -35,8 +35,8 @@ def dumps(doc: dict) -> str:
 
 class Document:
     """The document of one plan's view, which can be written a scenario at a time: a build writes
-    the scenarios each of its processes searched (:meth:`scenario_part`, in each) and joins the
-    texts (:meth:`text`). The text is that of :func:`dumps` of :func:`document` either way."""
+    the scenarios each of its processes searched (:meth:`scenario_part`, in each) and writes the
+    document around them (:meth:`encoded`). The text is that of :func:`dumps` of :func:`document` either way."""
 
     def __init__(self, view: PlanView):
         self.view = view
