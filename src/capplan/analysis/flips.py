@@ -146,13 +146,16 @@ class Search:
         self._shared: dict = {}        # what probes of scenarios alike share: closed forms, walks
 
     def values(self, scenario: str) -> dict:
-        """Every node of one scenario as exact numbers: where its graph has the nominal
-        scenario's formulas, only what a changed value reaches is walked again."""
+        """Every node of one scenario as exact numbers, each computed when first read
+        (:class:`ScenarioValues`): a probe reads only what its closed forms do not recompute
+        in the symbol, and most of what a changed input reaches (the queueing figures, the
+        costs) is recomputed by every probe. Where the scenario's graph has the nominal
+        scenario's formulas, a node none of whose dependencies differs keeps the nominal value."""
         if scenario not in self._values:
             e = self.evaluations[scenario]
             alike = e.graph.same_formulas(self.nominal.graph)
-            self._values[scenario] = exact_values(e, self.nominal_values,
-                                                  base=self.nominal_values if alike else None, keep=self.keep)
+            self._values[scenario] = ScenarioValues(e, self.nominal_values,
+                                                    base=self.nominal_values if alike else None)
         return self._values[scenario]
 
     def probe(self, scenario: str, variable: Target, targets: list[Target], decisions: int) -> Probe:
@@ -160,7 +163,6 @@ class Search:
         e = self.evaluations[scenario]
         return Probe(e, self.nominal, self.values(scenario), self.nominal_values, variable, targets, decisions,
                      self._shared)
-
 
     def exact_at(self, scenario: str, variable: Target, value: Fraction) -> dict:
         """Every node of a scenario in exact numbers with ``variable`` set to
@@ -181,30 +183,63 @@ def exact_values(e: Evaluation, nominal_values: dict | None, given: dict | None 
     ``base``: another scenario's values under the same formulas; a formula none
     of whose dependencies differs from there keeps its value without a walk.
     ``keep``: the formulas to compute (None: all; see :func:`_kept`)."""
-    values: dict = {}
-    walker = Exact(values, values if nominal_values is None else nominal_values)
-    changed: set[str] = set()
+    values = ScenarioValues(e, nominal_values, given, base)
     for name in e.graph.order:
+        if keep is None or name in keep:
+            values[name]
+    return dict(values)
+
+
+class ScenarioValues(dict):
+    """One scenario's nodes as exact numbers (:func:`exact_values`), each computed when
+    first read, its dependencies before it (a missing key is computed, so ``get`` and ``in``
+    see only what has been read). Equal, node by node, to the values computed all at once."""
+
+    def __init__(self, e: Evaluation, nominal_values: dict | None, given: dict | None = None,
+                 base: dict | None = None):
+        super().__init__()
+        self.e, self.given, self.base = e, given or {}, base
+        self._walker = Exact(self, self if nominal_values is None else nominal_values)
+        self._same: dict[str, bool] = {}        # with a base: whether a node's value is base's
+        self._rank: dict[str, int] | None = None   # each node's place in the graph's order
+
+    def __missing__(self, name: str):
+        graph = self.e.graph
+        if name not in graph.nodes:
+            raise KeyError(name)
+        todo, stack = {name}, [name]
+        while stack:                            # every node not yet computed that ``name`` rests on
+            for d in graph.nodes[stack.pop()].deps:
+                if d not in todo and not dict.__contains__(self, d):
+                    todo.add(d)
+                    stack.append(d)
+        if self._rank is None:
+            self._rank = {n: i for i, n in enumerate(graph.order)}
+        for n in sorted(todo, key=self._rank.__getitem__):
+            self._compute(n)
+        return dict.__getitem__(self, name)
+
+    def _compute(self, name: str) -> None:
+        e, base = self.e, self.base
         node = e.graph.nodes[name]
         q = node.quantity
-        if keep is not None and name not in keep:
-            continue
-        if given and name in given:
-            values[name] = given[name]
+        if name in self.given:
+            value = self.given[name]
         elif node.formula is not None:
-            if base is not None and not any(d in changed for d in node.deps):
-                values[name] = base[name]
-                continue
-            values[name] = _column(walker.visit(node.formula.expr), e, q)
+            if base is not None and name in base and all(self._same[d] for d in node.deps):
+                self[name] = base[name]
+                self._same[name] = True
+                return
+            value = _column(self._walker.visit(node.formula.expr), e, q)
         elif q.table:
             rows = e.scenario.tables[q.table].rows
-            values[name] = [r[q.column] for r in rows] if q.kind == "text" else \
+            value = [r[q.column] for r in rows] if q.kind == "text" else \
                 tuple(rational(r[q.column], q.unit) for r in rows)
         else:
-            values[name] = rational(e.inputs[name].value, q.unit)
-        if base is not None and not _identical(values[name], base.get(name)):
-            changed.add(name)
-    return values
+            value = rational(e.inputs[name].value, q.unit)
+        self[name] = value
+        if base is not None:
+            self._same[name] = _identical(value, base.get(name))
 
 
 def _kept(graph, wanted: frozenset[str]) -> frozenset[str]:
