@@ -525,7 +525,7 @@ class Probe:
         if self._constant_on(a, b):
             return
         try:
-            points = set().union(*(_points(ex, self.symbol, a, b) for ex in self.expressions[:self.decisions]))
+            points = set().union(*(_points(ex, self.symbol, a, b) for ex in self._varying))
             if len(points) <= 4 * MAX_CROSSINGS:
                 yield from ((p, True) for p in sorted(points, reverse=not up))
                 return
@@ -547,10 +547,22 @@ class Probe:
         yield middle, True
         yield from self._windows(*halves[1], up, directions, work)
 
+    @functools.cached_property
+    def _varying(self) -> list:
+        """The decisions that depend on the variable: the others have no points, and go one way (0)."""
+        return [ex for ex in self.expressions[:self.decisions] if _moves(ex, self.symbol)]
+
+    @functools.cached_property
+    def _unsettled(self) -> list:
+        """The decisions :meth:`_constant_on` asks: those that depend on the variable, and any
+        other whose enclosure cannot be given (it then answers no on every window)."""
+        return [ex for ex in self.expressions[:self.decisions]
+                if _moves(ex, self.symbol) or _bounds(ex, self.symbol, Fraction(0), Fraction(0)) is None]
+
     def _constant_on(self, a: Fraction, b: Fraction) -> bool:
         """Whether interval arithmetic shows every decision to take one value on [a, b]. The
         decision that moved on the last window is asked first: it most likely moves on this one."""
-        decisions = self.expressions[:self.decisions]
+        decisions = self._unsettled
         first = self._moving
         for i in itertools.chain(range(first, len(decisions)), range(first)):
             bounds = _bounds(decisions[i], self.symbol, a, b)
@@ -560,11 +572,12 @@ class Probe:
         return True
 
     def _directions(self, lo: Fraction, hi: Fraction) -> list:
-        """Each decision's direction on [lo, hi] (+1, -1, 0; None: not known to be monotone)."""
+        """The direction on [lo, hi] of each decision that depends on the variable (+1, -1;
+        None: not known to be monotone)."""
         key = (lo, hi)
         if key not in self._direction_cache:
             self._direction_cache[key] = [_direction(ex, self.symbol, lo, hi)
-                                          for ex in self.expressions[:self.decisions]]
+                                          for ex in self._varying]
         return self._direction_cache[key]
 
     def _walk_bracketed(self, start: Fraction, end: Fraction, most: int) -> Walk:

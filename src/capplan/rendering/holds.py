@@ -52,6 +52,10 @@ def unit_label(q) -> str:
 class InputHolds(InputInterval):
     """One input's interval and first flips (:class:`capplan.analysis.holds.InputInterval`), in words."""
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._shown: dict = {}          # :meth:`shown`'s values, this input's own
+
     @classmethod
     def of(cls, found: InputInterval, shown: dict | None = None) -> InputHolds:
         """The words of an interval the analysis found (its sides are not worked out again).
