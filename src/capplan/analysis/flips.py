@@ -1091,13 +1091,23 @@ def _linear_crossings(g, x, lo, hi, a, b, c, d) -> set[Fraction]:
 
 
 def _levels(a, b, c, d, first: int, last: int, lo, hi) -> set[Fraction]:
-    """Where (a x + b) / (c x + d) = k in (lo, hi), for each integer k from ``first`` to ``last``."""
+    """Where (a x + b) / (c x + d) = k in (lo, hi), for each integer k from ``first`` to ``last``:
+    in integers (the four over their common denominator, each root's numerator and denominator
+    compared with the window's ends), a fraction made only for a root inside (up to 64 levels
+    a window, and most fall outside it)."""
+    a, b, c, d, lo, hi = (Fraction(v) for v in (a, b, c, d, lo, hi))
+    q = math.lcm(a.denominator, b.denominator, c.denominator, d.denominator)
+    big_a, big_b, big_c, big_d = (v.numerator * (q // v.denominator) for v in (a, b, c, d))
+    low_n, low_d, high_n, high_d = lo.numerator, lo.denominator, hi.numerator, hi.denominator
     out = set()
     for k in range(first, last + 1):
-        if a != k * c:
-            root = (k * d - b) / (a - k * c)
-            if lo < root < hi:
-                out.add(root)
+        m = big_a - k * big_c
+        if m:
+            n = k * big_d - big_b
+            if m < 0:
+                n, m = -n, -m
+            if low_n * m < n * low_d and n * high_d < high_n * m:
+                out.add(Fraction(n, m))
     return out
 
 
