@@ -1,7 +1,8 @@
 """A scenario's exact values are computed when a probe first reads them (analysis/flips.py
 ``ScenarioValues``), the outputs' words of a value are remembered (rendering/holds.py
-``InputHolds.shown``), and full garbage collections wait while the search runs
-(analysis/collector.py): the same numbers and words as computed all at once, and less work."""
+``InputHolds.shown``), a walk computes each point's targets once (``Probe.at``), and full
+garbage collections wait while the search runs (analysis/collector.py): the same numbers and
+words as computed all at once, and less work."""
 
 from __future__ import annotations
 
@@ -98,3 +99,39 @@ def test_the_search_of_a_scenario_runs_with_full_collections_deferred(monkeypatc
     evaluations = _scenarios()
     PlanHolds(evaluations, decisions_only=True).of(evaluations[1].scenario.name)
     assert seen == [max(gc.get_threshold()[2], collector.PATIENCE)]
+
+
+def _fresh_probe(name: str):
+    evaluations = _scenarios()
+    found = PlanHolds(evaluations, decisions_only=True)
+    e = evaluations[0]
+    variable = next(v for v in found._variables(e) if v.name == name)
+    probe, _, _ = found.probe(e, variable)
+    return probe
+
+
+def test_a_walk_computes_each_point_s_targets_once_and_finds_what_it_found_without():
+    probe = _fresh_probe("peak_arrival_rate")
+    calls = []
+    probe.functions = [(lambda v, f=f, i=i: calls.append((i, v)) or f(v)) for i, f in enumerate(probe.functions)]
+    lo, hi = flips.base_range(probe.today, probe.quantity, Fraction(10))
+    remembered = []
+    for end in (hi, lo):
+        calls.clear()
+        remembered.append(probe._walk(probe.today, end, 3))
+        assert calls and len(calls) == len(set(calls))      # a point's targets: once a walk
+        assert probe._seen is None                          # the table lives for one walk
+
+    def plain_at(self, v, count=None):
+        out = []
+        for f in self.functions[:count]:
+            try:
+                out.append(f(v))
+            except (flips.Undefined, ZeroDivisionError):
+                out.append(flips.UNDEFINED)
+        return tuple(out)
+
+    fresh = _fresh_probe("peak_arrival_rate")
+    fresh.at = plain_at.__get__(fresh)
+    assert [fresh._walk(fresh.today, end, 3) for end in (hi, lo)] == remembered
+    assert sum(len(w.flips) for w in remembered) == 6

@@ -310,6 +310,8 @@ class Probe:
         self._direction_cache: dict = {}
         self._moving = 0                                     # see :meth:`_constant_on`
         self._engine_known: dict[Fraction, tuple] = {}      # the float engine's targets, by value
+        self._seen: dict | None = None      # during a walk, the targets' values by point: a flip's
+        #                                     two sides are points whose decisions the walk has computed
         self.expressions, self.functions = self._closed_forms(values, nominal_values)
 
     def _closed_forms(self, values: dict, nominal_values: dict) -> tuple:
@@ -338,16 +340,24 @@ class Probe:
     # -- values ----------------------------------------------------------------------------
     def at(self, v: Fraction, count: int | None = None) -> tuple:
         """The first ``count`` targets' exact values at ``v`` (all by default;
-        ``UNDEFINED`` where the plan does not evaluate)."""
+        ``UNDEFINED`` where the plan does not evaluate); during a walk, each computed once."""
         if self.functions is None:
             return self._engine_at(v)[:count]
-        out = []
-        for f in self.functions[:count]:
+        n = len(self.functions) if count is None else min(count, len(self.functions))
+        seen = self._seen if type(v) is Fraction else None
+        known = () if seen is None else seen.get(v, ())
+        if len(known) >= n:
+            return known[:n]
+        out = list(known)
+        for f in self.functions[len(known):n]:
             try:
                 out.append(f(v))
             except (Undefined, ZeroDivisionError):
                 out.append(UNDEFINED)
-        return tuple(out)
+        out = tuple(out)
+        if seen is not None:
+            seen[v] = out
+        return out
 
     def _engine_at(self, v: Fraction) -> tuple:
         known = self._engine_known.get(v)
@@ -438,6 +448,7 @@ class Probe:
         up = end > start
         walker = self._count_walk if self.integer else self._real_walk
         found, reached = [], end
+        self._seen = {}
         try:
             for flip in walker(start, end, up):
                 found.append(flip)
@@ -446,6 +457,8 @@ class Probe:
                     break
         except _Budget as stop:
             reached = stop.at
+        finally:
+            self._seen = None
         return Walk(found, reached)
 
     def _real_walk(self, start: Fraction, end: Fraction, up: bool):
