@@ -92,6 +92,26 @@ def test_full_collections_wait_inside_the_block_and_the_thresholds_come_back():
     assert inside[:2] == before[:2] and inside[2] >= collector.PATIENCE
 
 
+def test_leaving_the_outermost_block_collects_the_young_generation_alone(monkeypatch):
+    asked = []
+    monkeypatch.setattr(collector.gc, "collect", lambda generation=2: asked.append(generation) or 0)
+    with collector.deferred():
+        with collector.deferred():
+            pass
+        assert asked == []                                   # an inner block leaves it to the outermost
+    assert asked == [0]
+
+
+def test_a_failure_inside_the_block_still_gives_the_thresholds_back():
+    before = gc.get_threshold()
+    try:
+        with collector.deferred():
+            raise ValueError("inside")
+    except ValueError:
+        pass
+    assert gc.get_threshold() == before and collector._open == [0]
+
+
 def test_the_search_of_a_scenario_runs_with_full_collections_deferred(monkeypatch):
     seen = []
     real = PlanHolds.inputs

@@ -8,6 +8,11 @@ last one: eight times over that search, a third of its CPU, to free almost nothi
 (refcounting frees what the search drops; it makes few cycles). Inside
 :func:`deferred`, the young generations are collected as usual and a full
 collection waits until the search returns.
+
+Leaving the outermost block collects the youngest generation (a few hundred objects
+at most): the next scenario's block then begins before enough objects are made to
+start a collection, which would otherwise be the full one owed, in the few steps
+between two scenarios.
 """
 
 from __future__ import annotations
@@ -17,13 +22,20 @@ import gc
 
 PATIENCE = 1_000_000      # young collections between full ones, inside deferred(): in effect none
 
+_open = [0]               # deferred() blocks entered and not yet left
+
 
 @contextlib.contextmanager
 def deferred():
-    """Full collections deferred for the ``with`` block (nested blocks restore in turn)."""
-    young, middle, full = gc.get_threshold()
-    gc.set_threshold(young, middle, max(full, PATIENCE))
+    """Full collections deferred for the ``with`` block (nested blocks defer with the outermost)."""
+    if not _open[0]:
+        saved = gc.get_threshold()
+        gc.set_threshold(saved[0], saved[1], max(saved[2], PATIENCE))
+    _open[0] += 1
     try:
         yield
     finally:
-        gc.set_threshold(young, middle, full)
+        _open[0] -= 1
+        if not _open[0]:
+            gc.set_threshold(*saved)
+            gc.collect(0)
