@@ -146,13 +146,16 @@ class Search:
         self._shared: dict = {}        # what probes of scenarios alike share: closed forms, walks
 
     def values(self, scenario: str) -> dict:
-        """Every node of one scenario as exact numbers: where its graph has the nominal
-        scenario's formulas, only what a changed value reaches is walked again."""
+        """Every node of one scenario as exact numbers, each computed when first read
+        (:class:`ScenarioValues`): a probe reads only what its closed forms do not recompute
+        in the symbol, and most of what a changed input reaches (the queueing figures, the
+        costs) is recomputed by every probe. Where the scenario's graph has the nominal
+        scenario's formulas, a node none of whose dependencies differs keeps the nominal value."""
         if scenario not in self._values:
             e = self.evaluations[scenario]
             alike = e.graph.same_formulas(self.nominal.graph)
-            self._values[scenario] = exact_values(e, self.nominal_values,
-                                                  base=self.nominal_values if alike else None, keep=self.keep)
+            self._values[scenario] = ScenarioValues(e, self.nominal_values,
+                                                    base=self.nominal_values if alike else None)
         return self._values[scenario]
 
     def probe(self, scenario: str, variable: Target, targets: list[Target], decisions: int) -> Probe:
@@ -160,7 +163,6 @@ class Search:
         e = self.evaluations[scenario]
         return Probe(e, self.nominal, self.values(scenario), self.nominal_values, variable, targets, decisions,
                      self._shared)
-
 
     def exact_at(self, scenario: str, variable: Target, value: Fraction) -> dict:
         """Every node of a scenario in exact numbers with ``variable`` set to
@@ -181,30 +183,63 @@ def exact_values(e: Evaluation, nominal_values: dict | None, given: dict | None 
     ``base``: another scenario's values under the same formulas; a formula none
     of whose dependencies differs from there keeps its value without a walk.
     ``keep``: the formulas to compute (None: all; see :func:`_kept`)."""
-    values: dict = {}
-    walker = Exact(values, values if nominal_values is None else nominal_values)
-    changed: set[str] = set()
+    values = ScenarioValues(e, nominal_values, given, base)
     for name in e.graph.order:
+        if keep is None or name in keep:
+            values[name]
+    return dict(values)
+
+
+class ScenarioValues(dict):
+    """One scenario's nodes as exact numbers (:func:`exact_values`), each computed when
+    first read, its dependencies before it (a missing key is computed, so ``get`` and ``in``
+    see only what has been read). Equal, node by node, to the values computed all at once."""
+
+    def __init__(self, e: Evaluation, nominal_values: dict | None, given: dict | None = None,
+                 base: dict | None = None):
+        super().__init__()
+        self.e, self.given, self.base = e, given or {}, base
+        self._walker = Exact(self, self if nominal_values is None else nominal_values)
+        self._same: dict[str, bool] = {}        # with a base: whether a node's value is base's
+        self._rank: dict[str, int] | None = None   # each node's place in the graph's order
+
+    def __missing__(self, name: str):
+        graph = self.e.graph
+        if name not in graph.nodes:
+            raise KeyError(name)
+        todo, stack = {name}, [name]
+        while stack:                            # every node not yet computed that ``name`` rests on
+            for d in graph.nodes[stack.pop()].deps:
+                if d not in todo and not dict.__contains__(self, d):
+                    todo.add(d)
+                    stack.append(d)
+        if self._rank is None:
+            self._rank = {n: i for i, n in enumerate(graph.order)}
+        for n in sorted(todo, key=self._rank.__getitem__):
+            self._compute(n)
+        return dict.__getitem__(self, name)
+
+    def _compute(self, name: str) -> None:
+        e, base = self.e, self.base
         node = e.graph.nodes[name]
         q = node.quantity
-        if keep is not None and name not in keep:
-            continue
-        if given and name in given:
-            values[name] = given[name]
+        if name in self.given:
+            value = self.given[name]
         elif node.formula is not None:
-            if base is not None and not any(d in changed for d in node.deps):
-                values[name] = base[name]
-                continue
-            values[name] = _column(walker.visit(node.formula.expr), e, q)
+            if base is not None and name in base and all(self._same[d] for d in node.deps):
+                self[name] = base[name]
+                self._same[name] = True
+                return
+            value = _column(self._walker.visit(node.formula.expr), e, q)
         elif q.table:
             rows = e.scenario.tables[q.table].rows
-            values[name] = [r[q.column] for r in rows] if q.kind == "text" else \
+            value = [r[q.column] for r in rows] if q.kind == "text" else \
                 tuple(rational(r[q.column], q.unit) for r in rows)
         else:
-            values[name] = rational(e.inputs[name].value, q.unit)
-        if base is not None and not _identical(values[name], base.get(name)):
-            changed.add(name)
-    return values
+            value = rational(e.inputs[name].value, q.unit)
+        self[name] = value
+        if base is not None:
+            self._same[name] = _identical(value, base.get(name))
 
 
 def _kept(graph, wanted: frozenset[str]) -> frozenset[str]:
@@ -275,6 +310,8 @@ class Probe:
         self._direction_cache: dict = {}
         self._moving = 0                                     # see :meth:`_constant_on`
         self._engine_known: dict[Fraction, tuple] = {}      # the float engine's targets, by value
+        self._seen: dict | None = None      # during a walk, the targets' values by point: a flip's
+        #                                     two sides are points whose decisions the walk has computed
         self.expressions, self.functions = self._closed_forms(values, nominal_values)
 
     def _closed_forms(self, values: dict, nominal_values: dict) -> tuple:
@@ -303,16 +340,24 @@ class Probe:
     # -- values ----------------------------------------------------------------------------
     def at(self, v: Fraction, count: int | None = None) -> tuple:
         """The first ``count`` targets' exact values at ``v`` (all by default;
-        ``UNDEFINED`` where the plan does not evaluate)."""
+        ``UNDEFINED`` where the plan does not evaluate); during a walk, each computed once."""
         if self.functions is None:
             return self._engine_at(v)[:count]
-        out = []
-        for f in self.functions[:count]:
+        n = len(self.functions) if count is None else min(count, len(self.functions))
+        seen = self._seen if type(v) is Fraction else None
+        known = () if seen is None else seen.get(v, ())
+        if len(known) >= n:
+            return known[:n]
+        out = list(known)
+        for f in self.functions[len(known):n]:
             try:
                 out.append(f(v))
             except (Undefined, ZeroDivisionError):
                 out.append(UNDEFINED)
-        return tuple(out)
+        out = tuple(out)
+        if seen is not None:
+            seen[v] = out
+        return out
 
     def _engine_at(self, v: Fraction) -> tuple:
         known = self._engine_known.get(v)
@@ -403,6 +448,7 @@ class Probe:
         up = end > start
         walker = self._count_walk if self.integer else self._real_walk
         found, reached = [], end
+        self._seen = {}
         try:
             for flip in walker(start, end, up):
                 found.append(flip)
@@ -411,6 +457,8 @@ class Probe:
                     break
         except _Budget as stop:
             reached = stop.at
+        finally:
+            self._seen = None
         return Walk(found, reached)
 
     def _real_walk(self, start: Fraction, end: Fraction, up: bool):
@@ -490,7 +538,7 @@ class Probe:
         if self._constant_on(a, b):
             return
         try:
-            points = set().union(*(_points(ex, self.symbol, a, b) for ex in self.expressions[:self.decisions]))
+            points = set().union(*(_points(ex, self.symbol, a, b) for ex in self._varying))
             if len(points) <= 4 * MAX_CROSSINGS:
                 yield from ((p, True) for p in sorted(points, reverse=not up))
                 return
@@ -512,10 +560,22 @@ class Probe:
         yield middle, True
         yield from self._windows(*halves[1], up, directions, work)
 
+    @functools.cached_property
+    def _varying(self) -> list:
+        """The decisions that depend on the variable: the others have no points, and go one way (0)."""
+        return [ex for ex in self.expressions[:self.decisions] if _moves(ex, self.symbol)]
+
+    @functools.cached_property
+    def _unsettled(self) -> list:
+        """The decisions :meth:`_constant_on` asks: those that depend on the variable, and any
+        other whose enclosure cannot be given (it then answers no on every window)."""
+        return [ex for ex in self.expressions[:self.decisions]
+                if _moves(ex, self.symbol) or _bounds(ex, self.symbol, Fraction(0), Fraction(0)) is None]
+
     def _constant_on(self, a: Fraction, b: Fraction) -> bool:
         """Whether interval arithmetic shows every decision to take one value on [a, b]. The
         decision that moved on the last window is asked first: it most likely moves on this one."""
-        decisions = self.expressions[:self.decisions]
+        decisions = self._unsettled
         first = self._moving
         for i in itertools.chain(range(first, len(decisions)), range(first)):
             bounds = _bounds(decisions[i], self.symbol, a, b)
@@ -525,11 +585,12 @@ class Probe:
         return True
 
     def _directions(self, lo: Fraction, hi: Fraction) -> list:
-        """Each decision's direction on [lo, hi] (+1, -1, 0; None: not known to be monotone)."""
+        """The direction on [lo, hi] of each decision that depends on the variable (+1, -1;
+        None: not known to be monotone)."""
         key = (lo, hi)
         if key not in self._direction_cache:
             self._direction_cache[key] = [_direction(ex, self.symbol, lo, hi)
-                                          for ex in self.expressions[:self.decisions]]
+                                          for ex in self._varying]
         return self._direction_cache[key]
 
     def _walk_bracketed(self, start: Fraction, end: Fraction, most: int) -> Walk:
@@ -1043,13 +1104,23 @@ def _linear_crossings(g, x, lo, hi, a, b, c, d) -> set[Fraction]:
 
 
 def _levels(a, b, c, d, first: int, last: int, lo, hi) -> set[Fraction]:
-    """Where (a x + b) / (c x + d) = k in (lo, hi), for each integer k from ``first`` to ``last``."""
+    """Where (a x + b) / (c x + d) = k in (lo, hi), for each integer k from ``first`` to ``last``:
+    in integers (the four over their common denominator, each root's numerator and denominator
+    compared with the window's ends), a fraction made only for a root inside (up to 64 levels
+    a window, and most fall outside it)."""
+    a, b, c, d, lo, hi = (Fraction(v) for v in (a, b, c, d, lo, hi))
+    q = math.lcm(a.denominator, b.denominator, c.denominator, d.denominator)
+    big_a, big_b, big_c, big_d = (v.numerator * (q // v.denominator) for v in (a, b, c, d))
+    low_n, low_d, high_n, high_d = lo.numerator, lo.denominator, hi.numerator, hi.denominator
     out = set()
     for k in range(first, last + 1):
-        if a != k * c:
-            root = (k * d - b) / (a - k * c)
-            if lo < root < hi:
-                out.add(root)
+        m = big_a - k * big_c
+        if m:
+            n = k * big_d - big_b
+            if m < 0:
+                n, m = -n, -m
+            if low_n * m < n * low_d and n * high_d < high_n * m:
+                out.add(Fraction(n, m))
     return out
 
 

@@ -11,13 +11,14 @@ JSON document, ``capplan seek`` and ``capplan diff``.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property
 
 from capplan import formatting
-from capplan.analysis import flips
+from capplan.analysis import collector, flips
 from capplan.analysis.declared import Decision, declared, decisions, holds_spec, layout, row_keys, variables
 from capplan.analysis.flips import Flip, Holds, Probe, Search, Solution, Target
 from capplan.engine.evaluate import Evaluation
@@ -89,7 +90,7 @@ class InputInterval:
 
     def display(self, v: Fraction) -> float:
         """A value of the input in its display unit, JSON-ready."""
-        return formatting.plain(float(v / factor(self.quantity.unit)))
+        return _displayed(v, self.quantity.unit)
 
     def side(self, flip: Flip, direction: str) -> Side:
         """Any flip on one side of today's value (not only the first), as a side seen from today."""
@@ -152,9 +153,11 @@ class PlanHolds:
         return self._probed[key]
 
     def of(self, scenario: str) -> list[InputInterval]:
-        """One scenario's inputs (:meth:`inputs`), searched once."""
+        """One scenario's inputs (:meth:`inputs`), searched once (full garbage collections
+        deferred: :mod:`capplan.analysis.collector`)."""
         if scenario not in self._found:
-            self._found[scenario] = self.inputs(self.search.evaluations[scenario])
+            with collector.deferred():
+                self._found[scenario] = self.inputs(self.search.evaluations[scenario])
         return self._found[scenario]
 
     @property
@@ -200,6 +203,13 @@ class PlanHolds:
         """Whether the priced table has too many rows for every pair (each row meets the lowest)."""
         table = self.evaluations[0].scenario.tables.get(holds_spec()["breakeven"]["table"])
         return table is not None and len(table.rows) > ALL_PAIRS
+
+
+@functools.lru_cache(maxsize=65536)
+def _displayed(v: Fraction, unit: str) -> float:
+    """:meth:`InputInterval.display` (remembered: today's values and the ends of the ranges
+    repeat across a plan's scenarios; equal values display alike)."""
+    return formatting.plain(float(v / factor(unit)))
 
 
 def _targeted() -> frozenset[str]:

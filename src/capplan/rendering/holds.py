@@ -13,6 +13,7 @@ from fractions import Fraction
 from functools import cached_property
 
 from capplan import formatting
+from capplan.analysis import collector
 from capplan.analysis.declared import decisions, holds_spec
 from capplan.analysis.flips import UNDEFINED
 from capplan.analysis.holds import Breakeven, InputInterval, PlanHolds, Side
@@ -21,6 +22,8 @@ from capplan.engine.exact import factor
 
 
 # -- numbers and words ---------------------------------------------------------------------
+
+_UNSEEN = object()
 
 def display(e: Evaluation, name: str, value) -> float | bool | None:
     """An exact base-unit value in its display unit, JSON-ready."""
@@ -32,12 +35,13 @@ def display(e: Evaluation, name: str, value) -> float | bool | None:
     return formatting.plain(float(Fraction(value) / factor(q.unit)))
 
 
-def text(e: Evaluation, name: str, value, unit: bool = True) -> str:
-    """A target's value for a reader ('9 GPUs', 'PASS'; '9' without its unit)."""
+def text(e: Evaluation, name: str, value, unit: bool = True, shown=None) -> str:
+    """A target's value for a reader ('9 GPUs', 'PASS'; '9' without its unit); ``shown``: its
+    :func:`display`, where the caller has it."""
     q = e.model.quantities[name]
     if value == UNDEFINED:
         return "undefined (the plan does not evaluate)"
-    return formatting.quantity(display(e, name, value), q.unit if unit else "", q.kind)
+    return formatting.quantity(display(e, name, value) if shown is None else shown, q.unit if unit else "", q.kind)
 
 
 def unit_label(q) -> str:
@@ -48,12 +52,27 @@ def unit_label(q) -> str:
 class InputHolds(InputInterval):
     """One input's interval and first flips (:class:`capplan.analysis.holds.InputInterval`), in words."""
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._shown: dict = {}          # :meth:`shown`'s values, this input's own
+
     @classmethod
-    def of(cls, found: InputInterval) -> InputHolds:
-        """The words of an interval the analysis found (its sides are not worked out again)."""
+    def of(cls, found: InputInterval, shown: dict | None = None) -> InputHolds:
+        """The words of an interval the analysis found (its sides are not worked out again).
+        ``shown``: :func:`display`'s values by (quantity, value), shared by a plan's inputs."""
         worded = cls.__new__(cls)
         worded.__dict__.update(vars(found))
+        worded._shown = {} if shown is None else shown
         return worded
+
+    def shown(self, name: str, value) -> float | bool | None:
+        """:func:`display`, remembered: a plan's flips repeat the same few decision values
+        thousands of times (equal values, 9 and Fraction(9), display alike)."""
+        key = (name, value)
+        out = self._shown.get(key, _UNSEEN)
+        if out is _UNSEEN:
+            out = self._shown[key] = display(self.e, name, value)
+        return out
 
     def value_text(self, v: Fraction) -> str:
         return formatting.quantity(self.display(v), self.quantity.unit, self.quantity.kind)
@@ -114,14 +133,18 @@ class InputHolds(InputInterval):
             name = d.target.name
             words = f"{d.row} {d.label}" if d.row else d.label
             colon = ":" if self.e.model.quantities[name].kind == "bool" else ""
-            change = f"{words}{colon} {text(self.e, name, before[i], False)} → {text(self.e, name, after[i], False)}"
+            change = f"{words}{colon} {self._text(name, before[i])} → {self._text(name, after[i])}"
             j = cost_of.get(d.row)
             if d.role == "size" and j is not None and UNDEFINED not in (before[j], after[j]):
                 cost = self.costs[j - len(self.decided)]
-                delta = display(self.e, cost.target.name, after[j] - before[j])
+                delta = self.shown(cost.target.name, after[j] - before[j])
                 change += f" ({cost.label} {'+' if delta >= 0 else '−'}{formatting.money(abs(delta))})"
             out.append(change)
         return out
+
+    def _text(self, name: str, value) -> str:
+        """:func:`text` without the unit, from :meth:`shown`."""
+        return text(self.e, name, value, False, self.shown(name, value))
 
     def sentence(self, side: Side) -> str:
         """'above 63 req/s: active GPUs 9 → 10; …', 'none up to the domain's end, 1', 'none down to 6 req/s'."""
@@ -155,8 +178,8 @@ class InputHolds(InputInterval):
         flip = side.flip
         return {"value": self.display(flip.value), "unit": self.quantity.unit, "belongs_to": flip.side,
                 "exact": flip.exact, "text": self.sentence(side),
-                "decisions_before": {d.id: display(self.e, d.target.name, before[i]) for i, d in enumerate(self.decided)},
-                "decisions_after": {d.id: display(self.e, d.target.name, after[i]) for i, d in enumerate(self.decided)}}
+                "decisions_before": {d.id: self.shown(d.target.name, before[i]) for i, d in enumerate(self.decided)},
+                "decisions_after": {d.id: self.shown(d.target.name, after[i]) for i, d in enumerate(self.decided)}}
 
 
 def _sides(side: Side) -> tuple[tuple, tuple]:
@@ -178,12 +201,14 @@ class HoldsView:
         self.found = found
         self.evaluations = found.evaluations
         self._worded: dict[str, list[InputHolds]] = {}
+        self._shown: dict = {}          # display() by (quantity, value): see InputHolds.shown
         self._json: dict[str, list[dict]] = {}
 
     def of(self, scenario: str) -> list[InputHolds]:
         """One scenario's inputs, the most fragile first."""
         if scenario not in self._worded:
-            self._worded[scenario] = [InputHolds.of(h) for h in self.found.of(scenario)]
+            with collector.deferred():              # see capplan.analysis.collector
+                self._worded[scenario] = [InputHolds.of(h, self._shown) for h in self.found.of(scenario)]
         return self._worded[scenario]
 
     @property
@@ -204,7 +229,8 @@ class HoldsView:
 
     def as_json(self, scenario: str) -> list[dict]:
         if scenario not in self._json:
-            self._json[scenario] = [h.as_json() for h in self.of(scenario)]
+            with collector.deferred():              # see capplan.analysis.collector
+                self._json[scenario] = [h.as_json() for h in self.of(scenario)]
         return self._json[scenario]
 
     @cached_property
