@@ -80,6 +80,22 @@ def test_the_command_exits_with_main_s_code_leaving_its_objects_to_the_system(mo
         gc.unfreeze()
 
 
+
+def test_a_plan_s_outputs_are_made_with_full_collections_deferred(monkeypatch):
+    """compile_plan makes the outputs inside collector.deferred (the plan and its evaluations
+    are not walked again by each full collection) and leaves the thresholds as they were."""
+    import gc
+
+    from capplan.analysis import collector
+
+    seen = []
+    real = builder._outputs
+    monkeypatch.setattr(builder, "_outputs", lambda *a: seen.append(gc.get_threshold()) or real(*a))
+    before = gc.get_threshold()
+    compiled = builder.compile_plan(RETAIL_PLAN)
+    assert compiled.files and gc.get_threshold() == before
+    assert seen == [(*before[:2], max(before[2], collector.PATIENCE))]
+
 HEAVY = ("sympy", "pint", "numpy", "jinja2", "openpyxl")
 
 

@@ -23,7 +23,6 @@ functions that need them, so an unchanged build or check never loads them.
 from __future__ import annotations
 
 import contextlib
-import gc
 import os
 import tempfile
 from collections.abc import Iterator
@@ -33,6 +32,7 @@ from typing import TYPE_CHECKING
 
 from capplan import bounded, cache, manifest
 from capplan.ahead import Ahead, Parts, Split, free_cpus
+from capplan.analysis import collector
 from capplan.analysis.pipeline import display, load_plan, run, simulate
 from capplan.errors import CapplanError
 from capplan.review import check
@@ -112,11 +112,8 @@ def compile_plan(path: Path, model: Model | None = None, ahead: Ahead | None = N
         raise CapplanError(f"a plan cannot be named '{plan.name}': out/{manifest.NAME} is the build's "
                            "record of its inputs; rename the plan file", file=plan.file)
     shown = view.build(plan, evaluations, analysed.artifacts)
-    gc.freeze()                         # the plan and its evaluations outlive the outputs: not walked again
-    try:
+    with collector.deferred():
         return Compiled(plan, evaluations, _outputs(plan, evaluations, shown, analysed.artifacts))
-    finally:
-        gc.unfreeze()
 
 
 def _outputs(plan: Plan, evaluations: list[Evaluation], shown: PlanView, artifacts: Artifacts) -> dict[str, bytes]:

@@ -1,13 +1,15 @@
-"""Full garbage collections deferred while the flip search runs.
+"""Full garbage collections deferred while a plan's outputs are made and its flip points searched.
 
-The search keeps what scenarios share (closed forms, walks, exact values, the caches
-of its pieces): a 1,000-scenario plan holds about a million tracked objects when it
-is done, fractions and sympy nodes that live to the end. CPython's full collection
+The build keeps the plan and its evaluations to the end, and the search keeps what
+scenarios share (closed forms, walks, exact values, the caches of its pieces): a
+1,000-scenario plan holds about a million tracked objects when it is done, fractions
+and sympy nodes that live to the end. CPython's full collection
 walks every tracked object each time their number has grown by a quarter since the
 last one: eight times over that search, a third of its CPU, to free almost nothing
 (refcounting frees what the search drops; it makes few cycles). Inside
 :func:`deferred`, the young generations are collected as usual and a full
-collection waits until the search returns.
+collection waits until the outermost block is left (the build's outputs, or a search
+run alone, as ``seek`` runs it).
 
 Leaving the outermost block collects the youngest generation (a few hundred objects
 at most): the next scenario's block then begins before enough objects are made to
