@@ -177,11 +177,16 @@ def table_from(reach: dict[str, list[str]], unshown: dict[str, str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def reach_of(traces) -> dict[str, list[str]]:
+    """The sites reached, from one trace or one per xdist worker (reach.json.gw0 …)."""
+    reach: dict[str, list[str]] = {}
+    for name in traces:
+        for key, tests in json.loads(Path(name).read_text()).items():
+            reach.setdefault(key, []).extend(tests)
+    return reach
+
+
 if __name__ == "__main__":
     import yaml
     old = yaml.safe_load(TABLE.read_text(encoding="utf-8")) if TABLE.exists() else {}
-    reach: dict[str, list[str]] = {}
-    for name in sys.argv[1:]:          # one trace, or one per xdist worker (reach.json.gw0 …)
-        for key, tests in json.loads(Path(name).read_text()).items():
-            reach.setdefault(key, []).extend(tests)
-    sys.stdout.write(table_from(reach, (old or {}).get("unshown") or {}))
+    sys.stdout.write(table_from(reach_of(sys.argv[1:]), (old or {}).get("unshown") or {}))

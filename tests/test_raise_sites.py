@@ -11,7 +11,6 @@ tests under a tracer and checks each really reaches its site.
 from __future__ import annotations
 
 import ast
-import json
 import os
 import subprocess
 import sys
@@ -19,7 +18,7 @@ import sys
 import pytest
 import yaml
 from conftest import ROOT
-from raise_sites import TABLE, sites
+from raise_sites import TABLE, reach_of, sites
 
 SITES = {site.key for site in sites()}
 LISTED = yaml.safe_load(TABLE.read_text(encoding="utf-8"))
@@ -52,6 +51,6 @@ def test_each_named_test_reaches_its_site(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(ROOT / "tests"), CAPPLAN_RAISE_TRACE=str(trace))
     subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "raise_sites",
                     *sorted(set(REACHED.values()))], cwd=ROOT, env=env, capture_output=True, check=False)
-    reach = json.loads(trace.read_text())
+    reach = reach_of(sorted(tmp_path.glob("reach.json*")))    # the project's addopts run the tests under xdist
     unreached = {site: test for site, test in REACHED.items() if test not in reach.get(site, [])}
     assert not unreached, f"these tests no longer reach their raise site: {unreached}"

@@ -194,24 +194,27 @@ def _weights(ctx: Context, raw) -> list[str | None]:
                       f"weights: out (the plan's weight_bytes_per_param holds)", SECTION, "weights")
     if raw == "all":
         return formats
-    out = []
-    for i, fmt in enumerate(_list(ctx, raw, "weights", f"the model's formats: {', '.join(formats)}, or all")):
-        if str(fmt) not in formats:
-            raise ctx.err(f"model '{ctx.model_entry.id}' has no checkpoint format '{fmt}'; known: "
-                          f"{', '.join(formats)}", SECTION, "weights", i)
-        out.append(str(fmt))
-    return list(dict.fromkeys(out))
+    return _chosen(ctx, raw, "weights", formats, f"the model's formats: {', '.join(formats)}, or all",
+                   lambda fmt: f"model '{ctx.model_entry.id}' has no checkpoint format '{fmt}'; known: "
+                               f"{', '.join(formats)}")
 
 
 def _kv_dtypes(ctx: Context, raw) -> list[str]:
     if raw is None:
         return ["auto"]
+    return _chosen(ctx, raw, "kv_cache_dtype", KV_DTYPES, f"one of {', '.join(KV_DTYPES)}",
+                   lambda dtype: f"unknown KV-cache dtype '{dtype}'{nearest(str(dtype), KV_DTYPES)} (vLLM's "
+                                 f"--kv-cache-dtype: {', '.join(KV_DTYPES)})")
+
+
+def _chosen(ctx: Context, raw, key: str, known, example: str, unknown) -> list[str]:
+    """The values listed under ``key``, each once in the order given, every one among ``known``
+    (``unknown(value)`` words the refusal of one that is not)."""
     out = []
-    for i, dtype in enumerate(_list(ctx, raw, "kv_cache_dtype", f"one of {', '.join(KV_DTYPES)}")):
-        if str(dtype) not in KV_DTYPES:
-            raise ctx.err(f"unknown KV-cache dtype '{dtype}'{nearest(str(dtype), KV_DTYPES)} (vLLM's "
-                          f"--kv-cache-dtype: {', '.join(KV_DTYPES)})", SECTION, "kv_cache_dtype", i)
-        out.append(str(dtype))
+    for i, value in enumerate(_list(ctx, raw, key, example)):
+        if str(value) not in known:
+            raise ctx.err(unknown(value), SECTION, key, i)
+        out.append(str(value))
     return list(dict.fromkeys(out))
 
 
