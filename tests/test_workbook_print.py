@@ -168,7 +168,7 @@ def test_the_options_table_takes_more_rows(model):
     verdicts = [f"$Z$1:$Z${len(evs)}"] * 3
     end = write_options(book, ws, 1, [*listed, cheaper], verdicts)
     assert end == 1 + 1 + 3 + 1
-    recommended = next(c for c in reversed(book.cells) if c.quantity == "options.recommendation")
+    recommended = next(c for c in reversed(book.entries) if c.quantity == "options.recommendation")
     assert recommended.expected == "Recommended: cheap-candidate"
     assert (ws.cell(4, 1).kind, ws.cell(4, 1).value) == ("f", '"cheap-candidate"')
 

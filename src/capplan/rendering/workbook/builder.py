@@ -15,7 +15,7 @@ from capplan.rendering.view import PlanView
 from capplan.rendering.workbook import candidatesheet, holds, scenariosheet, sheetshape, simulation, summary
 from capplan.rendering.workbook.formulas import Formulas, Refs
 from capplan.rendering.workbook.layout import SheetLayout, plan_sheet
-from capplan.rendering.workbook.manifest import BuiltWorkbook, CellInfo, RunInfo
+from capplan.rendering.workbook.manifest import BuiltWorkbook, CellInfo, RunInfo, SheetEntries
 from capplan.rendering.workbook.printing import print_setup
 from capplan.rendering.workbook.sheetmodel import Cell, Run, Sheet
 from capplan.rendering.workbook.cellstyles import Styles, number_format
@@ -31,7 +31,7 @@ class Book:
         self.model = model
         self.cfg = config()
         self.layout = layout()
-        self.cells: list[CellInfo | RunInfo] = []
+        self.entries: list[CellInfo | RunInfo | SheetEntries] = []    # as written: BuiltWorkbook.entries
         self.stamps: dict[tuple, scenariosheet.Stamp] = {}    # rows and table frames alike on every sheet
         self.shapes: dict[tuple, sheetshape.Shape] | None = {}  # scenario sheets alike but for values (None: off)
         self.recording: sheetshape.Shape | None = None        # the shape of the sheet being written, if it has one
@@ -67,7 +67,7 @@ class Book:
         ``source``: where the value comes from (:meth:`slot`; by default the quantity's, or its row's)."""
         cell.formula(text, expected)
         self.slot(cell, source or ("formula", quantity, row, None))
-        self.cells.append(CellInfo(sheet.title, cell.coordinate, quantity, scenario, row, role, expected))
+        self.entries.append(CellInfo(sheet.title, cell.coordinate, quantity, scenario, row, role, expected))
 
     def formula_run(self, sheet: Sheet, run: Run, quantity: str, scenario: str, expected: list, role: str,
                     clean=None) -> None:
@@ -77,7 +77,7 @@ class Book:
         if self.recording is not None:
             for i in range(len(run.formulas)):
                 self.recording.slots[(run.first_row + i, run.column)] = ("formula", quantity, i, clean)
-        self.cells.append(RunInfo(sheet.title, run, quantity, scenario, role, expected))
+        self.entries.append(RunInfo(sheet.title, run, quantity, scenario, role, expected))
 
     def slot(self, cell: Cell, source: tuple) -> None:
         """Note, on a sheet others repeat (:mod:`.sheetshape`), that ``cell``'s value is its
@@ -128,5 +128,5 @@ class Book:
             worksheets.append(ranked)
         for ws in worksheets:
             ws.protected = True
-        return BuiltWorkbook(worksheets, self.cells, {s.ev.scenario.name: s.ws.title for s in self.sheets},
+        return BuiltWorkbook(worksheets, self.entries, {s.ev.scenario.name: s.ws.title for s in self.sheets},
                              dict(self.names))

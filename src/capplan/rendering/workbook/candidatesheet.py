@@ -137,7 +137,7 @@ def write_candidates(book: Book, taken: set[str]) -> Sheet | None:
             cell.number(value)
             styles.dress(cell, number_format=formats[name])
             styles.editable(cell)             # the sheet is protected: a reader edits a price or a λ* here
-            book.cells.append(CellInfo(ws.title, cell.coordinate, name, ev.scenarios[0], k, "input", value))
+            book.entries.append(CellInfo(ws.title, cell.coordinate, name, ev.scenarios[0], k, "input", value))
         sized = all(np.isfinite(r.value(name, i)) for name in DERIVED) and r.value("instance_max_rate", i) > 0
         refs = _Refs(book, columns, row)
         for name in DERIVED:
@@ -154,7 +154,7 @@ def write_candidates(book: Book, taken: set[str]) -> Sheet | None:
             styles.dress(cell, number_format=formats[name])
         feasible = ws.cell(row, feasible_col)
         feasible.number(0 if ev.reasons[i] else 1)
-        book.cells.append(CellInfo(ws.title, feasible.coordinate, "feasible", ev.scenarios[0], k, "input",
+        book.entries.append(CellInfo(ws.title, feasible.coordinate, "feasible", ev.scenarios[0], k, "input",
                                    feasible.value))
         f, monthly = f"{column_letter(feasible_col)}{row}", f"{column_letter(columns[ranked.MONTH])}{row}"
         month_value = _display(book, ranked.MONTH, r.value(ranked.MONTH, i))
@@ -171,7 +171,7 @@ def write_candidates(book: Book, taken: set[str]) -> Sheet | None:
     ranked_last.number(INFEASIBLE)
     styles.dress(ranked_last, number_format="0E+00")
     styles.editable(ranked_last)
-    book.cells.append(CellInfo(ws.title, ranked_last.coordinate, "infeasible rank key", ev.scenarios[0], None,
+    book.entries.append(CellInfo(ws.title, ranked_last.coordinate, "infeasible rank key", ev.scenarios[0], None,
                                "input", INFEASIBLE))
     rank_range = f"${column_letter(rank_col)}${FIRST}:${column_letter(rank_col)}${last}"
     best = f"MATCH(1,{rank_range},0)"

@@ -88,7 +88,7 @@ def _row(book: Book, sheet: SheetLayout, h: InputHolds, r: int) -> None:
         if flip is None:
             cell.number(cell_number(value))
             styles.dress(cell, styles.unit)                   # a number as of the build: grey
-            book.cells.append(CellInfo(ws.title, cell.coordinate, name, scenario, None, "holds", value))
+            book.entries.append(CellInfo(ws.title, cell.coordinate, name, scenario, None, "holds", value))
         else:
             book.formula(ws, cell, flip, name, scenario, None, "holds", value)
         if h.today:

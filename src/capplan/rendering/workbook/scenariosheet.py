@@ -212,7 +212,7 @@ def _write_scalar(book: Book, sheet: SheetLayout, name: str, row: int, nominal: 
             role = "pinned" if given.pinned else ("input" if is_nominal else "override")
             value_cell.comment = input_comment(given)
             book.own_comment(value_cell, name)
-            book.cells.append(CellInfo(ws.title, value_cell.coordinate, name, scen, None, role, expected))
+            book.entries.append(CellInfo(ws.title, value_cell.coordinate, name, scen, None, role, expected))
         validate_input(ws, [value_cell.coordinate], q)
     if q.kind == "bool":
         bool_cells.append(value_cell.coordinate)
@@ -425,7 +425,7 @@ def _write_table(book: Book, sheet: SheetLayout, tname: str, nominal: SheetLayou
                         set_text(cell, state[1])
                     styles.editable(cell, override=not is_nominal)
                     if not _missing(expected):
-                        book.cells.append(CellInfo(ws.title, cell.coordinate, col, ev.scenario.name, i,
+                        book.entries.append(CellInfo(ws.title, cell.coordinate, col, ev.scenario.name, i,
                                                    "input" if is_nominal else "override", expected))
                 validate_input(ws, [cell.coordinate], q)
         if q.kind == "bool":

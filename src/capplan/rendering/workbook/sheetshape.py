@@ -50,7 +50,7 @@ def write(book: Book, sheet: SheetLayout) -> None:
             scenariosheet.write_sheet(book, sheet)
             return
         sheet.ws = ShapedSheet(book, sheet, shape)
-        book.cells.append(SheetEntries(sheet.ws))
+        book.entries.append(SheetEntries(sheet.ws))
         shape.repeats += 1
         return
     shape = book.shapes[key] = Shape(book, sheet)
@@ -246,12 +246,12 @@ class ShapedSheet(Sheet):
         """Write the sheet whole on a scratch sheet, for a reader of its cells or entries."""
         book, layout = self.book, self.layout
         scratch = Sheet(self.title)
-        listed, recording = book.cells, book.recording
-        book.cells, book.recording, layout.ws = [], None, scratch
+        listed, recording = book.entries, book.recording
+        book.entries, book.recording, layout.ws = [], None, scratch
         try:
             scenariosheet.write_sheet(book, layout)
         finally:
-            self._entries, book.cells, book.recording, layout.ws = book.cells, listed, recording, self
+            self._entries, book.entries, book.recording, layout.ws = book.entries, listed, recording, self
         if self.__dict__["cells"] is None:
             self.cells, self.runs, self._runs_in = scratch.cells, scratch.runs, scratch._runs_in
 
