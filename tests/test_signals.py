@@ -20,6 +20,8 @@ from pathlib import Path
 import pytest
 from conftest import MAIN_PLAN, ROOT
 
+from capplan import cli
+
 # The command, with one stage made slow and announcing itself in a marker file.
 SLOW_SIMULATION = """
 import sys, time
@@ -124,3 +126,24 @@ def test_a_signal_leaves_no_process_and_no_temporary(project, tmp_path, stage, s
     assert _group(process.pid) == []
     assert not [p.name for p in out.iterdir() if p.name.endswith(".tmp")]
     assert _snapshot(out) == before
+
+
+@pytest.mark.parametrize("signalled, code, said", [
+    (lambda: cli.Stopped(signal.SIGTERM), 128 + signal.SIGTERM, "stopped by SIGTERM; no output was left half-written"),
+    (KeyboardInterrupt, 128 + signal.SIGINT, "interrupted; no output was left half-written")])
+def test_a_signal_that_lands_while_a_class_is_made_still_stops_the_command(monkeypatch, capsys, signalled, code,
+                                                                          said):
+    """Python 3.11 wraps what a descriptor's __set_name__ raises in "RuntimeError: Error calling
+    __set_name__": a signal landing while capplan imports a module (a class with a
+    cached_property) reached the command as that RuntimeError, and it exited 3 as a bug."""
+    class Landing:
+        def __set_name__(self, owner, name):
+            raise signalled()
+
+    def run(args):
+        class Probe:                      # made for its attribute's __set_name__, as an import makes one
+            varying = Landing()
+
+    monkeypatch.setattr(cli, "cmd_eval", run)
+    assert cli.main(["eval", "plan.yaml"]) == code
+    assert capsys.readouterr().err == f"capplan eval: {said}\n"

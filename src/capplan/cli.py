@@ -89,13 +89,8 @@ def _run(argv: list[str] | None) -> int:
     except CapplanError as err:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_PLAN
-    except KeyboardInterrupt:
-        print(f"capplan {args.command}: interrupted; no output was left half-written", file=sys.stderr)
-        return 128 + signal.SIGINT
-    except Stopped as stop:
-        print(f"capplan {args.command}: stopped by {signal.Signals(stop.signum).name}; no output was left "
-              "half-written", file=sys.stderr)
-        return 128 + stop.signum
+    except (KeyboardInterrupt, Stopped) as stop:
+        return _stopped(args.command, stop)
     except BrokenPipeError:             # `capplan explain … | head`: the reader left; not an error
         try:
             sys.stdout = open(os.devnull, "w")
@@ -103,6 +98,9 @@ def _run(argv: list[str] | None) -> int:
             pass
         return EXIT_OK
     except Exception as err:  # InternalError or any other: a bug; say so, keep the traceback for those who ask
+        stop = _signal_under(err)
+        if stop is not None:
+            return _stopped(args.command, stop)
         if os.environ.get("CAPPLAN_DEBUG"):
             raise
         kind = "" if isinstance(err, InternalError) else f"{type(err).__name__}: "
@@ -110,6 +108,29 @@ def _run(argv: list[str] | None) -> int:
               "This is a bug in capplan. Re-run with CAPPLAN_DEBUG=1 for the traceback and report it.",
               file=sys.stderr)
         return EXIT_INTERNAL
+
+
+def _stopped(command: str, stop: BaseException) -> int:
+    """The message and exit code of a command a signal stopped (128 + the signal's number)."""
+    if isinstance(stop, Stopped):
+        print(f"capplan {command}: stopped by {signal.Signals(stop.signum).name}; no output was left "
+              "half-written", file=sys.stderr)
+        return 128 + stop.signum
+    print(f"capplan {command}: interrupted; no output was left half-written", file=sys.stderr)
+    return 128 + signal.SIGINT
+
+
+def _signal_under(err: BaseException) -> BaseException | None:
+    """The signal's exception the interpreter wrapped in ``err``, if any: one that lands while a
+    class is created reaches us as "RuntimeError: Error calling __set_name__", its cause the
+    KeyboardInterrupt or :class:`Stopped` (Python 3.11)."""
+    seen = set()
+    while err is not None and id(err) not in seen:
+        if isinstance(err, (KeyboardInterrupt, Stopped)):
+            return err
+        seen.add(id(err))
+        err = err.__cause__
+    return None
 
 
 def _tolerate_undecodable_names() -> None:
