@@ -76,7 +76,9 @@ def digest(path: Path, limit: int = MAX_BYTES) -> str | None:
 
 def holds(path: Path, content: bytes) -> bool:
     """Whether ``path`` is a regular file of exactly these bytes, compared a chunk at a time
-    (several times faster than hashing both, and no more read than ``content`` is long)."""
+    (several times faster than hashing both, and no more read than ``content`` is long).
+    Each chunk is compared with a slice of ``content`` as bytes: a memoryview compares
+    element by element, ten times slower than the copy and memcmp of a slice."""
     try:
         fd, size = _open(path, len(content))
     except OSError:
@@ -84,10 +86,10 @@ def holds(path: Path, content: bytes) -> bool:
     if size != len(content):
         os.close(fd)
         return False
-    view, seen = memoryview(content), 0
+    seen = 0
     with os.fdopen(fd, "rb") as handle:
         while chunk := handle.read(_CHUNK):
-            if view[seen:seen + len(chunk)] != chunk:
+            if content[seen:seen + len(chunk)] != chunk:
                 return False
             seen += len(chunk)
     return seen == len(content)
