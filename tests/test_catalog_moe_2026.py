@@ -1,4 +1,4 @@
-"""The large MoE models of late 2026: Kimi K2, MiniMax-M2.5, Qwen3-Coder-480B-A35B.
+"""The large MoE models of late 2026: Kimi K2 and K2.5, MiniMax-M2.5, Qwen3-Coder-480B-A35B.
 
 Hand values, as in test_catalog_2026.py: each parameter count is written out
 from the config's widths (embeddings, untied LM head, per-layer attention,
@@ -25,7 +25,7 @@ from capplan.loading.plan import load
 
 GiB = 2 ** 30
 KiB = 1024
-MOE_MODELS = ("kimi-k2", "minimax-m2.5", "qwen3-coder-480b-a35b")
+MOE_MODELS = ("kimi-k2", "kimi-k2.5", "minimax-m2.5", "qwen3-coder-480b-a35b")
 
 
 def value(model_id, name):
@@ -39,7 +39,7 @@ def bytes_per_param(model_id, fmt):
 @pytest.mark.parametrize("model_id", MOE_MODELS)
 def test_every_value_and_checkpoint_cites_a_pinned_file_or_a_url(model_id):
     entry = catalog.lookup("model", model_id)
-    assert entry.status == "confirmed"
+    assert entry.status == ("derived" if model_id == "kimi-k2.5" else "confirmed")   # its vision encoder uncounted
     cited = {**entry.values, **{f"weights.{fmt}": spec for fmt, spec in entry.weights.items()}}
     for name, spec in cited.items():
         assert PINNED.search(spec.get("source", "")), f"{model_id}.{name}: {spec.get('source')!r}"
@@ -78,6 +78,11 @@ def test_kimi_k2_counts_follow_from_the_widths():
     assert deepseek_v3_moe(**DEEPSEEK_V3) == pytest.approx(value("deepseek-v3", "parameter_count"), rel=1e-4)
     assert value("kimi-k2", "active_intermediate_size") == (8 + 1) * 2048 == 18432
     assert (value("kimi-k2", "kv_lora_rank"), value("kimi-k2", "qk_rope_head_dim")) == (512, 64)
+    # Kimi K2.5's language model (its config's text_config) has K2's widths, so K2's counts
+    for name in ("parameter_count", "active_parameter_count", "layers", "kv_lora_rank", "qk_rope_head_dim",
+                 "hidden_size", "active_intermediate_size", "experts_per_token", "expert_intermediate_size",
+                 "vocab_size"):
+        assert value("kimi-k2.5", name) == value("kimi-k2", name), name
 
 
 # ---------------------------------------------------------------------------
@@ -133,6 +138,11 @@ def test_quantized_checkpoints_weigh_what_they_leave_in_bf16():
     assert kept == 2_514_990_592
     assert bytes_per_param("kimi-k2", "fp8") == pytest.approx(quantized_bytes(total - kept, kept, FP8_BLOCK),
                                                               abs=5e-5)                        # 1.0027 B
+    # Kimi K2.5, nvidia's NVFP4: every Linear but lm_head and self_attn*, i.e. the dense MLP and all experts
+    experts = 3 * 7168 * 18432 + 60 * (384 + 1) * 3 * 7168 * 2048
+    assert experts == 1_017_724_796_928
+    assert bytes_per_param("kimi-k2.5", "nvfp4") == pytest.approx(quantized_bytes(experts, total - experts, NVFP4),
+                                                                  abs=5e-5)                    # 0.5747 B
     # MiniMax-M2.5, block FP8: modules_to_not_convert gate, e_score_correction_bias, lm_head; embeddings, norms
     total = minimax_m2(**MINIMAX_M25)
     kept = 2 * 200064 * 3072 + 62 * (256 * 3072 + 256 + 2 * 3072 + 48 * 128 + 8 * 128) + 3072
@@ -162,6 +172,7 @@ def evaluated(write_plan, model, gpu, gpus):
 @pytest.mark.parametrize("model,gpu,gpus,params,active,bytes_,kv_per_token", [
     # MLA: one 576-wide latent per layer, kept on each of the 8 GPUs (61 x 576 x 2 B = 70,272 B each)
     ("kimi-k2", "b200-hgx", 8, 1_026_408_232_448, 32_861_500_928, 1.0027, 8 * 61 * (512 + 64) * 2),
+    ("kimi-k2.5", "b200-hgx", 4, 1_026_408_232_448, 32_861_500_928, 0.5747, 4 * 61 * (512 + 64) * 2),
     # GQA, 8 KV heads over 4 GPUs: 2 per GPU, nothing replicated: 2 x 62 x 8 x 128 x 2 B = 248 KiB
     ("minimax-m2.5", "h200-sxm-141gb", 4, 228_689_764_864, 11_030_553_088, 1.0058, 2 * 62 * 8 * 128 * 2),
     # GQA, 8 KV heads over 8 GPUs: one each, the same 248 KiB per replica
@@ -192,5 +203,6 @@ def test_the_catalog_lists_the_new_models(run_main):
     assert by_id["qwen3-coder-480b-a35b"]["facts"]["layers"]["value"] == 62
     code, out, err = run_main("catalog", "models", "Qwen/Qwen3-Coder-480B-A35B-Instruct")
     assert code == 0 and out.splitlines()[1].split()[0] == "qwen3-coder-480b-a35b"
-    for written, cid in [("moonshotai/Kimi-K2-Instruct", "kimi-k2"), ("MiniMaxAI/MiniMax-M2.5", "minimax-m2.5")]:
+    for written, cid in [("moonshotai/Kimi-K2-Instruct", "kimi-k2"), ("moonshotai/Kimi-K2.5", "kimi-k2.5"),
+                         ("MiniMaxAI/MiniMax-M2.5", "minimax-m2.5")]:
         assert catalog.lookup("model", written).id == cid
