@@ -10,7 +10,9 @@ import re
 import pytest
 from test_demand import NO_LAG, plan_data, write
 
+from capplan.analysis import demand
 from capplan.build import compile_plan
+from capplan.rendering import demand as rendering_demand
 from capplan.rendering.choices import Option
 
 LAG = {**NO_LAG, "scale_up_window": "60 s"}
@@ -38,7 +40,7 @@ def test_the_record_prices_each_strategy_and_recommends_one(compiled):
     assert "serve once the scale-up lag of 60 s has passed, 0 whole interval(s) and 2% of one later" in text
     assert ("2 interval(s) of the profile are short of capacity at λ*, for 120 s in all, which asking for replicas "
             "60 s ahead removes") in text
-    assert "| base + burst on gpu |" in text and "| no: short for 120 s of the profile unless replicas are " \
+    assert "| base + burst on gpu |" in text and "| ✗ short for 120 s of the profile unless replicas are " \
                                                  "asked for 60 s ahead |" in text
     # the autoscaled fleets are short at hours 12 and 18: the fixed fleets hold, the cheaper all-reserved one wins
     assert re.search(r"\*\*Recommendation\.\*\* Through the traffic profile, all reserved on gpu is the cheapest "
@@ -56,8 +58,16 @@ def test_the_first_screen_gets_options_and_a_sentence(compiled):
     assert [o.name for o in options] == ["fixed on gpu", "autoscaled on gpu", "base + burst on gpu",
                                          "all reserved on gpu"]
     assert all(isinstance(o, Option) and all(isinstance(v, str) for v in vars(o).values()) for o in options)
-    assert options[1].holds.startswith("no: short for 120 s")
+    assert options[1].holds.startswith("✗ short for 120 s") and options[0].holds == "✓ every interval"
     assert shown.demand_sentence.startswith("Through the traffic profile, all reserved on gpu")
+
+
+@pytest.mark.parametrize("kind", [demand.FIXED, demand.RESERVED, demand.BLOCK, demand.OWNED])
+def test_a_fleet_sized_for_the_peak_that_breaks_says_so_as_the_other_options_do(kind):
+    """Fixed, reserved, block and owned fleets hold where the nominal fleet holds at the peak;
+    one that does not reads '✗ …' on the first screen beside the deployments' '✗ breaks in …'."""
+    broken = demand.Strategy(kind, "gpu", 1000.0, 2.0, holds=False)
+    assert rendering_demand._holds(None, broken) == "✗ the fleet breaks at the peak"
 
 
 def test_the_chart_shades_exactly_the_short_time(compiled):

@@ -23,12 +23,12 @@ def _view(path: Path) -> view.PlanView:
 
 def test_another_analysis_supplies_its_options_and_sentence():
     v = _view(MAIN_PLAN)
-    options = [Option("h100 × 4 (candidate)", "$20,000.00", "$3.10/1M tok", "✓ every scenario", "from a transferred λ*"),
-               Option("a100 × 10", "$18,226.80", "$2.84/1M tok", "✗ breaks in 3 of 6")]
+    options = [Option("h100 × 4 (candidate)", "$20,000.00", "$3.10", "✓ every scenario", "from a transferred λ*"),
+               Option("a100 × 10", "$18,226.80", "$2.84", "✗ breaks in 3 of 6")]
     screen = first_screen(v, options, "Rent a100 × 10 for $18,226.80 a month.", ask="Approve a100 × 10.")
     text = record.render(v, screen)
     assert text.index("**Rent a100 × 10 for $18,226.80 a month.**") < text.index("| Plan | GPU |")
-    assert "| h100 × 4 (candidate) | ✓ every scenario | $20,000.00 | $3.10/1M tok | from a transferred λ\\* |" in text
+    assert "| h100 × 4 (candidate) | ✓ every scenario | $20,000.00 | $3.10 | from a transferred λ\\* |" in text
     assert "**The ask:** Approve a100 × 10." in text
     assert record.first_screen_markdown(screen) in text            # the diff comment opens with the same text
 

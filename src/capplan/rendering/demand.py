@@ -15,16 +15,12 @@ from capplan.rendering.choices import Option
 from capplan.rendering.present import shown
 
 
-def _money(value: float) -> str:
-    return formatting.money(value)
-
-
 def _note(e: Evaluation, s: demand.Strategy, fixed: float) -> str:
     if s.kind == demand.FIXED:
         return "sized for the peak, every hour"
     saved = fixed - s.monthly_cost
     share = f" ({saved / fixed:.0%})" if fixed else ""
-    versus = f"{'saves' if saved >= 0 else 'costs'} {_money(abs(saved))}{share} against fixed on this offer"
+    versus = f"{'saves' if saved >= 0 else 'costs'} {formatting.money(abs(saved))}{share} against fixed on this offer"
     if s.kind == demand.AUTOSCALED:
         return f"{versus}; mean utilisation {shown(e, 'mean_utilisation').text}"
     if s.kind == demand.BASE_BURST:
@@ -46,12 +42,13 @@ def _note(e: Evaluation, s: demand.Strategy, fixed: float) -> str:
 
 
 def _holds(e: Evaluation, s: demand.Strategy) -> str:
+    """Whether the strategy holds the SLO, worded as the first screen's other options are ('✓ …', '✗ …')."""
     if s.holds:
-        return "yes"
+        return "✓ every interval"
     if s.kind in (demand.AUTOSCALED, demand.BASE_BURST, demand.SPOT):
-        return (f"no: short for {shown(e, 'slo_risk_time').text} of the profile unless replicas are asked for "
+        return (f"✗ short for {shown(e, 'slo_risk_time').text} of the profile unless replicas are asked for "
                 f"{shown(e, 'prewarm_lead').text} ahead")
-    return "no"
+    return "✗ the fleet breaks at the peak"
 
 
 SHARED = "at most: whole nodes, less than one partly used node an interval above the replicas' shares"
@@ -78,7 +75,7 @@ def _formatted(e: Evaluation, found: list[demand.Strategy]) -> list[Option]:
     fixed = {s.deployment: s.monthly_cost for s in demand.strategies(e) if s.kind == demand.FIXED}
     names = e.display("deployments.name") if found else []
     shared = {n for n, per in zip(names, e.display("deployments.replicas_per_node") if found else []) if per > 1}
-    return [Option(s.name, _money(s.monthly_cost), f"{_money(s.cost_per_million)}/1M tok", _holds(e, s),
+    return [Option(s.name, formatting.money(s.monthly_cost), formatting.money(s.cost_per_million), _holds(e, s),
                    _note(e, s, fixed[s.deployment])
                    + (f" ({SHARED})" if s.deployment in shared
                       and s.kind in (demand.AUTOSCALED, demand.BASE_BURST, demand.SPOT) else ""))
@@ -101,11 +98,11 @@ def sentence(e: Evaluation) -> str:
         return "" if not found else "No strategy of the profile holds the SLO in every interval."
     if best is fixed:
         return (f"Through the traffic profile the fleet sized for the peak on {best.deployment} stays the "
-                f"cheapest that holds the SLO: {_money(best.monthly_cost)} a month.")
+                f"cheapest that holds the SLO: {formatting.money(best.monthly_cost)} a month.")
     saved = fixed.monthly_cost - best.monthly_cost
     return (f"Through the traffic profile, {best.kind} on {best.deployment} is the cheapest that holds the SLO: "
-            f"{_money(best.monthly_cost)} a month ({_money(best.cost_per_million)} per 1M output tokens), "
-            f"{_money(saved)} ({saved / fixed.monthly_cost:.0%}) less than the fleet sized for the peak.")
+            f"{formatting.money(best.monthly_cost)} a month ({formatting.money(best.cost_per_million)} per 1M output tokens), "
+            f"{formatting.money(saved)} ({saved / fixed.monthly_cost:.0%}) less than the fleet sized for the peak.")
 
 
 def ask(e: Evaluation) -> str:
@@ -114,9 +111,9 @@ def ask(e: Evaluation) -> str:
     if best is None:
         return "" if not found else "Approve nothing yet: no strategy holds the SLO through the profile."
     if best is fixed:
-        return f"Approve the fleet sized for the peak on {best.deployment} at {_money(best.monthly_cost)} a month."
-    return (f"Approve {best.kind} on {best.deployment} at {_money(best.monthly_cost)} a month, against "
-            f"{_money(fixed.monthly_cost)} for the fleet sized for the peak.")
+        return f"Approve the fleet sized for the peak on {best.deployment} at {formatting.money(best.monthly_cost)} a month."
+    return (f"Approve {best.kind} on {best.deployment} at {formatting.money(best.monthly_cost)} a month, against "
+            f"{formatting.money(fixed.monthly_cost)} for the fleet sized for the peak.")
 
 
 def chart_data(e: Evaluation) -> dict:

@@ -107,7 +107,8 @@ def deployment_options(view: PlanView) -> list[Option]:
         note = ", ".join(filter(None, [size + (f" ({gpus.text})" if gpus else ""),
                                        f"breaks in {', '.join(failed)}" if failed else ""]))
         out.append(Option(row, role["cost"].text if "cost" in role else "–",
-                          by["cost_per_million_tokens"].text if "cost_per_million_tokens" in by else "–",
+                          formatting.money(by["cost_per_million_tokens"].value)
+                          if "cost_per_million_tokens" in by else "–",
                           holds, note))
     return out
 
