@@ -18,8 +18,10 @@ replicas, 7 active, so it wins from λ* = 60 / (7 × 0.7) = 12.2449 req/s.
 from __future__ import annotations
 
 import copy
+import shutil
 
 import pytest
+import yaml
 from conftest import BASE_PLAN, ROOT
 
 from capplan.analysis import candidates as batch
@@ -291,3 +293,19 @@ def test_what_it_would_take_rho_and_tp(write_plan):
     view = CandidatesView(r, evaluations)
     line = next(x for x in view.near_misses if x.startswith("h100-sxm5-80gb TP1 on p5"))
     assert line.startswith("h100-sxm5-80gb TP1 on p5: the weights do not fit") and line.endswith("; TP2 fits (rank 1)")
+
+
+def test_a_candidate_that_breaks_in_a_scenario_is_worded_as_a_deployment_row_is(tmp_path):
+    """The first screen's Holds column counts the scenarios a candidate's fleet breaks in
+    ('✗ breaks in 1 of 2', as the deployments' rows do) and the note names them."""
+    shutil.copytree(ROOT / "plans", tmp_path / "plans")
+    path = tmp_path / "plans" / REFERENCE.name
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data["scenarios"] = {"surge_x4": {"title": "Four times the peak", "set": {"peak_arrival_rate": "80 req/s"}}}
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    _, evaluations = evaluate_plan(path)
+    ranking = ranked.rank(evaluations, batch.evaluate(evaluations), draws=50)
+    broken = [o for o in CandidatesView(ranking, evaluations).options() if o.holds.startswith("✗")]
+    assert broken, "no candidate's nominal fleet breaks at four times the peak"
+    for option in broken:
+        assert option.holds == "✗ breaks in 1 of 2" and option.note.endswith(", breaks in surge_x4")

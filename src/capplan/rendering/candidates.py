@@ -466,11 +466,13 @@ def options(ranking: Ranking, money=formatting.money, count: int = 3) -> list[Op
     out = []
     for i in ranking.feasible[:count]:
         failing = [s for j, s in enumerate(ev.scenarios) if not ranking.value("deployments.fleet_holds", i, j)]
-        holds = (f"✗ breaks in {', '.join(failing)}" if failing else
+        holds = (f"✗ breaks in {len(failing)} of {len(ev.scenarios)}" if failing else
                  "✓ every scenario" if len(ev.scenarios) > 1 else "✓ the only scenario")
         note = f"{ev.tag_text(i)} λ* {formatting.number(ranking.value('instance_max_rate', i), 3)} req/s"
         if ev.band[i]:
             note += f" ±{100 * ev.band[i]:.0f} %"
+        if failing:
+            note += f", breaks in {', '.join(failing)}"      # as the deployments' rows say it
         out.append(Option(ranked.option_name(ranking, i), money(ranking.value(ranked.MONTH, i)),
                           money(ranking.value(ranked.PER_M, i) * 1e6), holds, note))
     return out
