@@ -65,3 +65,27 @@ def test_the_sheet_recalculates_and_a_price_edit_re_ranks(books, engine):
     assert ws.cell(rows["h100-sxm5-80gb TP2"], cols["Rank"]).value == 2
     assert ws.cell(rows["h200-sxm-141gb TP1"], cols["Monthly cost (USD)"]).value == pytest.approx(2 * 39.99 * 732)
     assert ws["B3"].value == "h200-sxm-141gb TP1 on p5e"
+
+
+def _summary_says(wb) -> list[str]:
+    """The Summary's lines that recommend or pick (column A)."""
+    ws = wb["Summary"]
+    return [str(ws.cell(r, 1).value) for r in range(1, ws.max_row + 1)
+            if str(ws.cell(r, 1).value).startswith(("Recommended:", "Cheapest that holds:", "Verdict:"))]
+
+
+@pytest.mark.parametrize("engine", recalc.engine_params())
+def test_the_summary_recommends_the_candidate_ranked_first_and_follows_an_edit(books, engine):
+    """The record recommends the candidate ranked first; so does the Summary's first block, read live
+    from the Candidates sheet's ranks (the edited price re-ranks both). The plan's own deployment
+    rows below it are 'the cheapest that holds', not a second recommendation."""
+    folder, built, edited = books
+    out = engine.recalc([built, edited], folder / f"summary-{engine.name}")
+    for path, winner, cost in ((built, "h100-sxm5-80gb TP2 on p5", 58_560), (edited, "h200-sxm-141gb TP1 on p5e",
+                                                                          2 * 39.99 * 732)):
+        wb = recalc.values(out[path])
+        said = _summary_says(wb)
+        assert said[0] == f"Recommended: {winner}"
+        assert not any(s.startswith("Recommended:") for s in said[1:])
+        row = next(r for r in range(1, 60) if wb["Summary"].cell(r, 1).value == said[0])
+        assert wb["Summary"].cell(row, 4).value == pytest.approx(cost)

@@ -46,7 +46,7 @@ def built(tmp_path_factory):
     changed = with_input(with_cell(plan, "profile", 3, "multiplier", "1"), "engine_start_time", "7200 s")
     changed_evs = evaluate_all(changed, model)
     expected = build_workbook(changed, changed_evs, model, quick_view(changed, changed_evs))
-    return folder, book, source, edited, expected, evs[0], changed_evs[0]
+    return folder, book, source, edited, expected, evs[0], changed_evs[0], plan, model
 
 
 def test_the_profile_is_one_row_per_interval_with_formulas(built):
@@ -55,14 +55,15 @@ def test_the_profile_is_one_row_per_interval_with_formulas(built):
     assert len(rows) == 24 and all(c.role == "derived" for c in rows)
     # the price-model inputs are cells of the deployment rows, the costs formulas of them
     assert {c.role for c in book.cells if c.quantity == "deployments.reserved_upfront"} == {"input"}
-    assert {c.role for c in book.cells if c.quantity == "deployments.spot_monthly_cost"} == {"derived"}
-    assert {c.role for c in book.cells if c.quantity == "deployments.owned_monthly_cost"} == {"derived"}
+    for cost in ("deployments.spot_monthly_cost", "deployments.owned_monthly_cost"):
+        roles = [c.role for c in book.cells if c.quantity == cost]
+        assert set(roles) == {"derived", "summary"} and roles.count("summary") == 1     # the Summary links it
     assert {c.role for c in book.cells if c.quantity == "electricity_price"} == {"input"}
 
 
 @pytest.mark.parametrize("engine", recalc.engine_params())
 def test_spreadsheet_engines_recalculate_the_profile(built, engine, tmp_path):
-    folder, book, source, edited, expected, before, after = built
+    folder, book, source, edited, expected, before, after, *_ = built
     out = engine.recalc([source, edited], tmp_path)
     wb = recalc.values(out[source])
     assert not recalc.error_cells(wb)
@@ -73,3 +74,33 @@ def test_spreadsheet_engines_recalculate_the_profile(built, engine, tmp_path):
     changed = recalc.values(out[edited])
     assert not recalc.error_cells(changed)
     assert not recalc.mismatches(expected.cells, changed, limit=0, engine=engine)
+
+
+@pytest.mark.parametrize("engine", recalc.engine_params())
+def test_the_summary_recommends_the_record_s_strategy_and_a_price_edit_moves_it(built, engine, tmp_path):
+    """The Summary's first block is the strategies through the profile, and its recommendation the
+    record's (the cheapest strategy that holds the SLO: owning the node); recalculated, it names that
+    strategy, and after the node's purchase price is edited in the workbook, the strategy the engine
+    recommends for the plan with that price."""
+    from capplan.analysis import demand
+
+    folder, book, source, _, _, before, _, plan, model = built
+    node = list(before.display("deployments.name")).index("node")
+    price = book.cell("nominal", "deployments.owned_price", node)
+    wb = load_workbook(source)
+    wb[price.sheet][price.coordinate].value = 10_000_000
+    dearer = folder / "demand-owned-dearer.xlsx"
+    wb.save(dearer)
+    changed = with_cell(plan, "deployments", node, "owned_price", "10000000 USD")
+    changed_evs = evaluate_all(changed, model)
+    expected = build_workbook(changed, changed_evs, model, quick_view(changed, changed_evs))
+    out = engine.recalc([source, dearer], tmp_path)
+    said = {}
+    for path, e, made in ((source, before, book), (dearer, changed_evs[0], expected)):
+        cell = next(c for c in made.cells if c.quantity == "strategies.recommendation")
+        assert cell.expected == f"Recommended: {demand.recommended(demand.strategies(e)).name}"
+        said[path] = recalc.values(out[path])[cell.sheet][cell.coordinate].value
+        assert said[path] == cell.expected
+        assert not recalc.mismatches([c for c in made.cells if c.role == "summary"], recalc.values(out[path]),
+                                     limit=0, engine=engine)
+    assert said[source] == "Recommended: owned on node" != said[dearer]

@@ -48,7 +48,8 @@ def test_the_named_tests_exist():
                     reason="re-runs the named tests under a tracer (about a minute): set CAPPLAN_RAISE_SITES=1")
 def test_each_named_test_reaches_its_site(tmp_path):
     trace = tmp_path / "reach.json"
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "tests"), CAPPLAN_RAISE_TRACE=str(trace))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "src"), str(ROOT / "tests")]),  # this tree's code
+               CAPPLAN_RAISE_TRACE=str(trace))
     subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "raise_sites",
                     *sorted(set(REACHED.values()))], cwd=ROOT, env=env, capture_output=True, check=False)
     reach = reach_of(sorted(tmp_path.glob("reach.json*")))    # the project's addopts run the tests under xdist

@@ -28,6 +28,7 @@ COSTS = {FIXED: "deployments.monthly_cost", AUTOSCALED: "deployments.autoscaled_
          OWNED: "deployments.owned_monthly_cost"}
 OFFERED = {SPOT: "deployments.spot_hourly_cost", BLOCK: "deployments.block_price",    # strategies an offer may lack
            OWNED: "deployments.owned_price"}
+SIZED_FOR_PEAK = (FIXED, RESERVED, BLOCK, OWNED)      # hold where the nominal fleet holds; the others autoscale
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,7 @@ def strategies(e: Evaluation) -> list[Strategy]:
     out = []
     for kind, column in COSTS.items():
         costs = e.display(column)
-        holds = fixed_holds if kind in (FIXED, RESERVED, BLOCK, OWNED) else [autoscaled_holds] * len(names)
+        holds = fixed_holds if kind in SIZED_FOR_PEAK else [autoscaled_holds] * len(names)
         for i, name in enumerate(names):
             if kind in offered and not offered[kind][i]:
                 continue                                        # the offer has no such price

@@ -111,7 +111,8 @@ class Book:
             sheetshape.write(self, sheet)
         holds.write_holds(self)
         simulated = simulation.write_simulation(self, taken)
-        summary.write_summary(self, summary_ws)
+        ranked = candidatesheet.write_candidates(self, taken)     # before the Summary, which links its ranks
+        summary.write_summary(self, summary_ws, ranked)
         look = self.cfg["print"]
         few = len(self.sheets) <= look["summary_fit_columns"]
         print_setup(summary_ws, look, None, orientation=look["summary_orientation"], one_page=few, wide=not few)
@@ -122,10 +123,9 @@ class Book:
         if simulated:
             print_setup(simulated, look, (1, 1), charts_per_page=look["simulation_charts_per_page"])
             worksheets.append(simulated)
-        ranked = candidatesheet.write_candidates(self, taken)
         if ranked is not None:
-            print_setup(ranked, look, (1, 1))
-            worksheets.append(ranked)
+            print_setup(ranked.ws, look, (1, 1))
+            worksheets.append(ranked.ws)
         for ws in worksheets:
             ws.protected = True
         return BuiltWorkbook(worksheets, self.entries, {s.ev.scenario.name: s.ws.title for s in self.sheets},

@@ -19,6 +19,7 @@ capplan's does.
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
 TITLE = "Candidates"
 FIRST = 6                       # first candidate row
 INFEASIBLE = 1e15               # the cost an infeasible row ranks by: after every feasible one
+RECOMMENDED_ROW = 3             # the recommendation, in column B
 INFEASIBLE_ROW = 4              # shown in a labelled cell the rank keys read (no constant inside a formula)
 INFEASIBLE_CELL = f"$B${INFEASIBLE_ROW}"
 INPUTS = ("deployments.node_hourly_cost", "deployments.gpus_per_node", "instance_max_rate", "rho_target",
@@ -84,7 +86,32 @@ class _Refs:
         return None
 
 
-def write_candidates(book: Book, taken: set[str]) -> Sheet | None:
+@dataclass(frozen=True)
+class Written:
+    """The Candidates sheet as the Summary links it (:mod:`.candidateoptions`)."""
+
+    ws: Sheet
+    first: int                  # the first and last candidate rows
+    last: int
+    columns: dict[str, int]     # quantity -> its column
+    rank: int                   # the live rank's column
+
+    def range(self, column: int) -> str:
+        letter = column_letter(column)
+        return f"{quote_sheet(self.ws.title)}!${letter}${self.first}:${letter}${self.last}"
+
+    @property
+    def first_rank(self) -> str:
+        """The position of the candidate ranked first, as the sheet's recommendation finds it."""
+        return f"MATCH(1,{self.range(self.rank)},0)"
+
+    @property
+    def recommendation(self) -> str:
+        """The sheet's recommendation cell ('<candidate> on <offer>', rank 1)."""
+        return f"{quote_sheet(self.ws.title)}!$B${RECOMMENDED_ROW}"
+
+
+def write_candidates(book: Book, taken: set[str]) -> Written | None:
     """The Candidates sheet of a plan with ``candidates:`` (None for a plan without)."""
     view = book.view.candidates
     if view is None:
@@ -175,13 +202,13 @@ def write_candidates(book: Book, taken: set[str]) -> Sheet | None:
                                "input", INFEASIBLE))
     rank_range = f"${column_letter(rank_col)}${FIRST}:${column_letter(rank_col)}${last}"
     best = f"MATCH(1,{rank_range},0)"
-    set_text(ws.cell(3, 1), "Recommended (rank 1):")
-    styles.dress(ws.cell(3, 1), styles.bold)
+    set_text(ws.cell(RECOMMENDED_ROW, 1), "Recommended (rank 1):")
+    styles.dress(ws.cell(RECOMMENDED_ROW, 1), styles.bold)
     winner = r.order[0]
-    book.formula(ws, ws.cell(3, 2), f'INDEX($A${FIRST}:$A${last},{best})&" on "&INDEX($B${FIRST}:$B${last},{best})',
+    book.formula(ws, ws.cell(RECOMMENDED_ROW, 2), f'INDEX($A${FIRST}:$A${last},{best})&" on "&INDEX($B${FIRST}:$B${last},{best})',
                  "recommendation", ev.scenarios[0], None, "derived",
                  f"{ev.candidates[winner].label} on {ev.candidates[winner].offer.name}")
-    return ws
+    return Written(ws, FIRST, last, columns, rank_col)
 
 
 def _format(book: Book, name: str, values) -> str:

@@ -86,9 +86,11 @@ def deployment_options(book: Book) -> list[SummaryOption]:
     return [o for o in out if o.name is not None and o.monthly is not None]
 
 
-def write_options(book: Book, ws: Sheet, row: int, options: list[SummaryOption], verdict_rows: list[str | None]) -> int:
+def write_options(book: Book, ws: Sheet, row: int, options: list[SummaryOption], verdict_rows: list[str | None],
+                  label: str = "Recommended") -> int:
     """The options table from ``row`` and the recommendation under it; ``verdict_rows`` the range of
-    each option's verdicts on the grid (None: none). Returns the next free row."""
+    each option's verdicts on the grid (None: none); ``label`` words the pick (another block may
+    make the recommendation). Returns the next free row."""
     styles = book.styles
     scenario = book.evs[0].scenario.name
     for i, title in enumerate(HEADERS, start=1):
@@ -126,11 +128,11 @@ def write_options(book: Book, ws: Sheet, row: int, options: list[SummaryOption],
     last = first + len(options) - 1
     book.styles.dress(ws.cell(row, IF_HOLDS), styles.note)
     pass_fail(book, ws, [f"{ws.cell(first, HOLDS).coordinate}:{ws.cell(last, HOLDS).coordinate}"])
-    return _recommendation(book, ws, last + 1, options, first, last, expected_if_holds)
+    return _recommendation(book, ws, last + 1, options, first, last, expected_if_holds, label)
 
 
 def _recommendation(book: Book, ws: Sheet, r: int, options: list[SummaryOption], first: int, last: int,
-                    if_holds: list) -> int:
+                    if_holds: list, label: str) -> int:
     """The cheapest option that holds everywhere, its money beside it; with one option, its verdict."""
     styles = book.styles
     scenario = book.evs[0].scenario.name
@@ -148,8 +150,8 @@ def _recommendation(book: Book, ws: Sheet, r: int, options: list[SummaryOption],
                      "options.recommendation", scenario, None, "summary", text)
     else:
         names = f"$A${first}:$A${last}"
-        text = "Recommended: " + (str(options[best].name.expected) if best is not None else NONE_HOLDS)
-        book.formula(ws, head, f'=IFERROR("Recommended: "&INDEX({names},{pick}),"Recommended: {NONE_HOLDS}")',
+        text = f"{label}: " + (str(options[best].name.expected) if best is not None else NONE_HOLDS)
+        book.formula(ws, head, f'=IFERROR("{label}: "&INDEX({names},{pick}),"{label}: {NONE_HOLDS}")',
                      "options.recommendation", scenario, None, "summary", text)
     styles.dress(head, styles.bold)
     for column, (_, field) in enumerate(LINKED, start=2):

@@ -1,7 +1,9 @@
 """The Summary sheet, one printed page: the options with their money and the
-recommendation (:mod:`.options`), the top risks (:mod:`.risks`), the price
-dates; then the decisions per scenario, one column per scenario, each cell a
-link into that scenario's sheet; the legend of the cell styles (the one input
+recommendation the record makes (the candidates by rank, :mod:`.candidateoptions`; the
+strategies through a traffic profile, :mod:`.strategies`; the deployments,
+:mod:`.options`), the top risks (:mod:`.risks`), the price dates; then the
+decisions per scenario, one column per scenario, each cell a link into that
+scenario's sheet; the legend of the cell styles (the one input
 style, links, overrides, formulas, and the tags' colours); pending measurements.
 
 :func:`gather` decides WHAT the sheet shows and :func:`write_summary` only lays
@@ -15,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from capplan import formatting
-from capplan.rendering.workbook import options, risks
+from capplan.rendering.workbook import candidateoptions, options, risks, strategies
 from capplan.rendering.workbook.scenariosheet import pass_fail
 from capplan.rendering.workbook.sheetmodel import column_letter
 from capplan.rendering.workbook.cellstyles import number_format
@@ -24,6 +26,7 @@ from capplan.rendering.workbook.plantext import one_line, quote_sheet, set_text
 
 if TYPE_CHECKING:
     from capplan.rendering.workbook.builder import Book
+    from capplan.rendering.workbook.candidatesheet import Written
     from capplan.rendering.workbook.layout import SheetLayout
     from capplan.rendering.workbook.sheetmodel import Sheet
 
@@ -79,9 +82,11 @@ def gather(book: Book) -> Content:
                    rows, pending, dated)
 
 
-def write_summary(book: Book, ws) -> None:
+def write_summary(book: Book, ws, ranked: Written | None = None) -> None:
     """The money and the decision first (options, recommendation, risks, price dates), then
-    the decisions by scenario, the legend and the pending measurements."""
+    the decisions by scenario, the legend and the pending measurements. The recommendation is
+    the record's: the candidates' first rank (``ranked``, the Candidates sheet), else the
+    cheapest strategy through a traffic profile, else the cheapest deployment that holds."""
     content = gather(book)
     styles = book.styles
     sheets = book.sheets
@@ -99,10 +104,13 @@ def write_summary(book: Book, ws) -> None:
                             "cells of the 'nominal' sheet; scenarios follow unless they override.")
     styles.dress(ws.cell(2, 1), styles.muted)
     styles.dress(ws.cell(3, 1), styles.muted)
-    listed = options.deployment_options(book)
+    candidates = candidateoptions.rows_needed(book) if ranked is not None else 0
+    profile = strategies.listed(book)       # a plan with a traffic profile: the record recommends a strategy
+    listed = [] if profile else options.deployment_options(book)
     first = look["first_row"]
-    top = (len(listed) + 4 if listed else 0) + risks.rows_needed(book) + \
-        (len(content.dated) + 2 if content.dated else 0)
+    top = candidates + (len(listed) + 4 if listed else 0) + strategies.rows_needed(profile) + \
+        risks.rows_needed(book) + (len(content.dated) + 2 if content.dated else 0)
+    label = "Cheapest that holds" if candidates else "Recommended"
 
     def heading(row: int, title: str, width: int = options.IF_HOLDS) -> int:
         set_text(ws.cell(row, 1), title)
@@ -113,9 +121,17 @@ def write_summary(book: Book, ws) -> None:
 
     verdicts = _grid(book, ws, first + top, content, ncols, heading)
     row = first
+    if candidates:
+        row = heading(row, "Candidates and the recommendation (nominal scenario)")
+        row = candidateoptions.write(book, ws, row, ranked) + 1
+    if profile:
+        row = heading(row, "Strategies through the traffic profile" +
+                      (" (nominal scenario)" if candidates else " and the recommendation (nominal scenario)"))
+        row = strategies.write(book, ws, row, profile, label) + 1
     if listed:
-        row = heading(row, "Options and the recommendation (nominal scenario)")
-        row = options.write_options(book, ws, row, listed, [verdicts.get(o.name.row) for o in listed]) + 1
+        row = heading(row, "The plan's deployments (nominal scenario)" if candidates else
+                      "Options and the recommendation (nominal scenario)")
+        row = options.write_options(book, ws, row, listed, [verdicts.get(o.name.row) for o in listed], label) + 1
     row = risks.write_risks(book, ws, row, heading)
     if content.dated:
         _listing(styles, ws, row, "Prices and tables as of", content.dated)
