@@ -38,12 +38,12 @@ reads the same values.
 
 One module a job: ``search`` (the scenarios of one plan), ``values`` (one
 scenario in exact numbers), ``probe`` (one scenario and variable: the closed
-forms and the walk), ``steps`` and ``roots`` (step 1: where the step atoms
-change, and the roots of the rational pieces between), ``enclosures`` and
-``monotone`` (the windows shown to hold no flip), ``bracketing`` (step 2),
-``goalseek`` (where a target reaches a value), ``floats`` (the float engine at
-chosen values), ``atoms`` (what is asked first of any expression) and
-``answers`` (what a search is asked and answers).
+forms, the walk over them and step 3), ``steps`` and ``roots`` (step 1: where
+the step atoms change, and the roots of the rational pieces between),
+``enclosures`` and ``monotone`` (the windows shown to hold no flip),
+``bracketing`` (step 2), ``goalseek`` (where a target reaches a value),
+``floats`` (the float engine at chosen values), ``atoms`` (what is asked first
+of any expression) and ``answers`` (what a search is asked and answers).
 """
 
 from capplan.analysis.flips.answers import UNDEFINED, Flip, Holds, Solution, Target, Walk
