@@ -1,5 +1,5 @@
 """The flip search's exact functions of several decisions (engine/exact.py ``compile_shared``) and
-its interval enclosures (analysis/flips.py) compute a subtree the decisions share once per value
+its interval enclosures (analysis/flips/enclosures.py) compute a subtree the decisions share once per value
 of the variable, and give what they give one by one: the same values, the same failures."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from fractions import Fraction
 import pytest
 import sympy
 
-from capplan.analysis import flips
+from capplan.analysis.flips.enclosures import _enclosure, _Unbounded
 from capplan.engine import exact
 from capplan.engine.exact import Undefined, compile_exact, compile_shared
 
@@ -46,12 +46,12 @@ def test_the_shared_functions_give_what_each_gives_alone(monkeypatch):
 
 
 def test_an_enclosure_kept_for_one_window_is_the_windows_own():
-    enclosures = [flips._enclosure(d, x) for d in DECISIONS[:4]]
+    enclosures = [_enclosure(d, x) for d in DECISIONS[:4]]
     for a, b in ((Fraction(1), Fraction(2)), (Fraction(5, 2), Fraction(4)), (Fraction(1), Fraction(2))):
         first = [f(a, b) for f in enclosures]
         assert [f(a, b) for f in enclosures] == first
-        flips._enclosure.cache_clear()
-        assert [flips._enclosure(d, x)(Fraction(a), Fraction(b)) for d in DECISIONS[:4]] == first
-        enclosures = [flips._enclosure(d, x) for d in DECISIONS[:4]]
-    with pytest.raises(flips._Unbounded):
-        flips._enclosure(1 / (x - 3), x)(Fraction(2), Fraction(4))
+        _enclosure.cache_clear()
+        assert [_enclosure(d, x)(Fraction(a), Fraction(b)) for d in DECISIONS[:4]] == first
+        enclosures = [_enclosure(d, x) for d in DECISIONS[:4]]
+    with pytest.raises(_Unbounded):
+        _enclosure(1 / (x - 3), x)(Fraction(2), Fraction(4))

@@ -13,7 +13,9 @@ from fractions import Fraction
 import pytest
 from conftest import MAIN_PLAN
 
-from capplan.analysis import flips
+from capplan.analysis.flips import probe as probe_module
+from capplan.analysis.flips.answers import UNDEFINED, Target
+from capplan.analysis.flips.floats import batch_at
 from capplan.analysis.pipeline import evaluate_plan
 from capplan.rendering.holds import PlanHolds
 
@@ -25,19 +27,19 @@ def main_plan():
 
 def _bracketed_probe(evaluations, name):
     """A probe of the nominal scenario forced onto the float engine (as if no closed form existed)."""
-    probe, _, _ = PlanHolds(evaluations).probe(evaluations[0], flips.Target(name))
+    probe, _, _ = PlanHolds(evaluations).probe(evaluations[0], Target(name))
     probe.expressions = probe.functions = None
     return probe
 
 
 def _counting(monkeypatch):
     calls = [0]
-    scalar = flips.evaluate_at
+    scalar = probe_module.evaluate_at
 
     def counted(*args, **kwargs):
         calls[0] += 1
         return scalar(*args, **kwargs)
-    monkeypatch.setattr(flips, "evaluate_at", counted)
+    monkeypatch.setattr(probe_module, "evaluate_at", counted)
     return calls
 
 
@@ -58,10 +60,10 @@ def test_the_grid_is_one_batch_and_finds_the_scalar_engines_flips(main_plan, mon
 def test_a_grid_point_the_plan_does_not_evaluate_at_is_left_to_the_scalar_engine(main_plan, monkeypatch):
     """A zero efficiency divides by zero: the batch marks the point, the scalar engine says UNDEFINED."""
     probe = _bracketed_probe(main_plan, "hbm_efficiency")
-    values, ok = flips.batch_at(probe.e, probe.variable, [0.0, float(probe.today)], probe.nominal)
+    values, ok = batch_at(probe.e, probe.variable, [0.0, float(probe.today)], probe.nominal)
     assert ok.tolist() == [False, True]
     probe._engine_grid([Fraction(0), probe.today])
     assert Fraction(0) not in probe._engine_known
-    assert probe.at(Fraction(0)) == (flips.UNDEFINED,) * len(probe.targets)
+    assert probe.at(Fraction(0)) == (UNDEFINED,) * len(probe.targets)
     batch = probe._engine_known.pop(probe.today)
     assert probe.at(probe.today) == batch          # the scalar engine's own values, bit for bit

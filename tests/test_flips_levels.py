@@ -1,4 +1,4 @@
-"""Where (a x + b) / (c x + d) crosses each integer level inside a window (analysis/flips.py
+"""Where (a x + b) / (c x + d) crosses each integer level inside a window (analysis/flips/roots.py
 ``_levels``), worked in integers: the same roots, as fractions, as the formula in fractions."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 from fractions import Fraction
 
-from capplan.analysis import flips
+from capplan.analysis.flips import roots
 
 
 def _in_fractions(a, b, c, d, first, last, lo, hi) -> set[Fraction]:
@@ -33,7 +33,7 @@ def test_the_levels_in_integers_are_the_levels_in_fractions():
         first = draw.randint(-20, 5)
         last = first + draw.randint(0, 30)
         expected = _in_fractions(a, b, c, d, first, last, lo, hi)
-        got = flips._levels(a, b, c, d, first, last, lo, hi)
+        got = roots._levels(a, b, c, d, first, last, lo, hi)
         assert got == expected and all(type(v) is Fraction for v in got)
         found += len(got)
     assert found > 1000                                  # the windows hold many roots, not none
@@ -41,7 +41,7 @@ def test_the_levels_in_integers_are_the_levels_in_fractions():
 
 def test_a_root_on_a_window_s_end_is_left_out_and_a_negative_denominator_turned():
     # x / 1 = k: roots 1, 2, 3 in (1, 3) is 2 alone; (-x + 0) / (−1·0 + 1) … with c = 0
-    assert flips._levels(Fraction(1), Fraction(0), Fraction(0), Fraction(1), 0, 5, Fraction(1), Fraction(3)) == {2}
+    assert roots._levels(Fraction(1), Fraction(0), Fraction(0), Fraction(1), 0, 5, Fraction(1), Fraction(3)) == {2}
     # (−2x + 1) / 1 = k: x = (1 − k) / 2, from k = −5 to 5, inside (−1, 2): k = −2 … 2
-    assert flips._levels(-2, 1, 0, 1, -5, 5, Fraction(-1), Fraction(2)) == {
+    assert roots._levels(-2, 1, 0, 1, -5, 5, Fraction(-1), Fraction(2)) == {
         Fraction(1 - k, 2) for k in range(-2, 3)}

@@ -1,4 +1,4 @@
-"""A walk solves its range from the start outwards (analysis/flips.py ``Probe._outwards``): the
+"""A walk solves its range from the start outwards (analysis/flips/probe.py ``Probe._outwards``): the
 nearest flip costs the crossings before it, not every crossing of the first halving of the range,
 and the flips, their sides and what changes there are those of the range solved whole."""
 
@@ -8,7 +8,9 @@ from fractions import Fraction
 
 from conftest import ROOT
 
-from capplan.analysis import flips
+from capplan.analysis.flips import roots, steps
+from capplan.analysis.flips.probe import MAX_FLIPS, Probe
+from capplan.analysis.flips.search import base_range
 from capplan.analysis.holds import PlanHolds
 from capplan.analysis.pipeline import run
 
@@ -19,18 +21,18 @@ def _walks(monkeypatch, whole: bool) -> tuple[list, int]:
     """Every probed input's walks from today to each end of a hundredfold range, to the nearest flip
     and to the hundredth, and the crossings of steps computed for the nearest flips (``whole``:
     each range handed to ``_windows`` at once, as before)."""
-    flips._points.cache_clear()
+    steps._points.cache_clear()
     levels = []
-    real = flips._levels
-    monkeypatch.setattr(flips, "_levels", lambda *a: levels.append(real(*a)) or levels[-1])
+    real = roots._levels
+    monkeypatch.setattr(roots, "_levels", lambda *a: levels.append(real(*a)) or levels[-1])
     if whole:
-        monkeypatch.setattr(flips.Probe, "_outwards", flips.Probe._windows)
+        monkeypatch.setattr(Probe, "_outwards", Probe._windows)
     holds = PlanHolds(run(MAIN).evaluations, decisions_only=True)
     out, nearest = [], None
-    for most in (1, flips.MAX_FLIPS):
+    for most in (1, MAX_FLIPS):
         for h in holds.nominal:
             probe = h.probe
-            lo, hi = flips.base_range(probe.today, probe.quantity, Fraction(100))
+            lo, hi = base_range(probe.today, probe.quantity, Fraction(100))
             probe.shared.clear()
             for end in (lo, hi):
                 walk = probe.walk(probe.today, end, most)

@@ -1,4 +1,4 @@
-"""A scenario's exact values are computed when a probe first reads them (analysis/flips.py
+"""A scenario's exact values are computed when a probe first reads them (analysis/flips/values.py
 ``ScenarioValues``), the outputs' words of a value are remembered (rendering/holds.py
 ``InputHolds.shown``), a walk computes each point's targets once (``Probe.at``), and full
 garbage collections wait while the search runs (analysis/collector.py): the same numbers and
@@ -11,10 +11,14 @@ from fractions import Fraction
 
 from conftest import MAIN_PLAN
 
-from capplan.analysis import collector, flips
+from capplan.analysis import collector
+from capplan.analysis.flips.answers import UNDEFINED
+from capplan.analysis.flips.search import base_range
+from capplan.analysis.flips.values import ScenarioValues, _identical, exact_values
 from capplan.analysis.holds import PlanHolds
 from capplan.analysis.pipeline import run
 from capplan.rendering import holds as worded
+from capplan.engine.exact import Undefined
 from capplan.rendering.holds import HoldsView, display
 
 
@@ -28,10 +32,10 @@ def test_values_read_one_by_one_equal_the_values_computed_at_once():
     nominal = found.search.nominal_values
     for e in evaluations[1:]:
         alike = e.graph.same_formulas(found.search.nominal.graph)
-        whole = flips.exact_values(e, nominal, base=nominal if alike else None)
-        lazy = flips.ScenarioValues(e, nominal, base=nominal if alike else None)
+        whole = exact_values(e, nominal, base=nominal if alike else None)
+        lazy = ScenarioValues(e, nominal, base=nominal if alike else None)
         for name in reversed(e.graph.order):            # the last first: its dependencies come with it
-            assert flips._identical(lazy[name], whole[name]), (e.scenario.name, name)
+            assert _identical(lazy[name], whole[name]), (e.scenario.name, name)
             assert type(lazy[name]) is type(whole[name])
 
 
@@ -41,7 +45,7 @@ def test_a_scenario_computes_only_what_its_probes_read():
     surge = next(e for e in evaluations[1:] if e.graph.same_formulas(evaluations[0].graph))
     found.of(surge.scenario.name)
     values = found.search.values(surge.scenario.name)
-    assert isinstance(values, flips.ScenarioValues)
+    assert isinstance(values, ScenarioValues)
     assert 0 < len(values) < len(surge.graph.order)        # the queueing figures, the costs: never read
     assert "peak_arrival_rate" in values and "wait_probability" not in values
 
@@ -65,7 +69,7 @@ def test_the_remembered_words_of_a_value_are_display_s_and_equal_values_share_th
     e = evaluations[0]
     h = view.nominal[0]
     for name, value in (("active_gpus", 9), ("active_gpus", Fraction(9)), ("active_gpus", Fraction(19, 2)),
-                        ("deployments.fleet_holds", True), ("active_gpus", flips.UNDEFINED)):
+                        ("deployments.fleet_holds", True), ("active_gpus", UNDEFINED)):
         assert h.shown(name, value) == display(e, name, value)
     assert len([k for k in view._shown if k[0] == "active_gpus" and k[1] == 9]) == 1     # 9 and 9/1: one entry
     other = view.of(evaluations[1].scenario.name)[0]
@@ -134,7 +138,7 @@ def test_a_walk_computes_each_point_s_targets_once_and_finds_what_it_found_witho
     probe = _fresh_probe("peak_arrival_rate")
     calls = []
     probe.functions = [(lambda v, f=f, i=i: calls.append((i, v)) or f(v)) for i, f in enumerate(probe.functions)]
-    lo, hi = flips.base_range(probe.today, probe.quantity, Fraction(10))
+    lo, hi = base_range(probe.today, probe.quantity, Fraction(10))
     remembered = []
     for end in (hi, lo):
         calls.clear()
@@ -147,8 +151,8 @@ def test_a_walk_computes_each_point_s_targets_once_and_finds_what_it_found_witho
         for f in self.functions[:count]:
             try:
                 out.append(f(v))
-            except (flips.Undefined, ZeroDivisionError):
-                out.append(flips.UNDEFINED)
+            except (Undefined, ZeroDivisionError):
+                out.append(UNDEFINED)
         return tuple(out)
 
     fresh = _fresh_probe("peak_arrival_rate")

@@ -5,8 +5,9 @@ from fractions import Fraction
 
 import sympy
 
-from capplan.analysis import flips
+from capplan.analysis.flips import roots, steps
 from capplan.analysis.rational import rational_form
+from capplan.engine.exact import Undefined
 
 x = sympy.Symbol("x")
 
@@ -55,8 +56,8 @@ def test_a_removable_point_a_float_or_another_symbol_is_left_to_together():
 def test_the_flip_search_takes_the_fraction_form_without_together(monkeypatch):
     calls = []
     monkeypatch.setattr(sympy, "together", lambda g: calls.append(g) or g)
-    flips._rational.cache_clear()
-    top, bottom = flips._rational(90 / (x * sympy.Rational(3, 4)) - 7, x)
+    roots._rational.cache_clear()
+    top, bottom = roots._rational(90 / (x * sympy.Rational(3, 4)) - 7, x)
     assert calls == []
     assert top.degree() == 1 and bottom.degree() == 1
     assert _roots(tuple(Fraction(int(c.p), int(c.q)) for c in reversed(top.all_coeffs()))) == {sympy.Rational(120, 7)}
@@ -78,10 +79,10 @@ def test_a_piece_frozen_in_place_has_the_form_of_the_frozen_expression():
     for g in cases:
         for v in (Fraction(1, 3), Fraction(5, 2), Fraction(13), Fraction(71, 7)):
             try:
-                frozen = flips._freeze(g, r, v)
+                frozen = steps._freeze(g, r, v)
             except ZeroDivisionError:
                 continue
-            assert rational_form(g, r, partial(flips._frozen_part, r, v)) == rational_form(frozen, r), (g, v)
+            assert rational_form(g, r, partial(steps._frozen_part, r, v)) == rational_form(frozen, r), (g, v)
 
 
 def test_a_truth_value_or_an_undefined_step_in_a_piece():
@@ -92,13 +93,13 @@ def test_a_truth_value_or_an_undefined_step_in_a_piece():
     assert rational_form(sympy.Piecewise((r, inside), (1, True)) + r, r, lambda n: True if n == inside else None) \
         is None                                  # a truth value where a number was read: left to sympy
     divided = r - 1 / sympy.floor(r / 10)           # floor(3/10) = 0 under a division: left to sympy
-    assert rational_form(divided, r, partial(flips._frozen_part, r, Fraction(3))) is None
+    assert rational_form(divided, r, partial(steps._frozen_part, r, Fraction(3))) is None
     undefined = r - sympy.floor(1 / (r - 3))        # the step itself has no value at 3: both fail alike
-    for freeze in (lambda: flips._freeze(undefined, r, Fraction(3)),
-                   lambda: rational_form(undefined, r, partial(flips._frozen_part, r, Fraction(3)))):
+    for freeze in (lambda: steps._freeze(undefined, r, Fraction(3)),
+                   lambda: rational_form(undefined, r, partial(steps._frozen_part, r, Fraction(3)))):
         try:
             freeze()
-        except (ZeroDivisionError, flips.Undefined):
+        except (ZeroDivisionError, Undefined):
             continue
         raise AssertionError("floor(1/0) has no value")
 
@@ -120,16 +121,16 @@ def test_the_derivative_form_has_the_derivatives_roots_poles_and_values():
 
 def _piecewise_crossings(g, r, lo, hi):
     """Every piece of ``g`` between its steps' points, read in place (the general path)."""
-    inner = sorted(flips._points(g, r, lo, hi))
+    inner = sorted(steps._points(g, r, lo, hi))
     out = set()
     for a, b in zip([lo, *inner], [*inner, hi]):
         middle = (a + b) / 2
         try:
-            form = rational_form(g, r, lambda n, m=middle: flips._frozen_part(r, m, n))
-            piece = flips._freeze(g, r, middle) if form is None else None
-        except (ZeroDivisionError, flips.Undefined):
+            form = rational_form(g, r, lambda n, m=middle: steps._frozen_part(r, m, n))
+            piece = steps._freeze(g, r, middle) if form is None else None
+        except (ZeroDivisionError, Undefined):
             continue
-        out |= flips._smooth_crossings(piece, r, a, b, False) if form is None else flips._form_crossings(form, r, a, b)
+        out |= roots._smooth_crossings(piece, r, a, b, False) if form is None else roots._form_crossings(form, r, a, b)
     return out
 
 
@@ -147,10 +148,10 @@ def test_a_sum_of_a_smooth_part_and_steps_is_solved_by_shifting_one_form():
     ]
     found = set()
     for g in cases:
-        assert flips._split(g, r) is not None, g
+        assert steps._split(g, r) is not None, g
         for lo, hi in ((Fraction(1, 2), Fraction(40)), (Fraction(10), Fraction(31, 3))):
-            inner = flips._points(g, r, lo, hi)
-            crossings = flips._crossings(g, r, lo, hi, inner)
+            inner = steps._points(g, r, lo, hi)
+            crossings = steps._crossings(g, r, lo, hi, inner)
             assert crossings == _piecewise_crossings(g, r, lo, hi), (g, lo, hi)
             found |= crossings
     assert {Fraction(1), Fraction(9)} <= found and any(6 < v < 7 for v in found) and any(7 < v < 8 for v in found)
@@ -158,12 +159,12 @@ def test_a_sum_of_a_smooth_part_and_steps_is_solved_by_shifting_one_form():
 
 def test_a_sum_the_shift_cannot_serve_is_read_piece_by_piece():
     r = sympy.Symbol("x", real=True)
-    assert flips._split(r * sympy.ceiling(r / 7) - 3, r) is None           # a step times x: no constant shift
-    assert flips._split((r ** 2 - 1) / (r - 1) + sympy.floor(r), r) is None  # the smooth terms' form is not reduced
+    assert steps._split(r * sympy.ceiling(r / 7) - 3, r) is None           # a step times x: no constant shift
+    assert steps._split((r ** 2 - 1) / (r - 1) + sympy.floor(r), r) is None  # the smooth terms' form is not reduced
     divided = r - 12 / sympy.floor(r / 10)          # floor(r/10) = 0 on (0, 10): that piece takes the general path
-    split = flips._split(divided, r)
-    assert flips._shifted_crossings(split, r, Fraction(3), Fraction(0), Fraction(10)) is None
-    assert flips._shifted_crossings(split, r, Fraction(15), Fraction(10), Fraction(20)) == {Fraction(12)}
+    split = steps._split(divided, r)
+    assert steps._shifted_crossings(split, r, Fraction(3), Fraction(0), Fraction(10)) is None
+    assert steps._shifted_crossings(split, r, Fraction(15), Fraction(10), Fraction(20)) == {Fraction(12)}
 
 
 def test_a_conjunct_false_on_the_whole_window_leaves_the_and_no_points():
@@ -172,8 +173,8 @@ def test_a_conjunct_false_on_the_whole_window_leaves_the_and_no_points():
     r = sympy.Symbol("x", real=True)
     rate = sympy.ceiling(600 / (7 * r))
     check = sympy.And(sympy.Ge(r, 92, evaluate=False), sympy.Lt(60 / r, rate, evaluate=False))
-    assert flips._points(check, r, Fraction(10), Fraction(15)) == frozenset()
-    assert flips._points(rate, r, Fraction(10), Fraction(15))
-    assert Fraction(92) in flips._points(check, r, Fraction(80), Fraction(100))
+    assert steps._points(check, r, Fraction(10), Fraction(15)) == frozenset()
+    assert steps._points(rate, r, Fraction(10), Fraction(15))
+    assert Fraction(92) in steps._points(check, r, Fraction(80), Fraction(100))
     either = sympy.Or(sympy.Le(r, 92, evaluate=False), sympy.Lt(60 / r, rate, evaluate=False))
-    assert flips._points(either, r, Fraction(10), Fraction(15)) == frozenset()
+    assert steps._points(either, r, Fraction(10), Fraction(15)) == frozenset()

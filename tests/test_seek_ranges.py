@@ -17,8 +17,8 @@ import sympy
 from conftest import MAIN_PLAN
 
 from capplan.analysis.pipeline import evaluate_plan
-from capplan.analysis import flips
-from capplan.analysis.flips import Target
+from capplan.analysis.flips import monotone, probe
+from capplan.analysis.flips.answers import Target
 from capplan.analysis.holds import PlanHolds
 
 
@@ -54,7 +54,7 @@ def test_the_nearest_flips_do_not_depend_on_the_range(holds):
         h = p.holds(Fraction(1), hi)
         assert (h.low.value, h.high.value) == (56, 63)
     walk = p.walk(p.today, Fraction(10 ** 9))
-    assert len(walk.flips) == flips.MAX_FLIPS and walk.reached == walk.flips[-1].value
+    assert len(walk.flips) == probe.MAX_FLIPS and walk.reached == walk.flips[-1].value
     assert [f.value for f in walk.flips[:3]] == [63, 70, 77]
 
 
@@ -63,13 +63,13 @@ def test_failed_gpus_over_1e9_costs_few_windows(holds, monkeypatch):
     halving of the range."""
     p = _probe(holds, "failed_gpus")
     cut = []
-    original = flips.Probe._windows
+    original = probe.Probe._windows
 
     def counted(self, *args):
         cut.append(args[:2])
         yield from original(self, *args)
 
-    monkeypatch.setattr(flips.Probe, "_windows", counted)
+    monkeypatch.setattr(probe.Probe, "_windows", counted)
     assert [f.value for f in p.flips(Fraction(0), Fraction(10 ** 9))] == [1, 7]
     assert len(cut) < 200
 
@@ -101,7 +101,7 @@ def test_goal_seek_of_a_count_is_a_run_of_whole_numbers(run_main):
 
 
 def test_a_walk_out_of_work_says_how_far_it_got(run_main, monkeypatch):
-    monkeypatch.setattr(flips, "WORK", 3)
+    monkeypatch.setattr(probe, "WORK", 3)
     doc = _seek(run_main, "peak_arrival_rate", "--range", "1", "1e9")
     assert doc["stopped"] and "its work limit" in doc["stopped"][0]
     assert doc["searched_to"]["high"] < 1e9
@@ -111,15 +111,15 @@ def test_a_walk_out_of_work_says_how_far_it_got(run_main, monkeypatch):
 def test_direction_of_step_functions():
     x = sympy.Symbol("x", real=True)
     lo, hi = Fraction(0), Fraction(10 ** 9)
-    assert flips._direction(sympy.ceiling(x / 7), x, lo, hi) == 1
-    assert flips._direction(7 * sympy.Max(0, sympy.floor(16 - x)) >= 60, x, lo, hi) == -1
-    assert flips._direction(sympy.ceiling(60 / (10 * x)), x, Fraction(1, 10), hi) == -1
-    assert flips._direction((x - 3) ** 2, x, lo, hi) is None
-    assert flips._direction(sympy.ceiling(x) - sympy.floor(x / 2), x, lo, hi) is None
+    assert monotone._direction(sympy.ceiling(x / 7), x, lo, hi) == 1
+    assert monotone._direction(7 * sympy.Max(0, sympy.floor(16 - x)) >= 60, x, lo, hi) == -1
+    assert monotone._direction(sympy.ceiling(60 / (10 * x)), x, Fraction(1, 10), hi) == -1
+    assert monotone._direction((x - 3) ** 2, x, lo, hi) is None
+    assert monotone._direction(sympy.ceiling(x) - sympy.floor(x / 2), x, lo, hi) is None
 
 
 def test_a_goal_seek_beyond_its_work_limit_says_where_it_stopped(run_main, monkeypatch):
-    monkeypatch.setattr(flips, "WORK", 0)
+    monkeypatch.setattr(probe, "WORK", 0)
     code, out, err = run_main("seek", MAIN_PLAN, "peak_arrival_rate", "--range", "1", "1e9",
                               "--target", "active_gpus=10000")
     assert (code, out) == (1, "")

@@ -15,7 +15,7 @@ from functools import cached_property
 from capplan import formatting
 from capplan.analysis import collector
 from capplan.analysis.declared import decisions, holds_spec
-from capplan.analysis.flips import UNDEFINED
+from capplan.analysis.flips.answers import UNDEFINED
 from capplan.analysis.holds import Breakeven, InputInterval, PlanHolds, Side
 from capplan.engine.evaluate import Evaluation
 from capplan.engine.exact import factor
