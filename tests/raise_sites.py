@@ -144,7 +144,10 @@ def pytest_runtest_teardown(item):
 def pytest_sessionfinish(session):
     target = os.environ.get("CAPPLAN_RAISE_TRACE")
     if target:
-        worker = os.environ.get("PYTEST_XDIST_WORKER")     # under xdist each worker traces its share
+        # under xdist each worker traces its share; asked of the session, not of the environment,
+        # which a run started inside another xdist worker inherits (its controller would write
+        # the empty trace of the tests it did not run over one worker's)
+        worker = getattr(session.config, "workerinput", {}).get("workerid")
         if worker:
             target = f"{target}.{worker}"
         Path(target).write_text(json.dumps({k: sorted(v) for k, v in sorted(_REACHED.items())}, indent=1))
