@@ -107,6 +107,7 @@ def _label(exc) -> str:
 _BY_FILE: dict[str, list[Site]] = {}
 _REACHED: dict[str, set[str]] = {}
 _CURRENT: list[str] = [""]
+SKIPPED = "(skipped)"        # the trace's entry of the tests that were skipped, beside the sites
 
 
 def _local(frame, event, arg):
@@ -139,6 +140,11 @@ def pytest_runtest_call(item):
 def pytest_runtest_teardown(item):
     sys.settrace(None)
     threading.settrace(None)
+
+
+def pytest_runtest_logreport(report):
+    if report.skipped:          # e.g. no ../shared/ beside the checkout: its sites are not checked here
+        _REACHED.setdefault(SKIPPED, set()).add(report.nodeid)
 
 
 def pytest_sessionfinish(session):

@@ -4,10 +4,16 @@ test_candidates.py: the h200 offer at $39.99/h instead of $50 takes rank 1)."""
 
 from __future__ import annotations
 
+import io
+
 import pytest
 import recalc
+import yaml
 from openpyxl import load_workbook
 from test_candidates import three
+from test_demand import STEPS
+
+from capplan.build import compile_plan
 
 SHEET = "Candidates"
 
@@ -22,8 +28,6 @@ def _rows(ws) -> dict[str, int]:
 
 @pytest.fixture(scope="module")
 def books(tmp_path_factory):
-    import yaml
-
     from capplan.cli import main
 
     folder = tmp_path_factory.mktemp("candidates-workbook")
@@ -89,3 +93,18 @@ def test_the_summary_recommends_the_candidate_ranked_first_and_follows_an_edit(b
         assert not any(s.startswith("Recommended:") for s in said[1:])
         row = next(r for r in range(1, 60) if wb["Summary"].cell(r, 1).value == said[0])
         assert wb["Summary"].cell(row, 4).value == pytest.approx(cost)
+
+
+def test_with_candidates_and_a_traffic_profile_the_candidates_make_the_one_recommendation(tmp_path):
+    """The record answers with the candidates when a plan has both: the Summary opens with them,
+    and the strategies through the profile below pick 'the cheapest that holds', not a second
+    'Recommended'."""
+    data = three()
+    data["inputs"].pop("peak_to_average_ratio", None)
+    data["traffic"] = {"profile": list(STEPS), "source": "hand-worked"}
+    path = tmp_path / "both.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    wb = load_workbook(io.BytesIO(compile_plan(path).files["both.xlsx"]), data_only=True)   # the cached values
+    said = _summary_says(wb)
+    assert said[0] == "Recommended: h100-sxm5-80gb TP2 on p5"
+    assert len(said) == 2 and said[1].startswith("Cheapest that holds: ")

@@ -18,7 +18,7 @@ import sys
 import pytest
 import yaml
 from conftest import ROOT
-from raise_sites import TABLE, reach_of, sites
+from raise_sites import SKIPPED, TABLE, reach_of, sites
 
 SITES = {site.key for site in sites()}
 LISTED = yaml.safe_load(TABLE.read_text(encoding="utf-8"))
@@ -53,5 +53,8 @@ def test_each_named_test_reaches_its_site(tmp_path):
     subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "raise_sites",
                     *sorted(set(REACHED.values()))], cwd=ROOT, env=env, capture_output=True, check=False)
     reach = reach_of(sorted(tmp_path.glob("reach.json*")))    # the project's addopts run the tests under xdist
-    unreached = {site: test for site, test in REACHED.items() if test not in reach.get(site, [])}
+    skipped = set(reach.get(SKIPPED, []))                     # e.g. no ../shared/ beside a clean clone
+    checked = {site: test for site, test in REACHED.items() if test not in skipped}
+    assert len(checked) >= 0.9 * len(REACHED), f"{len(REACHED) - len(checked)} named tests were skipped"
+    unreached = {site: test for site, test in checked.items() if test not in reach.get(site, [])}
     assert not unreached, f"these tests no longer reach their raise site: {unreached}"
