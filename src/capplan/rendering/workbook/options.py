@@ -5,9 +5,10 @@ deployment; :func:`deployment_options`). It is given as :class:`SummaryOption` �
 its name and where its numbers are — so another source of options (candidate
 fleets) adds rows without touching the layout. Every number is a live link to
 the cell that computes it; "holds in every scenario" reads the option's row of
-verdicts on the Summary's own grid, and the recommendation (the cheapest
-option that holds everywhere; with one option, its verdict) is a formula over
-the table, so an edited input moves it.
+verdicts on the Summary's own grid, and the recommendation is a formula over
+the table, so an edited input moves it. It is the record's: the cheapest option
+whose fleet holds at the plan's peak (the nominal scenario), with the number of
+scenarios it breaks in said beside its name; with one option, its verdict.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from capplan.rendering.workbook.builder import Book
     from capplan.rendering.workbook.sheetmodel import Sheet
 
-NONE_HOLDS = "none (no option holds in every scenario)"
+NONE_HOLDS = "none (no option holds at the plan's peak)"
 NO_VALUE = "—"
 
 
@@ -56,7 +57,7 @@ class SummaryOption:
 LINKED = (("Nodes", "nodes"), ("GPUs rented", "gpus"), ("Monthly cost", "monthly"), ("Annual cost", "annual"),
           ("$ per 1M output tokens", "per_million"))
 HEADERS = ("SummaryOption", *(h for h, _ in LINKED), "Holds in every scenario", "Scenarios it breaks in",
-           "Monthly cost if it holds")
+           "Monthly cost if it holds at the peak")
 MONTHLY, HOLDS, BREAKS, IF_HOLDS = 4, 7, 8, 9          # columns
 
 
@@ -118,9 +119,10 @@ def write_options(book: Book, ws: Sheet, row: int, options: list[SummaryOption],
             styles.dress(c, styles.center)
             c = ws.cell(r, IF_HOLDS)
             monthly = ws.cell(r, MONTHLY).coordinate
-            cost = option.monthly.expected if holds else NO_VALUE        # text: MIN passes over it
-            book.formula(ws, c, f'=IF({ws.cell(r, HOLDS).coordinate},{monthly},"{NO_VALUE}")', "options.if_holds",
-                         scenario, k, "summary", cost)
+            at_peak = verdicts.split(":")[0]                  # the nominal scenario's verdict, the grid's first
+            cost = option.monthly.expected if option.verdicts[0] else NO_VALUE   # text: MIN passes over it
+            book.formula(ws, c, f'=IF({at_peak},{monthly},"{NO_VALUE}")', "options.if_holds", scenario, k, "summary",
+                         cost)
             styles.dress(c, styles.note, styles.right, number_format=_format(book, option.monthly))
             expected_if_holds.append(cost)
         else:
@@ -133,7 +135,8 @@ def write_options(book: Book, ws: Sheet, row: int, options: list[SummaryOption],
 
 def _recommendation(book: Book, ws: Sheet, r: int, options: list[SummaryOption], first: int, last: int,
                     if_holds: list, label: str) -> int:
-    """The cheapest option that holds everywhere, its money beside it; with one option, its verdict."""
+    """The cheapest option whose fleet holds at the plan's peak, as the record recommends it, with
+    the scenarios it breaks in (the record's caveat) and its money beside it; with one option, its verdict."""
     styles = book.styles
     scenario = book.evs[0].scenario.name
     costs = f"${column_letter(IF_HOLDS)}${first}:${column_letter(IF_HOLDS)}${last}"
@@ -150,8 +153,12 @@ def _recommendation(book: Book, ws: Sheet, r: int, options: list[SummaryOption],
                      "options.recommendation", scenario, None, "summary", text)
     else:
         names = f"$A${first}:$A${last}"
-        text = f"{label}: " + (str(options[best].name.expected) if best is not None else NONE_HOLDS)
-        book.formula(ws, head, f'=IFERROR("{label}: "&INDEX({names},{pick}),"{label}: {NONE_HOLDS}")',
+        breaks = f"${column_letter(BREAKS)}${first}:${column_letter(BREAKS)}${last}"
+        broken = sum(1 for v in options[best].verdicts if not v) if best is not None else 0
+        text = f"{label}: " + (str(options[best].name.expected) if best is not None else NONE_HOLDS) + \
+            (f" (breaks in {broken} scenario(s))" if broken else "")
+        caveat = f'IF(INDEX({breaks},{pick})>0," (breaks in "&INDEX({breaks},{pick})&" scenario(s))","")'
+        book.formula(ws, head, f'=IFERROR("{label}: "&INDEX({names},{pick})&{caveat},"{label}: {NONE_HOLDS}")',
                      "options.recommendation", scenario, None, "summary", text)
     styles.dress(head, styles.bold)
     for column, (_, field) in enumerate(LINKED, start=2):

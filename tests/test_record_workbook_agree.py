@@ -1,0 +1,55 @@
+"""The record and the workbook recommend the same thing.
+
+A reviewer reads the record's first screen, a finance partner the workbook's Summary:
+for every reference plan, the option the Summary recommends (its first block: the
+candidates, the strategies through a traffic profile, or the deployments) is the one
+the record's headline names first, and where no option holds both say so.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+
+import pytest
+from conftest import ROOT
+from openpyxl import load_workbook
+
+from capplan.build import compile_plan
+
+PLANS = sorted((ROOT / "plans").glob("*.yaml"))
+HEADERS = {"SummaryOption", "Strategy", "Candidate (the Candidates sheet)"}
+
+
+def _first_block(ws) -> tuple[list[str], str]:
+    """The first block's option names and its recommendation (or verdict) line."""
+    column = [ws.cell(r, 1).value for r in range(1, ws.max_row + 1)]
+    header = next(i for i, v in enumerate(column) if v in HEADERS)
+    end = next(i for i in range(header + 1, len(column)) if str(column[i]).startswith(("Recommended:", "Verdict:")))
+    return [str(v) for v in column[header + 1:end]], str(column[end])
+
+
+@pytest.mark.parametrize("path", PLANS, ids=lambda p: p.stem)
+def test_the_summary_recommends_what_the_record_s_headline_names_first(path):
+    files = compile_plan(path).files
+    record = files[f"{path.stem}.md"].decode()
+    headline = next(line for line in record.splitlines() if line.startswith("**") and not line.startswith("**The"))
+    ws = load_workbook(io.BytesIO(files[f"{path.stem}.xlsx"]), data_only=True)["Summary"]
+    names, said = _first_block(ws)
+    if said.startswith("Verdict:"):                               # one option: the record names it
+        assert len(names) == 1 and names[0] in headline
+        return
+    if said.startswith("Recommended: none"):
+        assert headline.startswith("**Not ready to approve")
+        return
+    pick = re.sub(r" \(breaks in \d+ scenario\(s\)\)$", "", said.removeprefix("Recommended: "))
+    assert pick in names
+
+    def first(name: str) -> int:
+        """Where the headline first names an option (each part of 'X on Y' must be there)."""
+        found = [headline.find(part) for part in name.split(" on ")]
+        return min(found) if all(f >= 0 for f in found) else len(headline)
+
+    assert first(pick) < len(headline), (pick, headline)
+    assert all(first(pick) < first(other) for other in names if other != pick), (pick, headline)
+    assert ("(breaks in" in said) == bool(re.search(r"\bit breaks in|fleet breaks in", headline))
