@@ -23,7 +23,7 @@ from capplan.analysis import ranking as ranked
 from capplan.analysis import transfer
 from capplan.analysis.declared import holds_spec
 from capplan.analysis.ranking import Ranking
-from capplan.rendering.choices import Option, Risk
+from capplan.rendering.choices import Option, Risk, holds_across
 
 SHOWN = 40                      # rows the record's table shows (the JSON has them all)
 BENCHMARKED = 3                 # candidates a benchmark command is written for
@@ -466,8 +466,7 @@ def options(ranking: Ranking, money=formatting.money, count: int = 3) -> list[Op
     out = []
     for i in ranking.feasible[:count]:
         failing = [s for j, s in enumerate(ev.scenarios) if not ranking.value("deployments.fleet_holds", i, j)]
-        holds = (f"✗ breaks in {len(failing)} of {len(ev.scenarios)}" if failing else
-                 "✓ every scenario" if len(ev.scenarios) > 1 else "✓ the only scenario")
+        holds = holds_across(len(failing), len(ev.scenarios))
         note = f"{ev.tag_text(i)} λ* {formatting.number(ranking.value('instance_max_rate', i), 3)} req/s"
         if ev.band[i]:
             note += f" ±{100 * ev.band[i]:.0f} %"

@@ -22,6 +22,14 @@ class Option:
     note: str = ""
 
 
+def holds_across(broken: int, scenarios: int) -> str:
+    """An option's Holds cell from the number of scenarios its fleet breaks in: '✗ breaks in 3
+    of 6', '✓ every scenario' or '✓ the only scenario' (the deployments and the candidates alike)."""
+    if broken:
+        return f"✗ breaks in {broken} of {scenarios}"
+    return "✓ every scenario" if scenarios > 1 else "✓ the only scenario"
+
+
 @dataclass(frozen=True)
 class Risk:
     """One thing that can change the decision: ``name`` (an input, a table) and

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 from capplan import formatting
 from capplan.analysis.declared import holds_spec
 from capplan.engine.evaluate import Evaluation
-from capplan.rendering.choices import Option, Risk
+from capplan.rendering.choices import Option, Risk, holds_across
 from capplan.rendering.simulation import percent
 from capplan.rendering.view import PlanView, sentence as layout_sentence
 
@@ -100,8 +100,7 @@ def deployment_options(view: PlanView) -> list[Option]:
         by = {k.quantity.rsplit(".", 1)[-1]: k for k in keys}
         role = {k.role: k for k in keys}
         failed = breaks.get(row, [])
-        holds = (f"✗ breaks in {len(failed)} of {total}" if failed else
-                 "✓ every scenario" if total > 1 else "✓ the only scenario")
+        holds = holds_across(len(failed), total)
         size = f"{role['size'].text} node{'s' if role['size'].value != 1 else ''}" if "size" in role else ""
         gpus = by.get("deployed_gpus")
         note = ", ".join(filter(None, [size + (f" ({gpus.text})" if gpus else ""),

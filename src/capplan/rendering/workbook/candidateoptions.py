@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from capplan.analysis import ranking as ranked
 from capplan.language import units
 from capplan.rendering.workbook.manifest import CellInfo
-from capplan.rendering.workbook.options import MONTHLY
+from capplan.rendering.workbook.options import MONTHLY, PER_MILLION
 from capplan.rendering.workbook.plantext import set_text
 
 if TYPE_CHECKING:
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from capplan.rendering.workbook.sheetmodel import Sheet
 
 SHOWN = 3                                      # candidates on the Summary, as on the record's first screen
-PER_MILLION, RANK = MONTHLY + 2, MONTHLY + 3     # the options table's money columns, then the rank
+RANK = PER_MILLION + 1                         # after the options table's money columns
 NODES = RANK + 1                               # after the money: a candidate's name spills over B and C
 LINKED = {NODES: "deployments.nodes", MONTHLY: ranked.MONTH, PER_MILLION: ranked.PER_M}
 HEADERS = {1: "Candidate (the Candidates sheet)", MONTHLY: "Monthly cost", PER_MILLION: "$ per 1M output tokens",

@@ -58,7 +58,7 @@ LINKED = (("Nodes", "nodes"), ("GPUs rented", "gpus"), ("Monthly cost", "monthly
           ("$ per 1M output tokens", "per_million"))
 HEADERS = ("SummaryOption", *(h for h, _ in LINKED), "Holds in every scenario", "Scenarios it breaks in",
            "Monthly cost if it holds at the peak")
-MONTHLY, HOLDS, BREAKS, IF_HOLDS = 4, 7, 8, 9          # columns
+MONTHLY, PER_MILLION, HOLDS, BREAKS, IF_HOLDS = 4, 6, 7, 8, 9      # columns (the other blocks align to them)
 
 
 def deployment_options(book: Book) -> list[SummaryOption]:

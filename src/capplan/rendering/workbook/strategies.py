@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from capplan.analysis import demand
 from capplan.rendering.workbook.cellstyles import BOOLEAN_FORMAT
-from capplan.rendering.workbook.options import HOLDS, IF_HOLDS, MONTHLY, NO_VALUE
+from capplan.rendering.workbook.options import HOLDS, IF_HOLDS, MONTHLY, NO_VALUE, PER_MILLION
 from capplan.rendering.workbook.plantext import set_text
 from capplan.rendering.workbook.scenariosheet import pass_fail
 from capplan.rendering.workbook.sheetmodel import column_letter
@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from capplan.rendering.workbook.builder import Book
     from capplan.rendering.workbook.sheetmodel import Sheet
 
-PER_MILLION = MONTHLY + 2                      # the options table's "$ per 1M output tokens" column
 HEADERS = {1: "Strategy", MONTHLY: "Monthly cost", PER_MILLION: "$ per 1M output tokens",
            HOLDS: "Holds the SLO", IF_HOLDS: "Monthly cost if it holds"}
 NONE_HOLDS = "none (no strategy holds the SLO)"
