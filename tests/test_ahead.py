@@ -184,9 +184,12 @@ def test_check_of_a_changed_plan_simulates_ahead_too(in_place_project, tmp_path,
         m.setattr(ahead_module, "free_cpus", lambda: 1)
         m.setattr(simulation, "of_plan", noted)
         m.setenv("CAPPLAN_CACHE_DIR", str(tmp_path / "cache"))          # nothing computed yet
-        seen, folder = verify.verify(builder.plan_paths([]), project / "out", whole=True)
+        seen, folder, _ = verify.verify(builder.plan_paths([]), project / "out", whole=True)
     assert [s.file for s in seen] == [f"plans/{MAIN_PLAN.name}", f"plans/{RETAIL_PLAN.name}"]   # the order given
-    assert folder == [] and seen[0].problems == [] and "outputs current" in seen[0].note
+    assert folder == [] and seen[1].problems == []
+    assert seen[0].problems == [f"plans/{MAIN_PLAN.name}: outputs current, but {project / 'out' / 'manifest.json'} "
+                                f"records other inputs (plans/{MAIN_PLAN.name} changed): run `capplan build "
+                                f"plans/{MAIN_PLAN.name}`"]
     pids = ran.read_text().split()
     assert len(pids) == 1 and pids[0] != str(os.getpid())
 

@@ -192,12 +192,15 @@ def test_a_changed_plan_is_rebuilt_and_check_names_it(built, run_main):
     assert run_main("check")[0] == 0
 
 
-def test_an_edit_that_changes_no_output_passes_with_a_note(built, run_main):
+def test_an_edit_that_changes_no_output_fails_until_the_manifest_records_it(built, run_main):
+    """out/manifest.json is an output too: a record of other inputs is not what a build writes."""
     path = built / MAIN
     path.write_text(path.read_text() + "# a comment changes the file, not the results\n")
     code, _, err = run_main("check")
-    assert code == 0
-    assert f"capplan check: note: {MAIN}: outputs current ({MAIN} changed); `capplan build` updates the record" in err
+    assert code == 1
+    assert (f"  - {MAIN}: outputs current, but out/{manifest.NAME} records other inputs ({MAIN} changed): "
+            f"run `capplan build {MAIN}`") in err
+    assert run_main("build")[0] == 0 and run_main("check")[0] == 0
 
 
 def test_check_names_the_library_version_that_differs(built, run_main):
@@ -222,9 +225,9 @@ def test_a_damaged_manifest_means_re_evaluating_never_a_crash(built, run_main):
     doc["plans"][STEM]["findings"]["prices"] = [{"where": "x"}]
     record.write_text(json.dumps(doc))
     code, _, err = run_main("check")
-    assert code == 0
-    assert (f"note: {MAIN}: outputs current (out/{manifest.NAME} has no record of it); "
-            "`capplan build` updates the record") in err
+    assert code == 1
+    assert (f"  - {MAIN}: outputs current, but out/{manifest.NAME} has no record of them: "
+            f"run `capplan build {MAIN}`") in err
     assert "retail-chatbot.yaml: outputs current" not in err
     record.write_text("{ not json")
     code, out, err = run_main("build")

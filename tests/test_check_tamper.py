@@ -156,10 +156,11 @@ def test_manifest_inputs_that_are_no_regular_file_in_the_repository_are_never_re
     doc["plans"][STEM]["inputs"][name] = hashlib.sha256(b"").hexdigest()
     doc["plans"][STEM]["imports"]["/**/*"] = "0" * 64
     _write_manifest(project, doc)
-    for command in ("check", "build"):               # a FIFO read would hang here: the test's timeout says so
-        code, _, err = run_main(command)
-        assert code == 0, err
+    code, _, err = run_main("check")                 # a FIFO read would hang here: the test's timeout says so
+    assert code == 1 and f"{MAIN}: outputs current, but out/{manifest.NAME} has no record of them" in err
+    assert run_main("build")[0] == 0
     assert _manifest(project)["plans"][STEM]["inputs"] == {MAIN: _sha(project / MAIN)}   # repaired by the build
+    assert run_main("check")[0] == 0
 
 
 def test_a_manifest_that_is_a_device_or_a_fifo_is_not_read(project, run_main):
@@ -167,8 +168,9 @@ def test_a_manifest_that_is_a_device_or_a_fifo_is_not_read(project, run_main):
     path.unlink()
     os.mkfifo(path)
     code, _, err = run_main("check")                     # not read, so no hang: the record counts as missing
-    assert code == 0 and f"note: {MAIN}: outputs current (out/{manifest.NAME} has no record of it)" in err
+    assert code == 1 and f"{MAIN}: outputs current, but out/{manifest.NAME} has no record of them" in err
     assert run_main("build")[0] == 0 and path.is_file()
+    assert run_main("check")[0] == 0
 
 
 def test_an_edited_config_json_is_a_change(project, run_main):
@@ -249,3 +251,45 @@ def test_a_plan_that_is_no_regular_file_or_too_large_is_refused_unread(project, 
             "cannot read file: not a regular file (a device, a FIFO or a folder)"
         named = "fifo" if target == "fifo" else "plans/odd.yaml"      # a link inside the project: its target
         assert f"{named}: {expected}" in err
+
+
+@pytest.mark.parametrize("damage", ["deleted", "garbage", "another format"])
+def test_a_missing_or_damaged_manifest_fails_check_naming_it(project, run_main, damage):
+    """The manifest is part of what a fresh build writes (issue 37, item 11)."""
+    path = project / "out" / manifest.NAME
+    if damage == "deleted":
+        path.unlink()
+    else:
+        path.write_text("{ not json" if damage == "garbage" else json.dumps({"format": 99, "plans": {}}))
+    code, _, err = run_main("check")
+    assert code == 1
+    assert f"  - out/{manifest.NAME} is " in err
+    assert f"{MAIN}: outputs current, but out/{manifest.NAME} has no record of them: run `capplan build {MAIN}`" in err
+    assert run_main("build")[0] == 0 and run_main("check")[0] == 0
+
+
+def test_a_scoped_check_names_the_files_of_out_it_does_not_look_at(project, run_main):
+    """``check PLAN`` cannot tell another plan's output from a foreign file: it names both (item 10)."""
+    (project / "out" / "extra.md").write_text("not made by any plan")
+    code, out, err = run_main("check", MAIN)
+    assert code == 0, err
+    assert "checked the named plans' outputs only: out/ also holds " in err
+    assert "extra.md" in err and f"{RETAIL_PLAN.stem}.md" in err
+    assert "`capplan check` with no plans named checks all of out/" in err
+    code, _, err = run_main("check")
+    assert code == 1 and "out/extra.md is no output of any plan in plans/" in err
+
+
+@pytest.mark.parametrize("what", ["folder", "too large"])
+def test_an_output_that_is_there_is_never_called_missing(project, run_main, what):
+    target = project / "out" / f"{STEM}.json"
+    target.unlink()
+    if what == "folder":
+        target.mkdir()
+    else:
+        with open(target, "wb") as handle:               # sparse: no disk space taken
+            handle.truncate(300 * 2 ** 20)
+    code, _, err = run_main("check")
+    assert code == 1 and f"out/{STEM}.json is missing" not in err
+    said = "is no regular file" if what == "folder" else "holds 300 MiB, more than capplan reads (256 MiB)"
+    assert f"out/{STEM}.json {said}" in err

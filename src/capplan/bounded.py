@@ -14,10 +14,23 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from pathlib import Path
 
 MAX_BYTES = 256 * 2 ** 20        # an output or input capplan hashes; the largest workbook is ~100 KB
 _CHUNK = 2 ** 20
+_WITNESS: ContextVar[Witness | None] = ContextVar("capplan_witness", default=None)
+
+
+@dataclass
+class Witness:
+    """What was read while :func:`witnessed` was open."""
+
+    files: dict[str, str] = field(default_factory=dict)          # resolved path -> SHA-256 of the bytes read
+    patterns: set[tuple[str, str]] = field(default_factory=set)  # (resolved folder, pattern) expanded there
 
 
 class NotRegular(OSError):
@@ -54,7 +67,30 @@ def read(path: Path, limit: int = MAX_BYTES) -> bytes:
         data = handle.read(limit + 1)
     if len(data) > limit:                                  # it grew after the fstat
         raise TooLarge(f"{path} is larger than {limit // 2 ** 20} MiB", len(data))
+    seen = _WITNESS.get()
+    if seen is not None:
+        seen.files[os.path.realpath(path)] = hashlib.sha256(data).hexdigest()
     return data
+
+
+def saw_pattern(folder: Path, pattern: str) -> None:
+    """Note that ``pattern`` was expanded in ``folder`` (what it matches is an input too)."""
+    seen = _WITNESS.get()
+    if seen is not None:
+        seen.patterns.add((os.path.realpath(folder), pattern))
+
+
+@contextmanager
+def witnessed() -> Iterator[Witness]:
+    """The files :func:`read` returns while inside, by resolved path, each with the SHA-256 of
+    the bytes it returned (not of the file now: an edit during the read is a change next time),
+    and the patterns :func:`saw_pattern` was told of."""
+    seen = Witness()
+    token = _WITNESS.set(seen)
+    try:
+        yield seen
+    finally:
+        _WITNESS.reset(token)
 
 
 def digest(path: Path, limit: int = MAX_BYTES) -> str | None:

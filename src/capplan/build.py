@@ -255,23 +255,13 @@ def current(path: Path, file: str, out_dir: Path, recorded: dict | None) -> dict
 
 
 def record_of(read: Read, compiled: Compiled) -> dict:
-    """A compiled plan's manifest entry, from the bytes it was read from: every file
-    it read (imports, a model's config.json) with the hash of the bytes read."""
+    """A compiled plan's manifest entry, from the bytes it was read from: every file it read
+    (:attr:`~capplan.loading.plan.Plan.reads`) with the hash of the bytes read, and what each
+    pattern it expanded matched."""
     plan = compiled.plan
     folder = Path(plan.file).parent
-    patterns, imported = [], {}
-    for name, spec in ((plan.doc.data or {}).get("tables") or {}).items():
-        if isinstance(spec, dict) and "import" in spec:
-            patterns += [spec["import"]] if isinstance(spec["import"], str) else list(spec["import"])
-            for f in getattr(plan.nominal.tables.get(name), "imported", ()):
-                imported[os.path.normpath(folder / f.path)] = f.sha256
-    for item in ((plan.doc.data or {}).get("candidates") or {}).get("evidence") or ():     # candidates: evidence:
-        patterns += [item["import"]] if isinstance(item["import"], str) else list(item["import"])
-    for c in plan.candidates.candidates if plan.candidates else ():
-        imported.update({os.path.normpath(folder / f.path): f.sha256 for f in (c.evidence.files if c.evidence else ())})
-    if plan.model_entry.sha256:
-        imported[os.path.normpath(folder / plan.model_entry.file)] = plan.model_entry.sha256
-    return manifest.record(plan.file, read.digest, patterns, imported, compiled.files,
+    imported = {os.path.normpath(folder / name): digest for name, digest in plan.reads.items()}
+    return manifest.record(plan.file, read.digest, list(plan.patterns), imported, compiled.files,
                            check.findings(compiled.evaluations))
 
 

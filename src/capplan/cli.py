@@ -364,13 +364,12 @@ def cmd_check(args) -> int:
     out_dir = Path(args.out)
     today = _today()
     paths = builder.plan_paths(args.plans)
-    verdicts, folder_problems = verify.verify(paths, out_dir, whole=not args.plans)
+    verdicts, folder_problems, folder_notes = verify.verify(paths, out_dir, whole=not args.plans)
     problems = [p for seen in verdicts for p in seen.problems] + folder_problems
     warnings = [w for seen in verdicts if seen.findings is not None
                 for w in check.warnings(seen.findings, today, args.max_price_age)]
-    for seen in verdicts:
-        if seen.note:
-            print(f"capplan check: note: {seen.note}", file=sys.stderr)
+    for note in [seen.note for seen in verdicts if seen.note] + folder_notes:
+        print(f"capplan check: note: {note}", file=sys.stderr)
     if warnings:
         fatal = " (fatal: --strict)" if args.strict else ""
         print(f"capplan check: {len(warnings)} warning(s){fatal}", file=sys.stderr)

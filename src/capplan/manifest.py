@@ -32,6 +32,7 @@ import glob
 import hashlib
 import json
 import os
+import stat
 import sys
 import zlib
 from functools import cache
@@ -201,10 +202,24 @@ def output_problems(outputs: dict[str, str], out_dir: Path) -> list[str]:
             continue
         now = file_digest(target)
         if now is None:
-            out.append(f"{target} is missing")
+            out.append(f"{target} {_unhashable(target)}")
         elif now != digest:
             out.append(f"{target} is out of date")
     return out
+
+
+def _unhashable(path: Path) -> str:
+    """Why a file has no hash, in words: it is missing, no regular file, or too large to read."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return "is missing"
+    if not stat.S_ISREG(info.st_mode):
+        return "is no regular file (a folder, device or FIFO)"
+    if info.st_size > bounded.MAX_BYTES:
+        return (f"holds {info.st_size / 2 ** 20:,.0f} MiB, more than capplan reads "
+                f"({bounded.MAX_BYTES // 2 ** 20} MiB): it is no output of a build")
+    return "cannot be read"
 
 
 def plain_name(name: str) -> bool:

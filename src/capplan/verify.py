@@ -31,10 +31,10 @@ from capplan.errors import CapplanError
 
 # Files out/ may hold besides the outputs: the build's record, and git's own settings.
 ALLOWED = frozenset({manifest.NAME, ".gitignore", ".gitattributes"})
-# The parts of a plan's manifest record that must be what a build writes once its
-# outputs are current. The rest says what it was built from (input hashes, model files,
-# library versions): when that is older, a build re-evaluates the plan and no more.
-COMPARED = ("file", "outputs", "findings")
+# The parts of a plan's manifest record that must be what a build here writes: all but the
+# versions of the libraries it was built with, which differ from machine to machine while
+# the outputs are the same bytes (CI checks with the lowest versions pyproject.toml allows).
+COMPARED = ("file", "inputs", "imports", "data", "outputs", "findings")
 
 
 @dataclass
@@ -47,11 +47,12 @@ class Verdict:
     note: str | None = None          # out/ is current, its manifest record older
 
 
-def verify(paths: list[Path], out_dir: Path, whole: bool) -> tuple[list[Verdict], list[str]]:
-    """Per plan, in the order given, its :class:`Verdict`; and the problems of out/ as a
-    whole (``whole``: ``paths`` are every plan of the project)."""
+def verify(paths: list[Path], out_dir: Path, whole: bool) -> tuple[list[Verdict], list[str], list[str]]:
+    """Per plan, in the order given, its :class:`Verdict`; the problems of out/ as a whole
+    (``whole``: ``paths`` are every plan of the project); and notes: a check of named plans
+    names the files of out/ it did not look at."""
     paths = [Path(path) for path in paths]
-    recorded, _ = manifest.read(out_dir)
+    recorded, unread = manifest.read(out_dir)
     entries: dict[Path, dict | str] = {}
     for path in paths:
         found = cache.lookup(display(path), path.stem, manifest.file_digest(path))
@@ -59,8 +60,31 @@ def verify(paths: list[Path], out_dir: Path, whole: bool) -> tuple[list[Verdict]
             entries[path] = found
     entries.update(_compile_all([path for path in paths if path not in entries]))
     verdicts = [_verdict(path, entries[path], recorded.get(path.stem), out_dir) for path in paths]
-    folder = _folder_problems(paths, entries, recorded, out_dir) if whole else []
-    return verdicts, folder
+    if not whole:
+        return verdicts, [], _not_looked_at(entries, out_dir)
+    return verdicts, [f"{unread}: run `capplan build`"] * bool(unread) + _folder_problems(paths, entries, recorded,
+                                                                                            out_dir), []
+
+
+def _not_looked_at(entries: dict[Path, dict | str], out_dir: Path) -> list[str]:
+    """The files of out/ a check of named plans leaves alone: other plans' outputs, or files no
+    plan makes; only a check of the whole project can tell which (the manifest is no witness)."""
+    made = set(ALLOWED).union(*(entry["outputs"] for entry in entries.values() if isinstance(entry, dict)))
+    mine = tuple(f"{path.stem}." for path in entries)
+    others = [name for name in _listing(out_dir) if name not in made and not name.startswith(mine)]
+    if not others:
+        return []
+    shown = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
+    return [f"checked the named plans' outputs only: {out_dir}/ also holds {len(others)} other file(s) ({shown}), "
+            f"other plans' outputs or files no plan makes; `capplan check` with no plans named checks all of "
+            f"{out_dir}/"]
+
+
+def _listing(out_dir: Path) -> list[str]:
+    try:
+        return sorted(os.listdir(out_dir))
+    except FileNotFoundError:
+        return []
 
 
 def _verdict(path: Path, entry: dict | str, recorded: dict | None, out_dir: Path) -> Verdict:
@@ -77,8 +101,14 @@ def _verdict(path: Path, entry: dict | str, recorded: dict | None, out_dir: Path
         problems.append(f"{file}: {'; '.join(stale)}, though {out_dir / manifest.NAME} records them as built "
                         f"from these inputs (edited by hand?): run `capplan build --force {file}`")
     else:
-        differ = [key for key in COMPARED if recorded and recorded.get(key) != entry[key]]
-        if differ:
+        differ = [key for key in COMPARED if not recorded or recorded.get(key) != entry[key]]
+        if differ and since and not recorded:
+            problems.append(f"{file}: outputs current, but {out_dir / manifest.NAME} has no record of them: "
+                            f"run `capplan build {file}`")
+        elif differ and since:
+            problems.append(f"{file}: outputs current, but {out_dir / manifest.NAME} records other inputs "
+                            f"({'; '.join(since)}): run `capplan build {file}`")
+        elif differ:
             problems.append(f"{out_dir / manifest.NAME}: its record of {file} is not what a build of it writes "
                             f"({', '.join(differ)} differ): run `capplan build --force {file}`")
         elif since:
@@ -100,9 +130,7 @@ def _folder_problems(paths: list[Path], entries: dict[Path, dict | str], recorde
         else:
             made.update(entry["outputs"])
     try:
-        present = sorted(os.listdir(out_dir))
-    except FileNotFoundError:
-        present = []
+        present = _listing(out_dir)
     except OSError as err:
         return [f"cannot list {out_dir}: {err.strerror or err}"]
     problems = [f"{out_dir / name} is no output of any plan in plans/: remove it (a build removes the "

@@ -25,10 +25,13 @@ them in order:
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from pathlib import Path
 
+from capplan import bounded
 from capplan.language import yamlfile
+from capplan.resources import model_dir, templates_dir
 from capplan.language.model import Model
 from capplan.loading.plan import candidates, document, engine, entries, expect, inputs, scenarios, tables, traffic
 from capplan.loading.plan.context import Context
@@ -40,6 +43,28 @@ from capplan.loading.plan.tables import ROW_META, TABLE_KEYS
 
 
 def load(path: Path, model: Model, display: str | None = None) -> Plan:
+    """The plan at ``path``, with every file it read besides itself (:attr:`Plan.reads`) and
+    the patterns it expanded in its folder (:attr:`Plan.patterns`)."""
+    with bounded.witnessed() as seen:
+        plan = _load(path, model, display)
+    plan.reads = files_read(path, seen.files)
+    folder = os.path.realpath(path.parent)
+    plan.patterns = tuple(sorted(pattern for where, pattern in seen.patterns if where == folder))
+    return plan
+
+
+def files_read(path: Path, seen: dict[str, str]) -> dict[str, str]:
+    """The files a plan read besides itself and capplan's own data (the model, the catalog: the
+    build records those as a whole), named from the plan's folder: imports, estimate files, a
+    traffic CSV, a config.json, whatever a section reads. All lie in the plan's repository (each
+    reader refuses any other), so each name is a path a later ``check`` can hash again."""
+    folder, itself = os.path.realpath(path.parent), os.path.realpath(path)
+    data = tuple(os.path.realpath(d) + os.sep for d in (model_dir(), templates_dir()))
+    return {Path(os.path.relpath(real, folder)).as_posix(): digest for real, digest in sorted(seen.items())
+            if real != itself and not real.startswith(data)}
+
+
+def _load(path: Path, model: Model, display: str | None) -> Plan:
     ctx = Context(yamlfile.read(path, display), model, path)
     document.check_keys(ctx)
     gpu = entries.entry(ctx, "gpu")

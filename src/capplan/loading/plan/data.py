@@ -96,6 +96,8 @@ class Plan:
     notes: str = ""
     slos: tuple[tuple[str, str], ...] = ()   # the SLOs the plan names, (metric, key); see Model.with_slos
     candidates: object = None    # the expanded candidates: section (loading.plan.candidates.Candidates)
+    reads: dict[str, str] = field(default_factory=dict)   # every other file it read: POSIX path from its folder -> SHA-256
+    patterns: tuple[str, ...] = ()  # the file patterns it expanded (imports, evidence, a traffic file), from its folder
 
     def line(self, key: str) -> int | None:
         """Line of a dotted key in the plan file ('tables.classes'), if written there."""

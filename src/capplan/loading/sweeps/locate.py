@@ -62,6 +62,8 @@ def expand(root: Root, patterns: list) -> list[str]:
     """The files the patterns name, de-duplicated and sorted by their POSIX path."""
     found: set[str] = set()
     for index, pattern in enumerate(patterns):
+        if isinstance(pattern, str):
+            bounded.saw_pattern(root.plan_dir, pattern)
         try:
             found.update(_expand_one(root, pattern))
         except CapplanError as error:
