@@ -118,7 +118,8 @@ def max_concurrency_below_one(folder: Path) -> str:
         common.write_plan(folder, doc)
         done = common.capplan(folder, "eval", "plans/p.yaml")
         wanted = f"sweeps/conc.json: max_concurrency: must be at least 1, got {cap}"
-        common.expect(done.returncode == 1 and wanted in done.stderr, done, f"max_concurrency {cap} is not refused by name")
+        common.expect(done.returncode == 1 and wanted in done.stderr, done,
+                      f"max_concurrency {cap} is not refused by name")
         seen.append(f"{cap} ({'beside open-loop runs' if '*' in pattern else 'alone'})")
     return f"exit 1 naming sweeps/conc.json: max_concurrency: must be at least 1, for {' and '.join(seen)}"
 

@@ -148,7 +148,8 @@ def _read(ctx: Context, item, path: tuple, plan_format: str | None, kv_bytes: di
     kv = config["kv_cache_dtype"] or "auto"
     return Evidence(path[-1], table, config["gpu"], int(config["tp"]), config["weights"] or plan_format,
                     kv_bytes.get(kv) or kv_bytes["auto"], ESTIMATED if estimated else MEASURED, tool,
-                    ctx.text(item.get("source"), *path, "source"), ctx.doc.line(path), token_warning(points, classes))
+                    ctx.text(item.get("source"), *path, "source"), ctx.doc.line(path),
+                    token_warning(points, classes))
 
 
 def _estimated_gpu(ctx: Context, item: dict) -> str | None:
