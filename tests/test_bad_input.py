@@ -396,11 +396,11 @@ def test_diff_of_a_file_and_a_folder_is_a_usage_error(base_plan, write_plan, run
 
 @pytest.mark.parametrize("name, content, expected", [
     ("x.json", "{}", "x.json: "),
-    ("x.json", "not json at all", "x.json: "),
+    ("x.json", "not json at all", "x.json:1: invalid JSON"),
     ("x.tsv", "a\tb\n", "tab-separated files are not supported"),
-    ("x.yaml", "benchmarks: [", "x.yaml: malformed YAML"),
+    ("x.yaml", "benchmarks: [", "x.yaml:2: malformed YAML"),
     ("x.csv", "", "x.csv: "),
-    ("x.csv", "arrival_rate,ttft_p95\n1,\n", "x.csv: "),
+    ("x.csv", "arrival_rate,ttft_p95\n1,\n", "x.csv:1: tpot_p95: the header lacks column(s)"),
     ("x.jsonl", "\n\n", "x.jsonl: "),
 ])
 def test_import_of_a_file_that_is_no_benchmark(name, content, expected, base_plan, write_plan, run_main, here):

@@ -85,6 +85,27 @@ def test_a_candidate_is_estimated_from_its_estimate_file_by_hand(tmp_path):
     assert doc["shown"] == TOOL and doc["evidence"]["files"][0]["sha256"] == digest
 
 
+def test_an_estimate_of_other_token_lengths_is_warned_of_beside_its_candidate(tmp_path):
+    """Issue 37, item 6: the H100 TP4 estimate edited to 4,096-token prompts against the plan's mix of 213.3; the
+    warning is the one a sweep gets, on the evidence line of the record and in the JSON (the other files match)."""
+    path = plan_with([{"import": f"estimates/{H100_TP4}"}], tmp_path)
+    copy = path.parent / "estimates" / H100_TP4
+    copy.write_text(copy.read_text(encoding="utf-8").replace("isl: 213", "isl: 4096"), encoding="utf-8")
+    evaluations, ev = evaluated(path)
+    view = CandidatesView(ranked.rank(evaluations, ev, draws=20), evaluations)
+    warning = ("⚠ Token mix: the estimate's requests averaged 4,096 prompt tokens against the plan's class mix 213 "
+               "(+1,820%), more than ±25%: its latencies predict other requests than the plan's.")
+    [line] = [text for text in view.evidence if H100_TP4 in text]
+    assert line.endswith(warning), line
+    doc = view.as_json()["candidates"][index(ev, "h100-sxm5-80gb TP4")]["lambda_star"]["evidence"]
+    assert doc["note"] == warning
+    path = plan_with([{"import": f"estimates/{H100_TP4}"}], tmp_path / "as-written")
+    evaluations, ev = evaluated(path)
+    view = CandidatesView(ranked.rank(evaluations, ev, draws=20), evaluations)
+    assert not any("Token mix" in text for text in view.evidence)
+    assert view.as_json()["candidates"][index(ev, "h100-sxm5-80gb TP4")]["lambda_star"]["evidence"]["note"] is None
+
+
 def test_a_candidate_is_measured_from_a_matching_vllm_sweep(tmp_path):
     """The plan's own sweep files, named as the evidence of an H100 TP8 candidate (vLLM's files record the
     model but neither GPU nor TP, so the item gives them): the same rows, the same λ* as the plan's."""

@@ -85,6 +85,24 @@ def test_the_record_names_the_estimate_its_hash_and_that_it_is_no_measurement(ba
     assert hashlib.sha256(L8.read_bytes()).hexdigest() in json.dumps(manifest)
 
 
+@pytest.mark.parametrize("isl, warning", [
+    (4096, "⚠ Token mix: the estimate's requests averaged 4,096 prompt tokens against the plan's class mix 213 "
+           "(+1,823%), more than ±25%: its latencies predict other requests than the plan's."),
+    (250, None),                         # 250 is 17 % over 213: within a quarter
+], ids=["far", "within a quarter"])
+def test_an_estimate_of_other_token_lengths_is_warned_of_as_a_sweep_is(base_plan, write_plan, tmp_path, run_main,
+                                                                      isl, warning):
+    """Issue 37, item 6: an estimate for 4,096-token prompts taken as the λ* of a plan whose mix averages 213."""
+    base_plan["tables"]["classes"]["rows"] = [{"name": "one", "weight": 1, "prompt_tokens": 213, "output_tokens": 256}]
+    path = _plan(base_plan, write_plan, tmp_path)
+    copy = path.parent / "est.estimate.yaml"
+    copy.write_text(copy.read_text(encoding="utf-8").replace("isl: 1024", f"isl: {isl}"), encoding="utf-8")
+    code, _, err = run_main("build", path, "--out", tmp_path / "out")
+    assert code == 0, err
+    record = (tmp_path / "out" / "test-plan.md").read_text(encoding="utf-8")
+    assert (warning in record) if warning else ("Token mix" not in record)
+
+
 def test_an_estimate_of_another_gpu_is_refused(base_plan, write_plan, tmp_path, run_main):
     path = _plan(base_plan, write_plan, tmp_path)
     path.write_text(path.read_text(encoding="utf-8").replace("gpu: h100-sxm5-80gb", "gpu: h200"), encoding="utf-8")

@@ -299,7 +299,7 @@ def test_a_csv_row_that_sent_fewer_than_it_completed_is_refused(tmp_path, write_
     header = "arrival_rate,ttft_p95,tpot_p95,e2e_p99,output_throughput,completed,failed,sent\n"
     (tmp_path / "plans" / "s.csv").write_text(header + "1,100,20,1,700,50,0,50\n2,100,20,1,700,50,5,40\n")
     path = _plan(tmp_path, write_plan, {"import": "s.csv"})
-    _refused(run_main, path, "s.csv: sent (40) is less than completed + failed (50 + 5)", "(in the row on line 3)")
+    _refused(run_main, path, "s.csv:3: sent: sent (40) is less than completed + failed (50 + 5)")
     (tmp_path / "plans" / "s.csv").write_text(header + "1,100,20,1,700,50,0,\n2,100,20,1,700,50,5,55\n")
     assert run_main("eval", path)[0] == 0                # an empty sent cell is "not recorded"
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
+from capplan.errors import CapplanError
 from capplan.loading.sweeps import read_sweep
 
 INFERENCEX = ROOT.parent / "shared" / "examples" / "inferencex" / "minimax-m2.5-tep8-h200-isl4096"
@@ -93,3 +94,37 @@ def test_closed_loops_beside_an_open_sweep_are_shown_with_their_throughput(base_
     record = (tmp_path / "out" / "test-plan.md").read_text(encoding="utf-8")
     assert ("runs/concurrent.json: closed loop, concurrent (8 streams), 4 req/s completed (an outcome, not an offered "
             "rate)") in record
+
+
+def _vllm_run(rate, cap) -> dict:
+    return {"backend": "vllm", "num_prompts": 160, "request_rate": rate, "burstiness": 1.0, "max_concurrency": cap,
+            "duration": 43.0, "completed": 160, "failed": 0, "request_throughput": 3.72, "request_goodput": None,
+            "output_throughput": 476.0, "p95_ttft_ms": 150.0, "p95_tpot_ms": 20.0, "p99_e2el_ms": 3200.0}
+
+
+@pytest.mark.parametrize("cap, said", [(0, "must be at least 1, got 0"), (-4, "must be at least 1, got -4"),
+                                       (2.5, "expected a whole number, got 2.5")])
+@pytest.mark.parametrize("rate", ["inf", 4.0], ids=["closed loop", "open loop"])
+def test_a_max_concurrency_below_one_is_refused_by_name(base_plan, write_plan, tmp_path, run_main, cap, said, rate):
+    """Issue 37, item 9: a client cap of 0 or -4 requests in flight is no run; alone or beside open-loop runs it
+    is refused naming the field, the file and the value (it was 'concurrent (-4 streams)', a series of its own)."""
+    folder = tmp_path / "plans" / "runs"
+    folder.mkdir(parents=True)
+    for name, run in (("qps_2.json", _vllm_run(2.0, None)), ("qps_3.json", _vllm_run(3.0, None)),
+                      ("conc.json", _vllm_run(rate, cap))):
+        (folder / name).write_text(json.dumps(run), encoding="utf-8")
+    for pattern in ("runs/conc.json", "runs/*.json"):
+        base_plan["tables"]["load_sweep"] = {"import": pattern}
+        code, _, err = run_main("eval", write_plan(base_plan))
+        assert code == 1
+        assert f"tables.load_sweep.import: runs/conc.json: max_concurrency: {said}" in err, err
+
+
+@pytest.mark.parametrize("key", ["max_concurrency", "streams"])
+def test_a_guidellm_stage_with_fewer_than_one_stream_is_refused_by_name(tmp_path, key):
+    doc = json.loads((GUIDELLM / "concurrent.json").read_text(encoding="utf-8"))
+    doc["benchmarks"][1]["config"]["strategy"][key] = 0
+    (tmp_path / "concurrent.json").write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(CapplanError) as caught:
+        read_sweep(tmp_path, ["concurrent.json"])
+    assert str(caught.value) == f"concurrent.json: benchmarks[1].config.strategy.{key}: must be at least 1, got 0"

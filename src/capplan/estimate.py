@@ -25,6 +25,7 @@ from capplan.errors import CapplanError
 from capplan.language import units
 from capplan.loading import catalog
 from capplan.loading.sweeps import estimate as estimate_file
+from capplan.loading.sweeps.evidence import mix_means
 
 
 @dataclass(frozen=True)
@@ -72,8 +73,7 @@ def _kv_cache(plan) -> str:
 def workload(plan, isl: int | None = None, osl: int | None = None) -> Workload:
     """One ISL/OSL for the tool: the class mix's weighted mean prompt and output tokens, or those given."""
     rows = plan.nominal.tables["classes"].rows
-    total = sum(r["weight"] for r in rows) or 1.0
-    means = [sum(r["weight"] * r[c] for r in rows) / total for c in ("prompt_tokens", "output_tokens")]
+    means = mix_means(rows)
     given = [isl, osl]
     chosen = [g if g is not None else max(1, round(m)) for g, m in zip(given, means)]
     if given == [None, None]:

@@ -163,7 +163,7 @@ class CandidatesView:
             files = ", ".join(f"{f.path} (SHA-256 {f.sha256})" for f in item.files)
             lam = formatting.number(self._value("instance_max_rate", members[0]), 3)
             out.append(f"{', '.join(sorted({ev.candidates[i].label for i in members}))}: {item.tag}, λ* {lam} req/s at "
-                       f"the plan's SLOs — {files}")
+                       f"the plan's SLOs — {files}" + (f". {item.note}" if item.note else ""))
         return out
 
     @property
@@ -414,7 +414,7 @@ def _evidence_json(item) -> dict | None:
     if item is None:
         return None
     return {"kind": item.kind, "tool": item.tool or None, "gpu": item.gpu, "tp": item.tp, "weights": item.weights,
-            "kv_bytes_per_element": item.kv_bytes, "source": item.source,
+            "kv_bytes_per_element": item.kv_bytes, "source": item.source, "note": item.note or None,
             "files": [{"path": f.path, "sha256": f.sha256, "format": f.format} for f in item.files]}
 
 

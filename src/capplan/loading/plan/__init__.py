@@ -92,7 +92,7 @@ def _load(path: Path, model: Model, display: str | None) -> Plan:
     every = [nominal] + scenarios.read_all(ctx, nominal)
     return Plan(path=path, file=ctx.doc.file, name=path.stem, **document.texts(ctx), gpu=gpu,
                 model_entry=model_entry, switches=ctx.switches, scenarios=every, doc=ctx.doc, slos=ctx.slos,
-                candidates=candidates.read(ctx))
+                candidates=candidates.read(ctx, nominal.tables.get("classes")))
 
 
 __all__ = ["INPUT_KEYS", "NOMINAL", "PLAN_KEYS", "PLAN_SWITCHES", "ROW_META", "SCENARIO_KEYS", "TABLE_KEYS",

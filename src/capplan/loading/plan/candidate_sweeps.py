@@ -23,6 +23,9 @@ records all four; a vLLM result only the model and TP); the plan's weights and
 KV dtype where neither does. Refused, each naming the file and key: a file of
 another model, a recorded GPU, TP, weights or KV dtype that contradicts the
 item's, an item that matches no candidate, and two items for one candidate.
+Files whose mean token lengths (an estimate file's ISL/OSL) lie more than 25 %
+from the plan's class mix get the token-mix warning the plan's own sweep gets,
+beside the candidate's evidence.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from capplan.loading.plan import tables
 from capplan.loading.plan.context import Context, kind
 from capplan.loading.plan.data import TableData
 from capplan.loading.sweeps import estimate
-from capplan.loading.sweeps.evidence import other_model, recorded
+from capplan.loading.sweeps.evidence import other_model, recorded, token_warning
 from capplan.names import nearest
 
 KEYS = ("import", "select", "gpu", "tp", "weights", "kv_cache_dtype", "source")
@@ -59,6 +62,7 @@ class Evidence:
     tool: str = ""                 # the estimating tool and its database ('' for a benchmark)
     source: str | None = None
     line: int | None = None
+    note: str = ""                 # the token-mix warning when the files' token lengths are far from the plan's
 
     @property
     def files(self) -> tuple[sweep_import.SweepFile, ...]:
@@ -74,8 +78,9 @@ class Evidence:
         return ", ".join(f.path for f in self.files)
 
 
-def attach(ctx: Context, raw, cands: list, plan_format: str | None, kv_bytes: dict) -> list:
-    """The candidates with each one's evidence item (``None`` where no file covers it)."""
+def attach(ctx: Context, raw, cands: list, plan_format: str | None, kv_bytes: dict, classes) -> list:
+    """The candidates with each one's evidence item (``None`` where no file covers it); an item whose
+    token lengths lie far from ``classes`` (the plan's class mix) carries the warning a sweep gets."""
     if raw is None:
         return cands
     path = ("candidates", "evidence")
@@ -83,7 +88,7 @@ def attach(ctx: Context, raw, cands: list, plan_format: str | None, kv_bytes: di
         raise ctx.err(f"expected a list of {{import: <files>, gpu: ..., tp: ...}}, got {kind(raw)}", *path)
     out = list(cands)
     for i, item in enumerate(raw):
-        ev = _read(ctx, item, path + (i,), plan_format, kv_bytes)
+        ev = _read(ctx, item, path + (i,), plan_format, kv_bytes, classes)
         matched = [k for k, c in enumerate(out) if _covers(ev, c, plan_format, kv_bytes)]
         if not matched:
             raise ctx.err(f"{ev.names}: no candidate is {ev.gpu} TP{ev.tp} with weights {ev.weights or 'the plan’s'} "
@@ -102,7 +107,7 @@ def _covers(ev: Evidence, c, plan_format: str | None, kv_bytes: dict) -> bool:
             and (kv_bytes.get(c.kv_cache_dtype) or kv_bytes["auto"]) == ev.kv_bytes)
 
 
-def _read(ctx: Context, item, path: tuple, plan_format: str | None, kv_bytes: dict) -> Evidence:
+def _read(ctx: Context, item, path: tuple, plan_format: str | None, kv_bytes: dict, classes) -> Evidence:
     if not isinstance(item, dict) or "import" not in item:
         raise ctx.err(f"an evidence item is {{import: <files>, gpu: ..., tp: ...}}, got {kind(item)}", *path)
     for key in item:
@@ -143,7 +148,8 @@ def _read(ctx: Context, item, path: tuple, plan_format: str | None, kv_bytes: di
     kv = config["kv_cache_dtype"] or "auto"
     return Evidence(path[-1], table, config["gpu"], int(config["tp"]), config["weights"] or plan_format,
                     kv_bytes.get(kv) or kv_bytes["auto"], ESTIMATED if estimated else MEASURED, tool,
-                    ctx.text(item.get("source"), *path, "source"), ctx.doc.line(path))
+                    ctx.text(item.get("source"), *path, "source"), ctx.doc.line(path),
+                    token_warning(points, classes))
 
 
 def _estimated_gpu(ctx: Context, item: dict) -> str | None:

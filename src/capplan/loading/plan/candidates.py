@@ -109,7 +109,9 @@ class Candidates:
         return len(self.candidates)
 
 
-def read(ctx: Context) -> Candidates | None:
+def read(ctx: Context, classes) -> Candidates | None:
+    """The candidates, each with its evidence item; ``classes`` (the plan's class mix) is what an item's
+    token lengths are compared with."""
     spec = ctx.data.get(SECTION)
     if spec is None:
         return None
@@ -144,7 +146,7 @@ def read(ctx: Context) -> Candidates | None:
         raise ctx.err("no candidate is left: every GPU/offer combination is excluded, or no offer rents "
                       "one of the GPUs listed", *path)
     kv_bytes = {k: v or ctx.inputs["kv_bytes_per_element"].value for k, v in KV_DTYPES.items()}
-    out = candidate_sweeps.attach(ctx, spec.get("evidence"), out, ctx.model_entry.weight_format, kv_bytes)
+    out = candidate_sweeps.attach(ctx, spec.get("evidence"), out, ctx.model_entry.weight_format, kv_bytes, classes)
     rented = {o.gpu for o in offers}
     return Candidates(tuple(out), tuple(g.id for g in gpus if g.id not in rented), ctx.doc.line(path))
 

@@ -42,9 +42,8 @@ def read(ctx: Context, patterns, path, select=None) -> tuple[tuple, tuple, list[
                       f"inputs: {slo.limit}) asks for {slo.text}; name another percentile "
                       f"of {slo.label} there (inputs: {slo.metric}_<p50|p90|p95|p99|p999>_slo)",
                       *path) from None
-    except CapplanError as err:
-        where = f"{err.file}: " if err.file else ""
-        raise ctx.err(f"{where}{err.message}", *path) from None
+    except CapplanError as err:          # 'runs/x.json: p95_ttft_ms: ...', 'runs/x.csv:3: ...': where in the file
+        raise ctx.err(str(err), *path) from None
     wrong_gpu = estimate.gpu_mismatch(files, catalog.resolve("gpu", str(ctx.data.get("gpu"))))
     if wrong_gpu:
         raise ctx.err(f"{wrong_gpu}: it is no evidence for this plan (run capplan estimate for the plan's GPU)", *path)

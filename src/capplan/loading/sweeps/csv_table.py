@@ -24,7 +24,6 @@ from __future__ import annotations
 import csv
 from typing import Any
 
-from capplan.errors import CapplanError
 from capplan.loading.sweeps.fields import err, finite, rate_from, whole
 from capplan.loading.sweeps import reading
 from capplan.loading.sweeps.points import SweepPoint
@@ -98,11 +97,7 @@ def parse_csv(text: str, rel: str, slos) -> list[SweepPoint]:
             if len(cells) != len(header):
                 raise err(f"row has {len(cells)} cells, the header has {len(header)}",
                           None, line)
-            try:
-                points.append(_csv_row(cells, columns, rel, line, required, slos))
-            except CapplanError as exc:             # the plan's message names the file: say the row
-                exc.message += f" (in the row on line {line})"
-                raise
+            points.append(_csv_row(cells, columns, rel, line, required, slos))
     except csv.Error as exc:
         raise err(f"malformed CSV: {exc}", None, reader.line_num) from None
     if header is None:

@@ -81,9 +81,7 @@ def header(doc: dict) -> dict:
     for key in COUNTS:
         if key not in doc:
             raise CapplanError("missing", key=key)
-        out[key] = whole(doc[key], key)
-        if out[key] < 1:
-            raise CapplanError(f"must be at least 1, got {out[key]}", key=key)
+        out[key] = whole(doc[key], key, at_least=1)
     return out
 
 

@@ -14,8 +14,9 @@ it with the plan:
   ``transferred: {ratio: R, reason: ...}``: then the rates are scaled by R
   (the plan's deployment serves R times the benchmarked rate) and the
   record says so;
-* a mean prompt or output length more than 25 % from the class mix's is a
-  warning in the record with both numbers.
+* a mean prompt or output length more than 25 % from the class mix's (an
+  estimate file's ISL/OSL too) is a warning in the record with both numbers,
+  for the plan's own sweep and for a candidate's evidence (:func:`token_warning`).
 
 What each file measured is listed with it in the record's evidence. No
 result file records the GPU or the server's engine version (vLLM's and
@@ -63,7 +64,7 @@ def match_plan(tables: dict, raw: dict, entry: catalog.Entry, inputs: dict, err)
                     row[key] *= ratio
         notes.append(f"Transferred evidence: {'; '.join(mismatches) or 'the benchmarked deployment'}; the "
                      f"benchmarked rates are scaled by {short(ratio)} ({reason}).")
-    warning = _token_warning(points, tables.get("classes"))
+    warning = token_warning(points, tables.get("classes"))
     if warning:
         notes.append(warning)
     data.imported = tuple(replace(f, evidence=f.evidence or _measured(f)) for f in data.imported)
@@ -109,21 +110,32 @@ def _same_model(name: str, entry: catalog.Entry) -> bool:
         catalog.normal(n) for n in catalog.names(entry)}
 
 
-def _token_warning(points, classes) -> str:
-    measured = [(p.tokens, p.completed) for p in points if p.tokens and p.completed]
+def token_warning(points, classes) -> str:
+    """The warning (or '') for runs whose mean prompt or output tokens lie more than ±25 % from the class
+    mix's (``classes``, the plan's table): the plan's own import and a candidate's evidence both get it.
+    A run weighs by its completed requests; an estimate's point, which sent none, by one (each point of
+    an estimate file is predicted for the same ISL/OSL)."""
+    measured = [(p.tokens, p.completed or 1) for p in points if p.tokens]
     if not measured or classes is None:
         return ""
+    estimated = all(p.completed == 0 for p in points if p.tokens)
     total = sum(n for _, n in measured)
     bench = [sum(t[i] * n for t, n in measured) / total for i in (0, 1)]
-    weights = sum(r["weight"] for r in classes.rows) or 1
-    plan = [sum(r["weight"] * r[c] for r in classes.rows) / weights for c in ("prompt_tokens", "output_tokens")]
-    off = [(name, b, m) for name, b, m in zip(("prompt", "output"), bench, plan)
+    off = [(name, b, m) for name, b, m in zip(("prompt", "output"), bench, mix_means(classes.rows))
            if m > 0 and abs(b - m) > TOKEN_TOLERANCE * m]
     if not off:
         return ""
-    return ("⚠ Token mix: the benchmark's requests averaged " + " and ".join(
-        f"{b:,.0f} {name} tokens against the plan's class mix {m:,.0f} ({(b - m) / m:+.0%})" for name, b, m in off)
-        + f", more than ±{TOKEN_TOLERANCE:.0%}: its latencies measure other requests than the plan's.")
+    return (f"⚠ Token mix: the {'estimate' if estimated else 'benchmark'}'s requests averaged " + " and ".join(
+        f"{b:,.0f} {name} tokens against the plan's class mix {m:,.0f} ({(b - m) / m:+,.0%})" for name, b, m in off)
+        + f", more than ±{TOKEN_TOLERANCE:.0%}: its latencies {'predict' if estimated else 'measure'} other "
+          "requests than the plan's.")
+
+
+def mix_means(rows) -> list[float]:
+    """The class mix's mean prompt and output tokens per request (the rows weighted by their weights):
+    what a benchmark's token lengths are compared with, and what ``capplan estimate`` asks the tool for."""
+    weights = sum(r["weight"] for r in rows) or 1
+    return [sum(r["weight"] * r[c] for r in rows) / weights for c in ("prompt_tokens", "output_tokens")]
 
 
 def _span(values: list[float]) -> str:

@@ -49,10 +49,14 @@ def finite(value: Any, key: str, line: int | None = None, *,
     return result
 
 
-def whole(value: Any, key: str, line: int | None = None) -> int:
-    result = finite(value, key, line)
+def whole(value: Any, key: str, line: int | None = None, *, at_least: int | None = None) -> int:
+    """A whole JSON number: a count (not negative), or one of at least ``at_least`` where a count of
+    nothing means nothing (a client concurrency cap of 0 requests in flight, a parallel size of 0)."""
+    result = finite(value, key, line, allow_negative=at_least is not None)
     if result != int(result):
         raise err(f"expected a whole number, got {short(result)}", key, line)
+    if at_least is not None and result < at_least:
+        raise err(f"must be at least {at_least}, got {short(result)}", key, line)
     return int(result)
 
 

@@ -162,6 +162,9 @@ def _parse_guidellm_benchmark(bench: Any, i: int, rel: str, fmt: str,
     if not isinstance(stype, str):
         raise err(f"expected the strategy's type as text (constant, poisson, ...), got {show(stype)}",
                   f"{skey}.type_")
+    for key in ("max_concurrency", "streams"):          # requests in flight: fewer than one is no stage
+        if strategy.get(key) is not None:
+            whole(strategy[key], f"{skey}.{key}", at_least=1)
     if stype in _GUIDELLM_OPEN:
         if strategy.get("rate") is None:
             raise err("missing (the offered rate of a constant/poisson stage)",

@@ -20,7 +20,7 @@ Values
   ``Infinity`` (a JSON float from older versions) or ``inf`` is a closed burst
   and becomes ``math.inf``. A ramp-up run has no single rate and is refused.
   Gamma arrivals (``burstiness`` != 1) and a ``max_concurrency`` client cap are
-  noted in ``methods``.
+  noted in ``methods``; a cap below one request in flight is refused.
 * A percentile present in the summary (``p95_ttft_ms``, ``p95_tpot_ms``,
   ``p99_e2el_ms``, all ms) is taken as is. A missing one is computed from the
   per-request arrays of the *successful* requests with
@@ -229,8 +229,10 @@ def _vllm_rate(obj: dict, line: int | None) -> tuple[float, str, str]:
         raise err("missing key (the offered arrival rate)", "request_rate", line)
     raw = obj["request_rate"]
     rate = rate_from(raw, "request_rate", line)
+    cap = obj.get("max_concurrency")         # vLLM writes null without --max-concurrency
+    if cap is not None:                      # a cap of 0 or -4 requests in flight is no run
+        cap = whole(cap, "max_concurrency", line, at_least=1)
     if math.isinf(rate):
-        cap = obj.get("max_concurrency")
         strategy = "burst" if cap is None else f"concurrent ({show(cap)} streams)"
         return rate, (f"arrival_rate: request_rate {show(raw)} = closed burst (every "
                       "request sent at once), not an open-loop point"), strategy
@@ -242,7 +244,6 @@ def _vllm_rate(obj: dict, line: int | None) -> tuple[float, str, str]:
     else:
         process = f"gamma arrivals (burstiness {show(burstiness)}, not Poisson)"
         strategy = f"open-loop gamma (burstiness {show(burstiness)})"
-    cap = obj.get("max_concurrency")
     cap_text = ("no client concurrency cap" if cap is None else
                 f"client max_concurrency {show(cap)}: not purely open-loop")
     if cap is not None:
