@@ -31,6 +31,8 @@ def test_a_folder_that_is_a_file_is_a_usage_error(project, run_main):
     assert err.startswith("capplan init: error: FOLDER afile is not a folder: give the project folder") \
         and "Traceback" not in err
     assert (project / "afile").read_text() == "notes\n"
+    code, out, err = run_main("init", "afile/sub", cwd=project)          # a folder to make, under a file
+    assert code == 2 and "FOLDER afile/sub is not a folder (afile is no folder)" in err
 
 
 def test_a_name_too_long_for_the_file_system_is_a_usage_error_and_leaves_nothing(project, run_main):

@@ -80,8 +80,10 @@ def init(folder: Path, *, gpu: str | None, model: str | None, tp: int, peak: str
 def _places(folder: Path, name: str) -> tuple[Path, Path]:
     """The plan's path and ``.gitattributes``', each refused when it leads outside the project
     (through a symlink, as an import would be) or is not what init may write."""
-    if os.path.lexists(folder) and not folder.is_dir():
-        raise UsageError(f"FOLDER {folder} is not a folder: give the project folder, in which init "
+    there = next((p for p in (folder, *folder.parents) if os.path.lexists(p)), folder)
+    if os.path.lexists(there) and not there.is_dir():
+        under = "" if there == folder else f" ({there} is no folder)"
+        raise UsageError(f"FOLDER {folder} is not a folder{under}: give the project folder, in which init "
                          "writes plans/<name>.yaml")
     plans = folder / "plans"
     target = plans / f"{name}.yaml"
