@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchmarks.redteam.common import capplan, expect, said
+from .common import capplan, expect, said
 
 
 def file_for_folder_and_long_name(folder: Path) -> str:
