@@ -137,6 +137,16 @@ def inside(path: Path, root: Path) -> bool:
     return real == root or root in real.parents
 
 
+def leaving(path: Path, root: Path) -> str | None:
+    """How ``path`` leads out of ``root`` (itself resolved), for a message that refuses it
+    ("a symlink to '/etc', a folder"; "reached through a symlink, a file"); None when it
+    lies inside. Every way out of a resolved root through a path named inside it is a link."""
+    if inside(path, root):
+        return None
+    link = f"a symlink to {os.readlink(path)!r}" if path.is_symlink() else "reached through a symlink"
+    return f"{link}, a {'folder' if path.is_dir() else 'file'}"
+
+
 def repository(folder: Path) -> Path | None:
     """The git repository that holds ``folder`` (resolved): the nearest folder at or above
     it with a ``.git`` entry, found by name (nothing is run); None outside any."""

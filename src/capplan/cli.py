@@ -6,7 +6,7 @@ Exit codes:
   ``out/`` is current; warnings alone do not fail it unless ``--strict``);
 * ``1`` a plan is wrong — bad input, failed expectation, stale or missing
   output, a name the plan does not have (scenario, quantity); with
-  ``--strict``, a warning (pending measurement, old or undated prices). The
+  ``--strict``, a warning (pending measurement, TODO placeholder, old or undated prices). The
   message names the file, key and line;
 * ``2`` wrong command-line usage (unknown option, missing argument, a git
   revision that does not exist, ``CAPPLAN_TODAY`` that is not a date);
@@ -159,12 +159,13 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("check", help="CI gate: plans load, units check, expect: holds, out/ is current",
                        description="Fails (exit 1) when a plan does not load, an expect: does not hold or out/ "
-                       "differs from a fresh build. Warns about pending measurements and about prices older than "
+                       "differs from a fresh build. Warns about pending measurements, TODO placeholders (a text that "
+                       "starts with the word TODO) and prices older than "
                        "--max-price-age days (tables.deployments.as_of, or a row's as_of); --strict makes "
                        "warnings fail too. CAPPLAN_TODAY=YYYY-MM-DD sets today's date.")
     p.add_argument("plans", nargs="*", help="plan files (default: every plans/*.yaml)")
     p.add_argument("--out", default="out", help="output folder to compare (default: out)")
-    p.add_argument("--strict", action="store_true", help="warnings (pending measurements, old prices) fail too")
+    p.add_argument("--strict", action="store_true", help="warnings (pending measurements, TODO placeholders, old prices) fail too")
     p.add_argument("--max-price-age", type=_days, default=None, metavar="DAYS",
                    help="warn when prices are older than this (default: templates/layout.yaml's holds.price_age, "
                         "the age at which the record lists a price among the risks)")

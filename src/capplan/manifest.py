@@ -262,7 +262,8 @@ def well_formed(entry) -> bool:
     return (all(mapping(entry.get(k)) for k in ("inputs", "imports", "data", "toolchain", "outputs"))
             and all(plain_name(name) for name in entry["outputs"])
             and all(_safe_pattern(pattern) for pattern in entry["imports"])
-            and isinstance(found, dict) and texts(found.get("failed_expectations")) and texts(found.get("pending"))
+            and isinstance(found, dict)
+            and all(texts(found.get(k)) for k in ("failed_expectations", "pending", "placeholders"))
             and isinstance(found.get("prices"), list) and all(price(p) for p in found["prices"]))
 
 

@@ -12,24 +12,35 @@ refused and not left behind. An existing plan is never overwritten.
 ``.gitattributes`` gets the lines that make GitHub fold the generated outputs
 (``linguist-generated``) and treat the workbook as binary, so a pull request
 shows the plan and the diff comment first.
+
+init writes only inside the project, as a plan's imports read only inside it
+(its git repository, else FOLDER): a ``plans/``, plan file or ``.gitattributes``
+that is a symlink leading out is refused, and so is a ``.gitattributes`` that is
+no regular file (a FIFO would block the read for ever). Everything is checked
+before anything is written, and a failure after the plan was written removes it
+again: init leaves a plan that builds, or nothing.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import jinja2
 
-from capplan.errors import CapplanError
+from capplan import bounded
+from capplan.errors import CapplanError, UsageError
 from capplan.loading import catalog
 from capplan.resources import templates_dir
 
 TEMPLATE = "plan.yaml.j2"
 GITATTRIBUTES = ("out/** linguist-generated=true", "out/*.xlsx binary")
 GITATTRIBUTES_NOTE = "# capplan: generated outputs fold in pull requests; the workbook is binary"
+GITATTRIBUTES_BYTES = 2 ** 20    # a .gitattributes is a few hundred bytes; a larger one is refused
 DEFAULT_GPU, DEFAULT_MODEL, DEFAULT_PEAK = "h100-sxm5-80gb", "llama-3.1-8b", "10 req/s"
 PLACEHOLDER_GPU_PRICE = "3.00 USD/h"
 WRITTEN_TAGS = ("policy", "assumption")    # defaults written out; facts come from the catalog
@@ -46,22 +57,86 @@ def init(folder: Path, *, gpu: str | None, model: str | None, tp: int, peak: str
     """Write ``folder/plans/<name>.yaml`` (refusing an existing one) and ``.gitattributes``; build the plan once."""
     gpu_entry = catalog.lookup("gpu", gpu or DEFAULT_GPU)
     model_entry = catalog.lookup("model", model or DEFAULT_MODEL)
-    name = name or f"{model_entry.id}-{gpu_entry.id}"
-    target = Path(folder) / "plans" / f"{name}.yaml"
-    if target.exists():
-        raise CapplanError(f"{target} exists; capplan init never overwrites a plan (edit it, or give --name)")
+    folder, stem = Path(folder), name or f"{model_entry.id}-{gpu_entry.id}"
+    target, attributes = _places(folder, stem)
+    current = _read_attributes(attributes)
     text = render(gpu_entry, model_entry, gpu_written=gpu or DEFAULT_GPU, model_written=model or DEFAULT_MODEL,
-                  tp=tp, peak=_with_unit(peak or DEFAULT_PEAK, "req/s"), name=name, today=today)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text, encoding="utf-8")
+                  tp=tp, peak=_with_unit(peak or DEFAULT_PEAK, "req/s"), name=stem, today=today)
+    made = _write_new(target, text, named=name is not None)
     try:
         _builds(target)
     except CapplanError as err:
-        target.unlink()
+        _undo(target, made)
         hint = "; give more GPUs per replica (--tp) or a larger --gpu" if "does not fit" in err.message else ""
         raise CapplanError(f"the plan for {model_entry.id} on {gpu_entry.id} would not build, so none was "
                            f"written: {err.message}{hint}") from None
-    return Written(target, _gitattributes(Path(folder) / ".gitattributes"))
+    try:
+        return Written(target, _gitattributes(attributes, current))
+    except OSError as err:
+        _undo(target, made)
+        raise _refused(attributes, err, named=False) from None
+
+
+def _places(folder: Path, name: str) -> tuple[Path, Path]:
+    """The plan's path and ``.gitattributes``', each refused when it leads outside the project
+    (through a symlink, as an import would be) or is not what init may write."""
+    there = next((p for p in (folder, *folder.parents) if os.path.lexists(p)), folder)
+    if os.path.lexists(there) and not there.is_dir():
+        under = "" if there == folder else f" ({there} is no folder)"
+        raise UsageError(f"FOLDER {folder} is not a folder{under}: give the project folder, in which init "
+                         "writes plans/<name>.yaml")
+    plans = folder / "plans"
+    target = plans / f"{name}.yaml"
+    attributes = folder / ".gitattributes"
+    found = bounded.repository(folder)
+    root = found or Path(os.path.realpath(folder))
+    for path in (plans, target, attributes):
+        leaving = bounded.leaving(path, root)
+        if leaving:
+            where = "the project's repository" if found else f"the folder {root} (it is in no git repository)"
+            raise CapplanError(f"{path} is {leaving} outside {where}; capplan init writes only inside it, "
+                               "so it does not follow the link")
+    if os.path.lexists(plans) and not plans.is_dir():
+        raise CapplanError(f"{plans} is not a folder: capplan init writes its plan in {plans}/")
+    if os.path.lexists(target):
+        raise CapplanError(f"{target} exists; capplan init never overwrites a plan (edit it, or give --name)")
+    return target, attributes
+
+
+def _write_new(target: Path, text: str, *, named: bool) -> bool:
+    """Write the plan as a new file (exclusively: never over a file, nor through a link, that
+    appeared since :func:`_places` looked); whether this made ``plans/``, which :func:`_undo` removes."""
+    made, created = not os.path.lexists(target.parent), False
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with open(target, "x", encoding="utf-8") as handle:
+            created = True
+            handle.write(text)
+    except OSError as err:
+        _undo(target, made, written=created)
+        raise _refused(target, err, named=named) from None
+    return made
+
+
+def _undo(target: Path, made: bool, *, written: bool = True) -> None:
+    """Remove the plan init wrote, and ``plans/`` if init made it (best effort: the error that
+    led here is the one to report)."""
+    try:
+        if written:
+            target.unlink()
+        if made:
+            os.rmdir(target.parent)
+    except OSError:
+        pass
+
+
+def _refused(path: Path, err: OSError, *, named: bool) -> CapplanError:
+    """A file system's refusal of init's write as one message naming the file: a name longer than
+    the file system takes is the ``--name`` argument's fault (exit 2), anything else the folder's (exit 1)."""
+    if err.errno == errno.ENAMETOOLONG and named:
+        return UsageError(f"--name: a plan file name of {len(os.fsencode(path.name))} bytes is longer than the "
+                          f"file system takes ({err.strerror}); give a shorter --name")
+    return CapplanError(f"cannot write {path}: {err.strerror or err}")
 
 
 def render(gpu: catalog.Entry, model: catalog.Entry, *, gpu_written: str, model_written: str, tp: int, peak: str,
@@ -122,13 +197,25 @@ def _builds(path: Path) -> None:
     evaluate_plan(path)
 
 
-def _gitattributes(path: Path) -> str:
-    """Add the lines that fold capplan's outputs; keep whatever the file already says."""
-    current = path.read_text(encoding="utf-8") if path.exists() else None
-    have = set((current or "").splitlines())
-    missing = [line for line in GITATTRIBUTES if line not in have]
+def _read_attributes(path: Path) -> bytes | None:
+    """``.gitattributes`` as it is (None: there is none), read as a file a pull request may have
+    planted: a regular file of bounded size, never a FIFO, a device or a folder."""
+    try:
+        return bounded.read(path, GITATTRIBUTES_BYTES)
+    except FileNotFoundError:
+        return None
+    except OSError as err:
+        reason = ("not a regular file (a device, a FIFO or a folder)" if isinstance(err, bounded.NotRegular)
+                  else err.strerror or str(err))
+        raise CapplanError(f"cannot read it: {reason}", file=str(path)) from None
+
+
+def _gitattributes(path: Path, current: bytes | None) -> str:
+    """Add the lines that fold capplan's outputs; keep whatever the file already says, byte for byte."""
+    have = set((current or b"").splitlines())
+    missing = [line.encode() for line in GITATTRIBUTES if line.encode() not in have]
     if not missing:
         return "current"
-    lead = "" if not current else ("" if current.endswith("\n") else "\n")
-    path.write_text((current or "") + lead + "\n".join([GITATTRIBUTES_NOTE, *missing]) + "\n", encoding="utf-8")
+    lead = b"" if not current or current.endswith(b"\n") else b"\n"
+    path.write_bytes((current or b"") + lead + b"\n".join([GITATTRIBUTES_NOTE.encode(), *missing]) + b"\n")
     return "extended" if current else "written"

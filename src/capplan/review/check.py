@@ -2,7 +2,7 @@
 
 ``check`` must not re-evaluate a plan whose inputs did not change, yet it
 must still fail on an ``expect:`` that does not hold and warn about pending
-measurements and old prices. So these *findings* are computed once, when a
+measurements, placeholders and old prices. So these *findings* are computed once, when a
 build evaluates the plan, and recorded in ``out/manifest.json``; ``check``
 reads them back. Only a price's age depends on the day ``check`` runs, so
 prices are kept as their dates and aged by :func:`warnings`.
@@ -11,20 +11,27 @@ prices are kept as their dates and aged by :func:`warnings`.
 from __future__ import annotations
 
 import datetime as dt
+import json
+import re
 import shlex
 
 from capplan.errors import CapplanError
 
 
+PLACEHOLDER = re.compile(r"\s*TODO\b")     # a text that starts with the word TODO (capplan init writes them)
+SHOWN_CHARS = 80                            # of a placeholder's text, in its warning
+
+
 def findings(evaluations) -> dict:
-    """Failed expectations, pending measurements and price dates of a plan (JSON-ready), and
-    the age past which a price is old: the layout's ``holds.price_age``, which also puts a
-    price among the record's risks (recorded here, so ``check`` ages prices without loading
-    the layout's analyses)."""
+    """Failed expectations, pending measurements, placeholders and price dates of a plan
+    (JSON-ready), and the age past which a price is old: the layout's ``holds.price_age``,
+    which also puts a price among the record's risks (recorded here, so ``check`` ages
+    prices without loading the layout's analyses)."""
     from capplan.analysis.declared import holds_spec     # deferred: the analyses import sympy; check reads these back
 
     return {"failed_expectations": expectation_failures(evaluations),
             "pending": pending_warnings(evaluations),
+            "placeholders": placeholders(evaluations[0].plan),
             "prices": price_dates(evaluations[0]),
             "price_age": holds_spec()["price_age"]}
 
@@ -33,7 +40,35 @@ def warnings(found: dict, today: dt.date, max_age: int | None = None) -> list[st
     """The warnings of recorded findings, prices aged against ``today``: older than ``max_age``
     days, by default the policy the findings recorded."""
     limit = found["price_age"] if max_age is None else max_age
-    return list(found["pending"]) + [w for price in found["prices"] for w in _price_warning(price, today, limit)]
+    return (list(found["pending"]) + list(found["placeholders"])
+            + [w for price in found["prices"] for w in _price_warning(price, today, limit)])
+
+
+def placeholders(plan) -> list[str]:
+    """Each text of the plan file that starts with the word TODO, in the file's order: an
+    owner, a source, a note, a scenario's ``set:`` — whatever ``capplan init`` wrote for the
+    team to replace (its placeholder price is marked by its row's TODO source), or an author
+    left. A value stays a placeholder while its text says so, whatever the number beside it."""
+    if plan.doc is None:
+        return []
+    from capplan.language.yamlfile import dotted
+
+    out = []
+
+    def visit(value, path: tuple) -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                visit(item, (*path, key))
+        elif isinstance(value, list):
+            for index, item in enumerate(value):
+                visit(item, (*path, index))
+        elif isinstance(value, str) and PLACEHOLDER.match(value):
+            text = value if len(value) <= SHOWN_CHARS else value[:SHOWN_CHARS] + "…"
+            out.append(f"{_where(plan.file, plan.doc.line(path))}{dotted(path)}: "
+                       f"{json.dumps(text, ensure_ascii=False)} is a placeholder, not yet replaced")
+
+    visit(plan.doc.data, ())
+    return out
 
 
 def expectation_failures(evaluations) -> list[str]:

@@ -54,9 +54,6 @@ class Root:
         else:
             self.path, self.name = self.plan_dir, "the plan's folder (it is in no git repository)"
 
-    def holds(self, path: Path) -> bool:
-        return bounded.inside(path, self.path)
-
 
 def expand(root: Root, patterns: list) -> list[str]:
     """The files the patterns name, de-duplicated and sorted by their POSIX path."""
@@ -140,9 +137,7 @@ def _names(folder: Path, part: str) -> list[str]:
 
 
 def _check_inside(root: Root, path: Path, rel: str) -> None:
-    if root.holds(path):
-        return
-    kind = "folder" if path.is_dir() else "file"
-    link = f"a symlink to {os.readlink(path)!r}" if path.is_symlink() else "reached through a symlink"
-    raise CapplanError(f"{rel} is {link}, a {kind} outside {root.name}; a plan imports only "
-                       "files inside it, so capplan does not follow the link")
+    leaving = bounded.leaving(path, root.path)
+    if leaving:
+        raise CapplanError(f"{rel} is {leaving} outside {root.name}; a plan imports only "
+                           "files inside it, so capplan does not follow the link")
