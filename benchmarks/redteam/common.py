@@ -54,10 +54,12 @@ def write_plan(folder: Path, doc: dict | str, name: str = "p") -> Path:
     return path
 
 
-def capplan(folder: Path, *args: str, timeout: float = TIMEOUT) -> subprocess.CompletedProcess:
-    """``capplan ARGS`` in ``folder`` with this checkout's code and a cache folder of the case's own,
-    beside the folder (one inside it would be the project's, which capplan does not use)."""
-    env = dict(os.environ, PYTHONPATH=str(SRC), CAPPLAN_CACHE_DIR=str(folder.parent / f"{folder.name}.cache"))
+def capplan(folder: Path, *args: str, timeout: float = TIMEOUT, cache: Path | None = None) -> subprocess.CompletedProcess:
+    """``capplan ARGS`` in ``folder`` with this checkout's code and a cache folder of the case's own
+    (``cache``, by default beside the folder: one inside it would be the project's, which capplan
+    does not use)."""
+    cache = cache or folder.parent / f"{folder.name}.cache"
+    env = dict(os.environ, PYTHONPATH=str(SRC), CAPPLAN_CACHE_DIR=str(cache))
     return subprocess.run([sys.executable, "-c", "from capplan.cli import command; command()", *args],
                           cwd=folder, env=env, capture_output=True, text=True, timeout=timeout)
 

@@ -46,6 +46,9 @@ if TYPE_CHECKING:
 
 __all__ = ["Built", "Compiled", "build", "compile_plan", "plan_paths", "write", "write_file"]
 
+# The most one output may hold: a workbook of 999 scenarios is 125 MiB; ``check`` hashes files of
+# at most capplan.bounded.MAX_BYTES, 256 MiB.
+MAX_OUTPUT_BYTES = 192 * 2 ** 20
 _UMASK = os.umask(0)
 os.umask(_UMASK)
 
@@ -113,7 +116,19 @@ def compile_plan(path: Path, model: Model | None = None, ahead: Ahead | None = N
                            "record of its inputs; rename the plan file", file=plan.file)
     shown = view.build(plan, evaluations, analysed.artifacts)
     with collector.deferred():
-        return Compiled(plan, evaluations, _outputs(plan, evaluations, shown, analysed.artifacts))
+        files = _outputs(plan, evaluations, shown, analysed.artifacts)
+    _refuse_oversized(plan, files)
+    return Compiled(plan, evaluations, files)
+
+
+def _refuse_oversized(plan: Plan, files: dict[str, bytes]) -> None:
+    """Every output within :data:`MAX_OUTPUT_BYTES` (below what ``check`` hashes); the loader's
+    limits (scenarios, profile intervals) keep the plans it lets through well inside."""
+    for name, content in sorted(files.items()):
+        if len(content) > MAX_OUTPUT_BYTES:
+            raise CapplanError(f"out/{name} would hold {len(content) / 2 ** 20:,.2f} MiB, more than the "
+                               f"{MAX_OUTPUT_BYTES / 2 ** 20:,.4g} MiB an output may hold (docs/limits.md): fewer "
+                               "scenarios, profile intervals, candidates or sweep rows", file=plan.file)
 
 
 def _outputs(plan: Plan, evaluations: list[Evaluation], shown: PlanView, artifacts: Artifacts) -> dict[str, bytes]:

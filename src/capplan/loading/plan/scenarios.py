@@ -13,10 +13,18 @@ from capplan.names import nearest
 SCENARIO_KEYS = ("title", "description", "set", "expect")
 
 
+# Each scenario is a sheet of the workbook: 999 and the nominal plan make a 125 MiB workbook,
+# within an output's budget (capplan.build.MAX_OUTPUT_BYTES).
+MAX_SCENARIOS = 999
+
+
 def read_all(ctx: Context, nominal: Scenario) -> list[Scenario]:
     raw = ctx.data.get("scenarios") or {}
     if not isinstance(raw, dict):
         raise ctx.err("expected a mapping of scenario names", "scenarios")
+    if len(raw) > MAX_SCENARIOS:
+        raise ctx.err(f"{len(raw):,} scenarios, more than the {MAX_SCENARIOS:,} a plan may have (docs/limits.md): "
+                      "each is a sheet of the workbook and a part of the JSON; split the plan", "scenarios")
     out = []
     for name, spec in raw.items():
         path = ("scenarios", name)

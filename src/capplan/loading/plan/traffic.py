@@ -30,7 +30,11 @@ TRAFFIC_KEYS = ("profile", "file", "source", "note")
 TABLE = "profile"
 SWITCH = "traffic"
 HOURLY = {24: "24 hourly multipliers (a day)", 168: "168 hourly multipliers (a week)"}
-MAX_ROWS = 100_000           # a year of 5-minute intervals
+MAX_ROWS = 8_760             # an hourly year
+# Every interval is a row of each evaluation's demand table, of its workbook sheet (about 2 KiB)
+# and of the JSON (about 0.8 KiB): an hourly year for the plan and three scenarios makes a 70 MiB
+# workbook, within an output's budget (capplan.build.MAX_OUTPUT_BYTES).
+MAX_INTERVAL_ROWS = 4 * MAX_ROWS
 MAX_FILE_BYTES = 8 * 2 ** 20
 GIVEN_BY_TRAFFIC = ("peak_arrival_rate", "peak_to_average_ratio")    # a CSV gives both, multipliers the ratio
 
@@ -84,6 +88,18 @@ def read(ctx: Context, given: dict[str, Input]) -> tuple[dict[str, Input], dict[
     rows = [{"interval": float(i), "multiplier": m} for i, m in enumerate(multipliers)]
     table = TableData(TABLE, rows, [{} for _ in rows], source=cite, lines=[line] * len(rows))
     return out, {TABLE: table}
+
+
+def refuse_oversized(ctx: Context, scenarios: list) -> None:
+    """A profile's intervals over every evaluation (the plan and each scenario) within
+    :data:`MAX_INTERVAL_ROWS`, refused before any is evaluated: the outputs grow with both."""
+    profile = scenarios[0].tables.get(TABLE)
+    if profile is None or len(profile.rows) * len(scenarios) <= MAX_INTERVAL_ROWS:
+        return
+    raise ctx.err(f"{len(profile.rows):,} intervals in each of {len(scenarios):,} evaluations (the plan and its "
+                  f"scenarios) make {len(profile.rows) * len(scenarios):,} interval rows, more than the "
+                  f"{MAX_INTERVAL_ROWS:,} a plan may have (docs/limits.md): each is a row of the workbook and of "
+                  "the JSON; resample the profile to a longer step or drop scenarios", "traffic")
 
 
 def refuse_cold_wakeups(ctx: Context, given: dict[str, Input]) -> None:
@@ -149,7 +165,8 @@ def _csv(ctx: Context, raw) -> tuple[str, list[float], float]:
         times, rates = [], []
         for number, row in enumerate(reader, start=2):
             if len(rates) >= MAX_ROWS:
-                raise ValueError(f"more than {MAX_ROWS:,} rows")
+                raise ValueError(f"more than {MAX_ROWS:,} rows, the intervals of an hourly year a profile may have "
+                                 "(docs/limits.md): resample it to a longer step")
             try:
                 t, r = Decimal(row["time"].strip()), float(row["arrival_rate"])
             except (ArithmeticError, ValueError, AttributeError):
