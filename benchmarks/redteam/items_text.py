@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import openpyxl
+
 from benchmarks.redteam import common
 from benchmarks.redteam.common import Wrong, capplan, expect, plan, said, write_plan
 
@@ -32,6 +34,21 @@ def terminal(folder: Path) -> str:
     return "every command prints ESC as \\u001b; the record shows <U+001B>; eval --json reads back the name"
 
 
+def long_title(folder: Path) -> str:
+    """14: a 1 MiB ``title:``; every workbook text cell must stay within Excel's 32,767 characters."""
+    write_plan(folder, plan(title="T" * 2 ** 20))
+    done = capplan(folder, "build")
+    if done.returncode == 0:
+        book = openpyxl.load_workbook(folder / "out" / "p.xlsx")
+        longest = max(len(c.value) for ws in book.worksheets for row in ws.iter_rows() for c in row
+                      if isinstance(c.value, str))
+        expect(longest <= 32_767, done, f"the workbook holds a text cell of {longest:,} characters")
+    expect(done.returncode == 1 and "title" in done.stderr and "1,000" in done.stderr, done,
+           "a 1 MiB title is not refused by key and limit")
+    return said(done)
+
+
 CASES = [
     (13, "control characters reach the terminal", terminal),
+    (14, "a 1 MiB title: in a workbook cell", long_title),
 ]
