@@ -141,3 +141,59 @@ def test_a_hybrid_config_without_its_state_widths_is_refused(tmp_path):
     broken = {k: v for k, v in QWEN3_NEXT.items() if k != "linear_value_head_dim"}
     with pytest.raises(CapplanError, match="'linear_value_head_dim' must be a whole number \\(it is missing\\)"):
         entry(tmp_path, broken)
+
+
+# DeepSeek-V2.5's config.json as Hugging Face ships it: MLA, 6 of 160 routed experts and 2 shared, no _name_or_path
+DEEPSEEK_V25 = {"architectures": ["DeepseekV2ForCausalLM"], "model_type": "deepseek_v2", "num_hidden_layers": 60,
+                "num_attention_heads": 128, "num_key_value_heads": 128, "hidden_size": 5120, "vocab_size": 102400,
+                "kv_lora_rank": 512, "q_lora_rank": 1536, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64,
+                "v_head_dim": 128, "n_routed_experts": 160, "n_shared_experts": 2, "num_experts_per_tok": 6,
+                "moe_intermediate_size": 1536, "intermediate_size": 12288, "torch_dtype": "bfloat16"}
+
+
+def _deepseek_plan(tmp_path, write_plan, model: dict):
+    """A DeepSeek-V2.5 plan on H200 TP8 importing two `vllm bench serve` results of that model."""
+    (tmp_path / "plans" / "runs").mkdir(parents=True)
+    (tmp_path / "plans" / "deepseek-v2.5-config.json").write_text(json.dumps(DEEPSEEK_V25))
+    for rate in (1, 2):
+        (tmp_path / "plans" / "runs" / f"qps_{rate}.json").write_text(json.dumps({
+            "backend": "vllm", "model_id": "deepseek-ai/DeepSeek-V2.5", "tokenizer_id": "deepseek-ai/DeepSeek-V2.5",
+            "tensor_parallel_size": 8, "num_prompts": 100, "request_rate": rate, "burstiness": 1.0,
+            "max_concurrency": None, "duration": 60.0, "completed": 100, "total_input_tokens": 6000,
+            "total_output_tokens": 12000, "request_throughput": rate, "output_throughput": 120.0 * rate,
+            "p95_ttft_ms": 300.0 * rate, "p95_tpot_ms": 20.0, "p99_e2el_ms": 3000.0}))
+    plan = copy.deepcopy(BASE_PLAN)
+    plan.update(gpu="h200", model=model)
+    plan["inputs"].update(parameter_count=235_741_434_880, gpus_per_replica=8)
+    plan["tables"]["load_sweep"] = {"source": "vllm bench serve", "import": "runs/qps_*.json"}
+    return write_plan(plan)
+
+
+def test_a_config_declared_model_named_by_its_hugging_face_id_takes_its_own_benchmark(tmp_path, write_plan,
+                                                                                     run_main):
+    path = _deepseek_plan(tmp_path, write_plan, {"config": "deepseek-v2.5-config.json",
+                                                 "name": "deepseek-ai/DeepSeek-V2.5"})
+    code, _, err = run_main("build", path)
+    assert code == 0, err
+    record = (tmp_path / "out" / "test-plan.md").read_text(encoding="utf-8")
+    assert "deepseek-ai/DeepSeek-V2.5 (`deepseek-v2.5-config.json`)" in record
+    assert "measured: model deepseek-ai/DeepSeek-V2.5; tensor parallel 8" in record
+    assert "Transferred evidence" not in record
+
+
+def test_an_unnamed_config_model_is_told_to_name_itself(tmp_path, write_plan, run_main):
+    code, _, err = run_main("eval", _deepseek_plan(tmp_path, write_plan, {"config": "deepseek-v2.5-config.json"}))
+    assert code == 1
+    assert ("measured model deepseek-ai/DeepSeek-V2.5, not the plan's deepseek-v2.5-config.json (name the model "
+            "beside its file: model: {config: deepseek-v2.5-config.json, name: <its Hugging Face id>})") in err
+
+
+@pytest.mark.parametrize("model, message", [
+    ({"config": "deepseek-v2.5-config.json", "name": {"id": "x"}}, "model.name: expected text, got a mapping"),
+    ({"config": "deepseek-v2.5-config.json", "name": "x" * 201}, "model.name: a name has at most 200 characters"),
+    ({"config": "deepseek-v2.5-config.json", "weights": "fp8"},
+     "model: expected a catalog id, {id: catalog id, weights: format} or {config: path/to/config.json, name: "),
+])
+def test_a_bad_model_name_is_refused_at_its_key(model, message, tmp_path, write_plan, run_main):
+    code, _, err = run_main("eval", _deepseek_plan(tmp_path, write_plan, model))
+    assert code == 1 and message in err, err

@@ -23,6 +23,7 @@ import argparse
 import datetime as dt
 import gc
 import os
+import re
 import signal
 import sys
 from pathlib import Path
@@ -62,6 +63,8 @@ def main(argv: list[str] | None = None) -> int:
     unchanged ``build`` or ``check`` load no sympy."""
     before = gc.get_threshold()
     gc.set_threshold(*GC_THRESHOLDS)
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = Escaping(sys.stdout), Escaping(sys.stderr)
     handlers = {}
     try:
         for signum in (signal.SIGTERM, signal.SIGHUP):
@@ -75,6 +78,44 @@ def main(argv: list[str] | None = None) -> int:
         for signum, handler in handlers.items():
             signal.signal(signum, handler)
         gc.set_threshold(*before)        # main() also runs inside other programs (the tests)
+        _restore(streams)
+
+
+# What a terminal acts on instead of showing: C0 controls but the tab and the line break (ESC starts
+# a colour, a cursor move, a title change; BEL rings; CR overwrites the line), DEL, the C1 controls
+# (U+009B is a one-character ESC [) and the bidirectional marks and overrides (U+202E shows what
+# follows reversed).
+_UNSHOWN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def terminal_text(text: str) -> str:
+    """``text`` with what a terminal would act on written as its code point (``\\u001b``): the
+    spelling JSON gives C0 controls, so ``eval --json`` stays JSON that reads back the same text."""
+    return _UNSHOWN.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+
+
+class Escaping:
+    """A text stream that writes :func:`terminal_text`: everything the command prints (a table,
+    a Markdown comment, a message naming a plan's deployment) goes through it, so that no plan
+    text drives the terminal or CI log it is printed in. Anything else is the stream's own."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        self.stream.write(terminal_text(text))
+        return len(text)
+
+    def __getattr__(self, name):
+        return getattr(self.stream, name)
+
+
+def _restore(streams: tuple) -> None:
+    """Put back the streams :func:`main` wrapped, each still its wrapper (after a broken pipe,
+    standard output is the null device, and stays so)."""
+    for name, stream in zip(("stdout", "stderr"), streams):
+        if isinstance(getattr(sys, name), Escaping):
+            setattr(sys, name, stream)
 
 
 def _run(argv: list[str] | None) -> int:

@@ -1,9 +1,10 @@
 """A model's architecture from its own Hugging Face ``config.json``.
 
 A plan may name the model by the configuration file kept next to it instead
-of a catalog id::
+of a catalog id, with the model's Hugging Face id beside it (a Hugging Face
+config.json does not hold it, and a benchmark of the model records it)::
 
-    model: {config: models/qwen3-32b/config.json}
+    model: {config: models/qwen3-32b/config.json, name: Qwen/Qwen3-32B}
 
 The file is found the way sweep imports are (inside the plan's repository,
 no absolute path, no ``..`` above it, no symlink out of it), read as JSON
@@ -100,13 +101,14 @@ def _show(value) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def load(plan_dir: Path, name) -> Entry:
-    """The entry for ``model: {config: name}``, ``name`` relative to the plan's folder."""
-    if not isinstance(name, str) or any(c in name for c in locate.WILDCARDS):
-        raise CapplanError(f"expected the path of one config.json (no wildcards), got {name!r}")
+def load(plan_dir: Path, file, name: str | None = None) -> Entry:
+    """The entry for ``model: {config: file, name: name}``, ``file`` relative to the plan's folder;
+    ``name`` (the model's Hugging Face id) is its name and ``hf_id``, which benchmark files match."""
+    if not isinstance(file, str) or any(c in file for c in locate.WILDCARDS):
+        raise CapplanError(f"expected the path of one config.json (no wildcards), got {file!r}")
     root = locate.Root(plan_dir)
     try:
-        (relative,) = locate.expand(root, [name])
+        (relative,) = locate.expand(root, [file])
     except locate.PatternError as err:
         raise CapplanError(err.message) from None
     try:
@@ -126,7 +128,8 @@ def load(plan_dir: Path, name) -> Entry:
                            f"got {_show(inner)}")
     config = _Config(top, inner, relative, cite, "text_config.") if inner is not None else \
         _Config(top, top, relative, cite)
-    return dataclasses.replace(_interpret(config), sha256=digest)
+    named = {"name": name, "hf_id": name} if name else {}
+    return dataclasses.replace(_interpret(config), sha256=digest, **named)
 
 
 def _interpret(cfg: _Config) -> Entry:

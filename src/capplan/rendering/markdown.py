@@ -10,7 +10,8 @@ digit — so that no span can form, while capplan's own "+$1,822.68" and
 "$ per 1M" stay as written), escaping the escapes (a backslash), quoting
 (a leading ``>``), closing the record's opening comment (``-->``), or
 hiding text from a reviewer with invisible or direction-reversing
-characters (shown as ``<U+202E>``). :func:`code` puts a name in a code span
+characters, or driving the terminal a record is read in with control
+characters (each shown as its code point: ``<U+202E>``, ``<U+001B>``). :func:`code` puts a name in a code span
 when it can sit in one safely, else escapes it as text; :func:`source` also
 turns a pinned GitHub reference (``owner/repo@<40-hex commit>:path``, as
 the catalog cites its sources) into a short link a reader can follow.
@@ -23,7 +24,9 @@ from __future__ import annotations
 import re
 from urllib.parse import quote
 
-_INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
+# Invisible or direction-reversing characters, and the control characters a table's whitespace
+# folding leaves (ESC, BEL, DEL, the C1 controls: a terminal showing the record would act on them)
+_INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
 
 
 _SPECIAL = re.compile(r"[\\`|<]|(?<=\S)\$(?![0-9])|^>|(?<=--)>|(?<!\*)\*(?!\*)")

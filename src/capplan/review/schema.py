@@ -36,6 +36,7 @@ from capplan.language.model import TAGS, Model, Quantity, standard_model
 from capplan.loading import catalog, uncertain
 from capplan.loading import plan as plan_module
 from capplan.loading.plan import candidates
+from capplan.loading.plan.context import TEXT_LIMITS
 from capplan.loading.plan.tables import FROM_SECTIONS
 from capplan.loading.plan.traffic import GIVEN_BY_TRAFFIC
 from capplan.names import nearest
@@ -179,13 +180,17 @@ class _Generator:
             "model": {"description": "Model architecture by catalog id (parameters, layers, KV heads, head dim), "
                                      "{id: catalog id, weights: format} for another of its checkpoints' weight "
                                      "formats (bf16, fp8, nvfp4, ...), "
-                                     "or {config: path} to a Hugging Face config.json next to the plan. "
+                                     "or {config: path, name: Hugging Face id} to a Hugging Face config.json next to "
+                                     "the plan (the name, which benchmarks of the model record, makes them its own "
+                                     "evidence). "
                                      + _catalog_list("model"),
                       "anyOf": [{"type": "string", "enum": _spellings("model")},
                                 {"type": "object", "properties": {"id": {"type": "string", "enum": _spellings("model")},
                                                                   "weights": {"type": "string"}},
                                  "required": ["id"], "additionalProperties": False},
-                                {"type": "object", "properties": {"config": {"type": "string"}},
+                                {"type": "object", "properties": {"config": {"type": "string"},
+                                                                  "name": {"type": "string",
+                                                                           "maxLength": TEXT_LIMITS["name"]}},
                                  "required": ["config"], "additionalProperties": False}]},
             **{key: {"type": "string", "enum": self.switch_cases[key], "default": self.defaults[key],
                      "description": m.switches[key]["description"] + " " + "; ".join(

@@ -13,6 +13,12 @@ from capplan.language import yamlfile
 from capplan.language.model import Model
 
 
+# The longest text a plan may give, by key (docs/limits.md): each is far above any real one and
+# keeps every workbook cell within Excel's 32,767 characters, the record and the JSON in proportion.
+TEXT_LIMITS = {"title": 1_000, "name": 200, "owner": 200, "description": 20_000, "notes": 20_000}
+TEXT_LIMIT = 2_000           # any other text: a source, a note, a date
+
+
 class Context:
     def __init__(self, doc: yamlfile.Document, model: Model, path: Path):
         self.doc = doc
@@ -28,13 +34,21 @@ class Context:
     def err(self, message, *path) -> CapplanError:
         return self.doc.error(message, tuple(path))
 
-    def text(self, value, *path) -> str | None:
-        """A text field (title, source, note, a date, a row name): a scalar, never a mapping or list."""
+    def text(self, value, *path, field: str | None = None) -> str | None:
+        """A text field (title, source, note, a date, a row name): a scalar, never a mapping or list,
+        no longer than its kind's limit (the last word of ``field``, by default the last key: ``title``,
+        ``name``…)."""
         if value is None:
             return None
         if isinstance(value, (dict, list)):
             raise self.err(f"expected text, got {kind(value)}", *path)
-        return value.isoformat() if isinstance(value, dt.date) else str(value)
+        text = value.isoformat() if isinstance(value, dt.date) else str(value)
+        field = field or str(path[-1])
+        limit = TEXT_LIMITS.get(field.split()[-1], TEXT_LIMIT)
+        if len(text) > limit:
+            raise self.err(f"a {field} has at most {limit:,} characters, this one {len(text):,} "
+                           f"(beginning '{text[:40]}…')", *path)
+        return text
 
     def known_units(self) -> set[str]:
         """The units the model's quantities are shown in (a message's example picks among them)."""

@@ -22,17 +22,19 @@ def entry(ctx: Context, kind) -> catalog.Entry:
 
 
 def _config_entry(ctx: Context, spec: dict) -> catalog.Entry:
-    """``model: {config: path}`` (a Hugging Face config.json) or ``{id: ..., weights: ...}`` (a checkpoint's format)."""
+    """``model: {config: path, name: hf id}`` (a Hugging Face config.json, and the model's name, which
+    benchmarks of it record) or ``{id: ..., weights: ...}`` (a checkpoint's format)."""
     if set(spec) in ({"id"}, {"id", "weights"}):
         try:
             return catalog.with_weights(catalog.lookup("model", str(spec["id"])), spec.get("weights"))
         except CapplanError as err:
             raise ctx.err(err.message, "model") from None
-    if set(spec) != {"config"}:
-        raise ctx.err("expected a catalog id, {id: catalog id, weights: format} or {config: path/to/config.json}",
-                      "model")
+    if set(spec) not in ({"config"}, {"config", "name"}):
+        raise ctx.err("expected a catalog id, {id: catalog id, weights: format} or {config: path/to/config.json, "
+                      "name: its Hugging Face id}", "model")
+    name = ctx.text(spec.get("name"), "model", "name")
     try:
-        return hf_config.load(ctx.path.parent, spec["config"])
+        return hf_config.load(ctx.path.parent, spec["config"], name=name)
     except CapplanError as err:
         raise ctx.err(err.message, "model", "config") from None
 

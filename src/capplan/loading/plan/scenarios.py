@@ -28,6 +28,7 @@ def read_all(ctx: Context, nominal: Scenario) -> list[Scenario]:
     out = []
     for name, spec in raw.items():
         path = ("scenarios", name)
+        ctx.text(name, "scenarios", field="scenario name")         # refuses one too long to show
         if name == NOMINAL:
             raise ctx.err("'nominal' is the plan itself; name the scenario otherwise", *path)
         spec = spec or {}

@@ -91,10 +91,9 @@ def _values(points, key: str) -> list:
 
 def _mismatches(points, entry: catalog.Entry, gpus: int) -> list[str]:
     out = []
-    wrong = [m for m in _values(points, "model_id") if not _same_model(str(m), entry)]
+    wrong = other_model(points, entry)
     if wrong:
-        out.append(f"model {', '.join(map(str, wrong))}, not the plan's {entry.id}"
-                   + (f" ({entry.hf_id})" if entry.hf_id else ""))
+        out.append(wrong)
     tp, pp = _values(points, "tensor_parallel_size"), _values(points, "pipeline_parallel_size")
     sizes = {int(t) * int(p) for t in (tp or [1]) for p in (pp or [1])} if tp or pp else set()
     if sizes and sizes != {gpus}:
@@ -175,6 +174,15 @@ def recorded(points) -> dict[str, list]:
 
 
 def other_model(points, entry: catalog.Entry) -> str:
-    """'' when every run served the model of catalog ``entry``, else what they served, in words."""
+    """'' when every run served the model of ``entry``, else what they served and the plan's model (its
+    Hugging Face id; for a config.json without a name, how to name it), in words."""
     wrong = [str(m) for m in _values(points, "model_id") if not _same_model(str(m), entry)]
-    return f"model {', '.join(wrong)}, not the plan's {entry.id}" if wrong else ""
+    if not wrong:
+        return ""
+    if entry.hf_id:
+        ours = f" ({entry.hf_id})"
+    elif entry.status == "config":
+        ours = f" (name the model beside its file: model: {{config: {entry.file}, name: <its Hugging Face id>}})"
+    else:
+        ours = ""
+    return f"model {', '.join(wrong)}, not the plan's {entry.id}{ours}"

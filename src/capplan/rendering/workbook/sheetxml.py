@@ -17,6 +17,7 @@ import re
 from functools import lru_cache
 
 from capplan import formatting
+from capplan.errors import InternalError
 from capplan.rendering.workbook.sheetmodel import Run, Sheet, column_letter
 from capplan.rendering.workbook.stylesxml import MAIN_NS, StyleSheet
 from capplan.rendering.workbook.xmlescape import attr, text
@@ -25,6 +26,7 @@ R_NS = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
 # Protected without a password: locked cells (formulas, labels) refuse an edit, unlocked
 # ones (inputs) take it; columns and rows may still be resized, cells selected.
 PROTECTION = ('<sheetProtection sheet="1" objects="1" scenarios="1" formatColumns="0" formatRows="0"/>')
+EXCEL_CELL_CHARS = 32_767    # Excel's documented limit on the characters of a cell
 VALIDATION_ORDER = ("type", "operator", "allowBlank", "showErrorMessage", "errorStyle", "errorTitle", "error")
 
 
@@ -40,9 +42,18 @@ def _text_cell(ref: str, style: str, value: str) -> str:
     return f'<c r="{ref}"{style}{_text_tail(value)}'
 
 
+def _within_excel(value: str) -> str:
+    """``value``, which Excel can hold in a cell: a plan's texts have limits that keep every cell
+    within it (``loading.plan.context.TEXT_LIMITS``), so a longer one is capplan's mistake."""
+    if len(value) > EXCEL_CELL_CHARS:
+        raise InternalError(f"a workbook text cell of {len(value):,} characters, more than Excel's "
+                            f"{EXCEL_CELL_CHARS:,} (it begins '{value[:60]}')")
+    return value
+
+
 def _text_tail(value: str) -> str:
     space = ' xml:space="preserve"' if value != value.strip() else ""
-    return f' t="inlineStr"><is><t{space}>{text(value)}</t></is></c>'
+    return f' t="inlineStr"><is><t{space}>{text(_within_excel(value))}</t></is></c>'
 
 
 def constant_tail(kind: str, value) -> str:
@@ -73,7 +84,7 @@ def _cached(value) -> tuple[str, str]:
         return ' t="b"', f"<v>{number(value)}</v>"
     if isinstance(value, str):
         space = ' xml:space="preserve"' if value != value.strip() else ""
-        return ' t="str"', f"<v{space}>{text(value)}</v>"
+        return ' t="str"', f"<v{space}>{text(_within_excel(value))}</v>"
     if isinstance(value, float) and not math.isfinite(value):
         return "", ""
     # 12 significant digits, as the JSON document: a spreadsheet recalculates anyway, and the
