@@ -28,9 +28,9 @@ WRAPPER = ("import resource, subprocess, sys, time\n"
            "t = time.perf_counter()\n"
            "p = subprocess.run(sys.argv[2:], cwd=sys.argv[1], capture_output=True, text=True, errors='replace')\n"
            "u = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
-           "said = (p.stderr.strip() or p.stdout.strip()).splitlines()\n"
+           "said = [l for l in p.stderr.splitlines() if 'error' in l] or p.stdout.strip().splitlines()\n"
            "print(time.perf_counter() - t, u.ru_maxrss / 1024, p.returncode)\n"
-           "print(said[-1][:200] if said else '')\n")
+           "print(said[0][:300] if said else '')\n")
 
 
 def project(folder: Path, rows: int) -> None:
@@ -65,7 +65,7 @@ def measure(src: Path, rows: int) -> dict:
 
 def row(label: str, rows: int, m: dict) -> str:
     size = lambda key: f"{m[key] / 2 ** 20:,.1f}" if key in m else "-"      # noqa: E731
-    said = m["said"].replace("|", "\\|")[:110] if m["exit"] else ""
+    said = m["said"].replace("|", "\\|")[:300] if m["exit"] else ""
     return (f"| {label} | {rows:,} | {m['exit']} | {m['seconds']:.1f} | {m['peak_mib']:,.0f} | {size('.xlsx')} "
             f"| {size('.json')} | {said} |")
 

@@ -279,7 +279,7 @@ CASES = {
         _expect("memory_gate", 5), ["expect.memory_gate: expected true or false"]),
     "model: a mapping other than {config:}": (
         lambda p: p.update({"model": {"name": "llama-3-8b"}}),
-        ["model: expected a catalog id, {id: catalog id, weights: format} or {config: path/to/config.json}"]),
+        ["model: expected a catalog id, {id: catalog id, weights: format} or {config: path/to/config.json, name: its Hugging Face id}"]),
     "model: a config.json that is missing": (
         lambda p: p.update({"model": {"config": "nope/config.json"}}), ["model.config: "]),
     # -- a value with a scale writes its unit (issue 23, item 5)

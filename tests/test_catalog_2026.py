@@ -147,7 +147,7 @@ def test_a_plan_picks_a_weight_format_of_the_model(write_plan):
      "model: model 'llama-3-8b' lists no weight formats; give weight_bytes_per_param under inputs:"),
     ({"id": "qwen3-33b"}, "model: unknown model 'qwen3-33b' in the catalog; did you mean qwen3-32b"),
     ({"id": "qwen3-32b", "format": "fp8"},
-     "model: expected a catalog id, {id: catalog id, weights: format} or {config: path/to/config.json}"),
+     "model: expected a catalog id, {id: catalog id, weights: format} or {config: path/to/config.json, name: its Hugging Face id}"),
 ], ids=["an unknown format", "a model without formats", "an unknown id", "an unknown key"])
 def test_a_weight_format_the_catalog_does_not_hold_is_refused(write_plan, model, message):
     with pytest.raises(CapplanError, match=re.escape(message)):

@@ -194,7 +194,7 @@ def test_numbers_as_plans_write_them(raw, unit, base):
     ("\u221260", "(it holds character U+2212 MINUS SIGN (write ASCII '-'))"),
     ("\u0663", "(it holds character U+0663 ARABIC-INDIC DIGIT THREE)"),
     ({"value": 1}, "got a mapping"),
-])
+], ids=["2^53 + 2", "1e290 TB", "1e300 TB", "inf", "400 nines", "401 digits", "a huge exponent", "a decimal comma", "a minus sign", "an Arabic-Indic digit", "a mapping"])
 def test_numbers_no_plan_may_hold(raw, message):
     with pytest.raises(CapplanError) as refused:
         units.parse_value(raw, "GiB" if "TB" in str(raw) else "")
