@@ -22,6 +22,16 @@ def free_offer(folder: Path) -> str:
     return f"builds; the free offer wins ({winner})"
 
 
+def suggested_key(folder: Path) -> str:
+    """Item 18: ``candidates.tensor_parallel`` is refused with "did you mean tp?"."""
+    offers = [dict(OFFERS[0], node_hourly_cost="30 USD/h")]
+    write_plan(folder, plan(gpu="h100", candidates={"gpus": ["h100"], "tensor_parallel": [1, 2], "offers": offers}))
+    done = capplan(folder, "build", "plans/p.yaml")
+    expect(done.returncode == 1 and "did you mean tp?" in done.stderr, done, "no suggestion of tp")
+    return said(done)
+
+
 CASES = [
     (4, "a free offer crashes the ranking", free_offer),
+    (18, "candidates.tensor_parallel gets no suggestion", suggested_key),
 ]

@@ -300,7 +300,11 @@ def _overrides(ctx: Context, raw) -> list[tuple[dict, tuple[Input, ...]]]:
     out = []
     for i, item in enumerate(raw):
         where = path + (i,)
-        if not isinstance(item, dict) or set(item) - set(OVERRIDE_KEYS) or "set" not in item:
+        for key in item if isinstance(item, dict) else ():
+            if key not in OVERRIDE_KEYS:
+                raise ctx.err(f"unknown key '{key}'{nearest(str(key), OVERRIDE_KEYS)} (an override's keys: "
+                              f"{', '.join(OVERRIDE_KEYS)})", *where, key)
+        if not isinstance(item, dict) or "set" not in item:
             raise ctx.err(f"an override is {{match: {{gpu: b200}}, set: {{input: value}}}}, got {kind(item)}",
                           *where)
         match = _match(ctx, item["match"], where + ("match",)) if item.get("match") is not None else {}
