@@ -31,7 +31,21 @@ def suggested_key(folder: Path) -> str:
     return said(done)
 
 
+def free_deployment(folder: Path) -> str:
+    """Item 17: a deployment row at 0 USD/h builds, and check warns naming file, line and row."""
+    doc = plan()
+    doc["tables"]["deployments"]["rows"] = [{"name": "owned", "gpus_per_node": 8, "node_hourly_cost": "0 USD/h"}]
+    write_plan(folder, doc)
+    built = capplan(folder, "build")
+    expect(built.returncode == 0, built, "a free deployment does not build")
+    done = capplan(folder, "check")
+    warned = [line for line in done.stderr.splitlines() if "priced at 0" in line]
+    expect(bool(warned) and "plans/p.yaml:" in warned[0] and "owned" in warned[0], done, "check says nothing")
+    return f"exit {done.returncode}: {warned[0][:150]}"
+
+
 CASES = [
     (4, "a free offer crashes the ranking", free_offer),
+    (17, "a free deployment passes check silently", free_deployment),
     (18, "candidates.tensor_parallel gets no suggestion", suggested_key),
 ]
