@@ -175,7 +175,8 @@ BAD = {
     "exclude gpu": ({"exclude": [{"gpu": "zz"}]}, "candidates.exclude", "unknown gpu 'zz'"),
     "exclude all": ({"exclude": [{"tp": 1}, {"tp": 2}]}, "candidates", "no candidate is left"),
     "overrides": ({"overrides": {"set": {}}}, "candidates.overrides", "expected a list of"),
-    "override item": ({"overrides": [{"when": {}}]}, "candidates.overrides", "an override is"),
+    "override item": ({"overrides": [{"match": {}}]}, "candidates.overrides", "an override is"),
+    "override key": ({"overrides": [{"when": {}, "set": {}}]}, "candidates.overrides[0].when", "unknown key 'when'"),
     "override pin": ({"overrides": [{"set": {"active_replicas": 3}}]}, "candidates.overrides",
                      "a candidate may pin only instance_max_rate"),
     "section": ("h100", "candidates", "expected a mapping"),
@@ -309,3 +310,21 @@ def test_a_candidate_that_breaks_in_a_scenario_is_worded_as_a_deployment_row_is(
     assert broken, "no candidate's nominal fleet breaks at four times the peak"
     for option in broken:
         assert option.holds == "✗ breaks in 1 of 2" and option.note.endswith(", breaks in surge_x4")
+
+
+def test_a_free_offer_wins_and_the_others_are_priced_in_dollars(write_plan, run_main):
+    """Owned hardware whose cost is sunk is priced at 0 USD/h: it ranks first, and the outputs
+    say what the others cost more in dollars (a share of $0 is no number); issue 37, item 4."""
+    plan = three()
+    plan["candidates"]["offers"][0]["node_hourly_cost"] = "0 USD/h"
+    _, r = ranking_of(write_plan, plan)
+    ev = r.evaluated
+    # both H100 candidates cost $0: the one that ties up fewer GPUs (TP2, 2 nodes) wins over TP1's 3
+    assert [ev.candidates[i].label for i in r.order[:2]] == ["h100-sxm5-80gb TP2", "h100-sxm5-80gb TP1"]
+    assert r.value(ranked.MONTH, r.winner) == 0 and r.gap is None
+    text = candidatesview.sentence(r)
+    assert "runner-up h100-sxm5-80gb TP1 on p5 at +$0.00 a month" in text
+    code, out, err = run_main("build", write_plan(plan))
+    assert code == 0, err
+    record = (write_plan(plan).parents[1] / "out" / "test-plan.md").read_text()
+    assert "h200-sxm-141gb TP1 on p5e: +$73,200.00 a month; no price wins: the winner is free" in record

@@ -139,23 +139,60 @@ def test_usage_errors(project, run_main, capsys, monkeypatch):
     assert code == 2 and "CAPPLAN_TODAY must be a date YYYY-MM-DD, got 'yesterday'" in err
 
 
-def test_candidate_offers_prices_are_aged_too(tmp_path, run_main, monkeypatch):
-    """A candidates: offer carries its own as_of; check ages it as it ages a deployment row, at the line of the offer."""
+def _offers_checked(tmp_path, run_main, monkeypatch, offers):
+    """A plan of H100 TP1 candidates on ``offers``, built and checked on 2026-12-01: (path, exit code, stderr)."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("CAPPLAN_TODAY", "2026-12-01")
     plan = yaml.safe_load(yaml.safe_dump(BASE_PLAN))
     plan["gpu"] = "h100-sxm5-80gb"
-    plan["candidates"] = {"gpus": ["h100"], "tp": [1], "offers": [
-        {"name": "stale", "gpu": "h100", "gpus_per_node": 8, "node_hourly_cost": "30 USD/h", "as_of": "2025-06-01"},
-        {"name": "fresh", "gpu": "h100", "gpus_per_node": 8, "node_hourly_cost": "31 USD/h", "as_of": "2026-11-20"}]}
+    plan["candidates"] = {"gpus": ["h100"], "tp": [1], "offers": offers}
     (tmp_path / "plans").mkdir()
     path = tmp_path / "plans" / "p.yaml"
     path.write_text(yaml.safe_dump(plan, sort_keys=False))
     assert run_main("build")[0] == 0
     code, _, err = run_main("check")
+    return path, code, err
+
+
+def test_candidate_offers_prices_are_aged_too(tmp_path, run_main, monkeypatch):
+    """A candidates: offer carries its own as_of; check ages it as it ages a deployment row, at the line of the offer."""
+    path, code, err = _offers_checked(tmp_path, run_main, monkeypatch, [
+        {"name": "stale", "gpu": "h100", "gpus_per_node": 8, "node_hourly_cost": "30 USD/h", "as_of": "2025-06-01"},
+        {"name": "fresh", "gpu": "h100", "gpus_per_node": 8, "node_hourly_cost": "31 USD/h", "as_of": "2026-11-20"}])
     assert code == 0
     line = next(i for i, l in enumerate(path.read_text().splitlines(), 1) if "name: stale" in l)
     assert (f"plans/p.yaml:{line}: candidates.offers[stale].as_of: prices as of 2025-06-01 are 548 days old "
             "(limit 90, today 2026-12-01): re-check node_hourly_cost of stale") in err
     assert "offers[fresh]" not in err
     assert "days old" not in run_main("check", "--max-price-age", "600")[2]
+
+
+def test_a_free_price_is_a_finding_at_its_row(tmp_path, run_main, monkeypatch):
+    """A deployment or an offer priced at 0 builds ($0.00 a month) and check warns, naming the file,
+    the line of the price and the row; --strict fails (issue 37, item 17)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CAPPLAN_TODAY", "2026-12-01")
+    plan = yaml.safe_load(yaml.safe_dump(BASE_PLAN))
+    plan["tables"]["deployments"]["as_of"] = "2026-11-20"
+    plan["tables"]["deployments"]["rows"] = [
+        {"name": "rented", "gpus_per_node": 8, "node_hourly_cost": "40 USD/h"},
+        {"name": "owned", "gpus_per_node": 8, "node_hourly_cost": "0 USD/h"}]
+    (tmp_path / "plans").mkdir()
+    path = tmp_path / "plans" / "p.yaml"
+    path.write_text(yaml.safe_dump(plan, sort_keys=False))
+    assert run_main("build")[0] == 0
+    code, _, err = run_main("check")
+    assert code == 0
+    line = next(i for i, l in enumerate(path.read_text().splitlines(), 1) if "0 USD/h" in l and "40" not in l)
+    assert (f"warning: plans/p.yaml:{line}: tables.deployments.rows[1].node_hourly_cost: owned is priced at 0 "
+            "(free: $0.00 a month, cheaper than any other); right only for hardware whose cost is sunk, else give "
+            "its node_hourly_cost") in err
+    assert "rented" not in err
+    assert run_main("check", "--strict")[0] == 1
+
+
+def test_a_free_offer_is_a_finding_at_its_offer(tmp_path, run_main, monkeypatch):
+    path, code, err = _offers_checked(tmp_path, run_main, monkeypatch, [
+        {"name": "owned", "gpu": "h100", "gpus_per_node": 8, "node_hourly_cost": "0 USD/h", "as_of": "2026-11-20"}])
+    line = next(i for i, l in enumerate(path.read_text().splitlines(), 1) if "name: owned" in l)
+    assert code == 0 and f"plans/p.yaml:{line}: candidates.offers[owned].node_hourly_cost: owned is priced at 0" in err

@@ -16,16 +16,17 @@ GiB = 2 ** 30
 
 
 def test_a_4_kv_head_model_at_tp8_by_hand(write_plan):
-    """Qwen2.5-7B: 28 layers, 4 KV heads of 128, BF16 cache."""
-    tp4 = evaluated(engine_plan(write_plan, model="qwen2.5-7b", name="tp4", gpus_per_replica="4 GPU"))
-    tp8 = evaluated(engine_plan(write_plan, model="qwen2.5-7b", name="tp8", gpus_per_replica="8 GPU"))
-    # TP4: one head per GPU, nothing replicated: 28 x 2 x 4 x 128 x 2 B = 57,344 B = 56 KiB per token
+    """Qwen3-30B-A3B: 48 layers, 32 attention heads, 4 KV heads of 128, BF16 cache (TP8 divides the
+    32 heads and is a multiple of the 4 KV heads: vLLM takes it and replicates each KV head twice)."""
+    tp4 = evaluated(engine_plan(write_plan, model="qwen3-30b-a3b", name="tp4", gpus_per_replica="4 GPU"))
+    tp8 = evaluated(engine_plan(write_plan, model="qwen3-30b-a3b", name="tp8", gpus_per_replica="8 GPU"))
+    # TP4: one head per GPU, nothing replicated: 48 x 2 x 4 x 128 x 2 B = 98,304 B = 96 KiB per token
     assert tp4.display("kv_heads_per_gpu") == 1
-    assert tp4.display("kv_bytes_per_token") == pytest.approx(56)
-    # TP8: max(1, 4 / 8) = 1 head on each of 8 GPUs: 28 x 2 x 1 x 128 x 2 B = 14 KiB per GPU, 112 KiB per replica
+    assert tp4.display("kv_bytes_per_token") == pytest.approx(96)
+    # TP8: max(1, 4 / 8) = 1 head on each of 8 GPUs: 48 x 2 x 1 x 128 x 2 B = 24 KiB per GPU, 192 KiB per replica
     assert tp8.display("kv_heads_per_gpu") == 1
-    per_gpu = 28 * 2 * 1 * 128 * 2
-    assert per_gpu == 14 * KiB
+    per_gpu = 48 * 2 * 1 * 128 * 2
+    assert per_gpu == 24 * KiB
     assert tp8.display("kv_bytes_per_token") == pytest.approx(8 * per_gpu / KiB)
     # the pool of each GPU holds the same tokens it would hold at TP4 (one head each), not twice as many
     pool_per_gpu = tp8.display("kv_pool") * GiB / 8

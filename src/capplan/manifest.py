@@ -253,8 +253,8 @@ def well_formed(entry) -> bool:
 
     def price(p) -> bool:
         return isinstance(p, dict) and isinstance(p.get("where"), str) and isinstance(p.get("key"), str) and (
-            texts(p.get("undated")) or (isinstance(p.get("as_of"), str) and texts(p.get("rows"))
-                                        and texts(p.get("prices"))))
+            texts(p.get("undated")) or (texts(p.get("free")) and texts(p.get("prices")))
+            or (isinstance(p.get("as_of"), str) and texts(p.get("rows")) and texts(p.get("prices"))))
 
     if not isinstance(entry, dict) or not isinstance(entry.get("file"), str):
         return False

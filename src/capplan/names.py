@@ -22,15 +22,28 @@ def cell(reference: str) -> tuple[str, str, str] | None:
 
 
 def nearest(name: str, options, *, cutoff: float = 0.6, count: int = 3) -> str:
-    """``'; did you mean a, b?'`` (empty when nothing is close). A bare column
-    name also finds the table columns of that name (``monthly_cost`` ->
-    ``deployments.monthly_cost``)."""
+    """``'; did you mean a, b?'`` (empty when nothing is close): every unknown key or name a
+    plan reader refuses is suggested here. A bare column name also finds the table columns of
+    that name (``monthly_cost`` -> ``deployments.monthly_cost``); a name spelled out also
+    finds the short key it abbreviates (``tensor_parallel`` or ``tp_size`` -> ``tp``), which
+    spelling alone does not find."""
     options = [str(o) for o in options]
     same_column = [o for o in options if "." in o and o.split(".", 1)[1] == name]
-    near = same_column + [o for o in difflib.get_close_matches(str(name), options, n=count, cutoff=cutoff)
-                          if o not in same_column]
-    near = near[:max(count, len(same_column))]
+    spelled = [o for o in difflib.get_close_matches(str(name), options, n=count, cutoff=cutoff)
+               if o not in same_column]
+    short = [o for o in options if _abbreviates(o, str(name)) and o not in same_column + spelled]
+    near = (same_column + spelled + short)[:max(count, len(same_column))]
     return f"; did you mean {', '.join(near)}?" if near else ""
+
+
+def _abbreviates(option: str, name: str) -> bool:
+    """Whether a one-word ``option`` of 2-4 letters is the initials of ``name``'s leading words
+    (``tp`` for ``tensor_parallel``, ``tensor_parallel_size``) or its first word (``tp`` for ``tp_size``)."""
+    words = [w for w in re.split(r"[\W_]+", name.lower()) if w]
+    option = option.lower()
+    if not 2 <= len(option) <= 4 or not option.isalpha() or len(words) < 2:
+        return False
+    return words[0] == option or "".join(w[0] for w in words[:len(option)]) == option
 
 
 _REPLICA = ("gpus_per_replica", "GPUs per model replica: the tensor × pipeline parallel degree")

@@ -34,7 +34,7 @@ import jinja2
 
 from capplan import bounded
 from capplan.errors import CapplanError, UsageError
-from capplan.loading import catalog
+from capplan.loading import catalog, parallel
 from capplan.resources import templates_dir
 
 TEMPLATE = "plan.yaml.j2"
@@ -57,6 +57,8 @@ def init(folder: Path, *, gpu: str | None, model: str | None, tp: int, peak: str
     """Write ``folder/plans/<name>.yaml`` (refusing an existing one) and ``.gitattributes``; build the plan once."""
     gpu_entry = catalog.lookup("gpu", gpu or DEFAULT_GPU)
     model_entry = catalog.lookup("model", model or DEFAULT_MODEL)
+    if why := parallel.refusal(model_entry, tp):
+        raise CapplanError(f"--tp {tp}: {why}")
     folder, stem = Path(folder), name or f"{model_entry.id}-{gpu_entry.id}"
     target, attributes = _places(folder, stem)
     current = _read_attributes(attributes)
@@ -161,7 +163,7 @@ def render(gpu: catalog.Entry, model: catalog.Entry, *, gpu_written: str, model_
         model_written=model_written, tp=tp, peak=peak, decode_throughput=estimate, decode_source=why,
         pending=[r for q, r in zip(defaults, rows) if q.status == "pending"],
         policies=[r for q, r in zip(defaults, rows) if q.status != "pending" and q.tag in WRITTEN_TAGS],
-        gpu_price=PLACEHOLDER_GPU_PRICE)
+        gpu_price=PLACEHOLDER_GPU_PRICE, node_price=f"{tp * float(PLACEHOLDER_GPU_PRICE.split()[0]):.2f} USD/h")
 
 
 def _with_unit(default, unit: str) -> str:

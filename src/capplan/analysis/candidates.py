@@ -8,9 +8,10 @@ is one :func:`capplan.engine.evaluate.run_batch` over all candidates: a
 scalar input a candidate changes is a ``(C, 1)`` column, one it does not is
 ``(1, 1)``; the deployments table has the candidate's offer as its one row.
 Replicas, nodes, monthly cost and $ per 1M tokens are the model's formulas,
-not a second implementation; a candidate's feasibility is the model's own
-checks (the weights fit, the replica fits a node of the offer) and its KV pool
-holding one request of the longest context. An infeasible candidate stays in
+not a second implementation; a candidate's feasibility is a tensor-parallel
+size the engine takes for the model, the model's own checks (the weights fit,
+the replica fits a node of the offer) and its KV pool holding one request of
+the longest context. An infeasible candidate stays in
 the list with its reason.
 
 The ranking (:mod:`capplan.analysis.ranking`) reads the arrays kept here.
@@ -307,14 +308,17 @@ def _reasons(model, cands, out, failed, broken, lam, tags) -> list[str]:
     for i, c in enumerate(cands):
         def show(name):
             return _show(model, name, np.broadcast_to(out[name], (len(cands), 1))[i, 0])
-        if fits_fail[i, 0]:
+        if c.refused:
+            reasons.append(c.refused)
+        elif fits_fail[i, 0]:
             reasons.append(f"the weights do not fit: {show('weight_memory')} of weights in {show('usable_vram')} "
                            f"usable on {c.tp} GPU(s)")
         elif worst[i, 0] < 1:
             reasons.append(f"the KV pool ({show('kv_pool')}) cannot hold one request of the longest context "
                            f"({show('max_context_tokens')})")
         elif node_fail[i, 0]:
-            reasons.append(f"a replica of {c.tp} GPUs does not fit a node of {c.offer.gpus_per_node:g} GPUs "
+            per_node = c.offer.gpus_per_node
+            reasons.append(f"a replica of {c.tp} GPUs does not fit a node of {per_node:g} GPU{'s' * (per_node != 1)} "
                            f"(max_nodes_per_replica)")
         elif not lam[i] > 0:
             reasons.append(f"no λ*: the {tags[i]} step time exceeds the TPOT target at any rate")

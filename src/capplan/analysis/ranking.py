@@ -2,7 +2,8 @@
 
 The order is the nominal scenario's monthly cost (the model's ``monthly_cost``
 of the candidate's offer), cheaper first, then $ per 1M output tokens, then
-the name; infeasible candidates follow with their reasons. Around the winner
+the GPUs rented (free offers tie on cost: the one that ties up fewer owned GPUs
+wins), then the name; infeasible candidates follow with their reasons. Around the winner
 and the runner-up:
 
 - **flip points**, solved exactly on the model's cost formulas: ``monthly_cost
@@ -82,9 +83,19 @@ class Ranking:
 
     @property
     def gap(self) -> float | None:
-        """How much more the runner-up costs a month than the winner, as a share."""
-        w, r = self.winner, self.runner_up
-        return None if r is None else self.value(MONTH, r) / self.value(MONTH, w) - 1
+        """How much more the runner-up costs a month than the winner, as a share (None without a
+        runner-up)."""
+        return None if self.runner_up is None else self.dearer(self.runner_up)
+
+    def dearer(self, i: int) -> float | None:
+        """How much more candidate ``i`` costs a month than the winner, as a share; None when the
+        winner is free (a share of $0 is no number: the outputs say the amount instead).
+
+        A free offer ranks: owned hardware whose cost is sunk is priced at 0 USD/h, and it wins
+        on cost as it should (refusing it would make its owner invent a price); the record and
+        the workbook then name what the others cost, not a percentage of nothing."""
+        cost_w = self.value(MONTH, self.winner)
+        return self.value(MONTH, i) / cost_w - 1 if cost_w > 0 else None
 
     def needs_benchmark(self) -> list[int]:
         """Transferred or estimated candidates whose λ* band reaches the winner's cost: a benchmark
@@ -108,10 +119,12 @@ class Ranking:
 def rank(evaluations: list[Evaluation], evaluated: batch.Evaluated, draws: int = DRAWS) -> Ranking:
     month = evaluated.values[MONTH][:, 0]
     per_m = evaluated.values[PER_M][:, 0]
+    gpus = evaluated.values["deployments.deployed_gpus"][:, 0]       # equal costs (free offers): fewer GPUs first
     feasible = evaluated.feasible
     names = [c.name for c in evaluated.candidates]
     order = sorted(range(len(names)), key=lambda i: (not feasible[i], month[i] if feasible[i] else 0,
-                                                     per_m[i] if feasible[i] else 0, names[i]))
+                                                     per_m[i] if feasible[i] else 0,
+                                                     gpus[i] if feasible[i] else 0, names[i]))
     ranking = Ranking(evaluated, order, None, None)
     ranking.scenario_winners = [_cheapest(evaluated, j) for j in range(len(evaluated.scenarios))]
     if ranking.runner_up is not None:

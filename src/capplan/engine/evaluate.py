@@ -495,8 +495,27 @@ def _run_checks(checks, values, nominal_values, model, plan, scenario) -> None:
     for check in checks:
         if not _numeric(values, nominal_values, model).visit(check.require.expr):
             message = re.sub(r"\{(\w+)\}", lambda m: _show(m.group(1), values[m.group(1)], model), check.message)
-            raise CapplanError(f"{_where(plan, scenario)}{message}", file=plan.file, key=check.key,
-                               line=plan.line(check.key))
+            key, line = check.key, plan.line(check.key)
+            rows = _failing_rows(check, values, nominal_values, model) if check.by_row else []
+            if rows:
+                table = check.key.removeprefix("tables.")
+                names = [str(scenario.tables[table].rows[r].get(model.tables[table].key)) for r in rows]
+                key, line = f"{check.key}.rows[{rows[0]}]", plan.doc.line(("tables", table, "rows", rows[0])) or line
+                message = f"{table} row{'s' if len(rows) > 1 else ''} {', '.join(names)}: {message}"
+            raise CapplanError(f"{_where(plan, scenario)}{message}", file=plan.file, key=key, line=line)
+
+
+def _failing_rows(check, values, nominal_values, model) -> list[int]:
+    """The rows of a ``by_row`` check's table (its key, ``tables.deployments``) on which it fails
+    alone: each row's columns in place of the table's, the scalars as they are."""
+    table = model.tables[check.key.removeprefix("tables.")]
+    count = len(values[table.columns[0]]) if table.columns[0] in values else 0
+    out = []
+    for r in range(count):
+        one = {n: (v[r:r + 1] if n in table.columns else v) for n, v in values.items()}
+        if not _numeric(one, nominal_values, model).visit(check.require.expr):
+            out.append(r)
+    return out
 
 
 def _show(name, value, model) -> str:

@@ -113,6 +113,7 @@ class Check:
     message: str
     where: str = ""                # its key in the model file ('checks[0]')
     defined_in: str = field(default="model", compare=False)
+    by_row: bool = False           # holds row by row in its key's table: a failure names the rows
 
     @cached_property
     def require(self) -> Formula:
@@ -396,7 +397,8 @@ class _Reader:
         checks = []
         for i, cspec in enumerate(self.data.get("checks") or []):
             checks.append(Check(written=str(cspec["require"]).strip(), key=cspec.get("key", ""),
-                                message=cspec["message"], where=f"checks[{i}]", defined_in=self.source))
+                                message=cspec["message"], where=f"checks[{i}]", defined_in=self.source,
+                                by_row=bool(cspec.get("by_row", False))))
         return Model(switches=self.switches, groups=groups, quantities=quantities,
                      tables=tables, checks=tuple(checks), source=self.source, slos=self._slos(),
                      expansions=self.expansions, _definition=(self.data, self.lines))

@@ -47,6 +47,7 @@ class Entry:
     aliases: tuple[str, ...] = ()   # other names a plan may use (``h100``), as the catalog writes them
     hf_id: str | None = None        # a model's Hugging Face id
     weight_format: str | None = None  # the format whose bytes per parameter ``values`` holds (with_weights)
+    attention_heads: int | None = None  # a model's query heads: the tensor-parallel sizes vLLM takes (parallel)
 
 
 @lru_cache(maxsize=None)
@@ -61,7 +62,8 @@ def _load(kind: str) -> dict[str, Entry]:
         out[cid] = Entry(kind=kind, id=cid, name=spec.get("name", cid), status=spec.get("status", "unconfirmed"),
                          attention=spec.get("attention"), values=values, file=doc.file,
                          weights=dict(spec.get("weights") or {}),
-                         aliases=tuple(str(a) for a in spec.get("aliases") or ()), hf_id=spec.get("hf_id"))
+                         aliases=tuple(str(a) for a in spec.get("aliases") or ()), hf_id=spec.get("hf_id"),
+                         attention_heads=spec.get("attention_heads"))
     return out
 
 

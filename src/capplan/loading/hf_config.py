@@ -166,7 +166,7 @@ def _interpret(cfg: _Config) -> Entry:
     _linear(cfg, put, layers)
     required = _weights(cfg, put)
     return Entry(kind="model", id=cfg.file, name=f"{_name(cfg)} ({cfg.file})", status="config", attention=attention,
-                 values=values, file=cfg.file, required=("parameter_count",) + required)
+                 values=values, file=cfg.file, required=("parameter_count",) + required, attention_heads=heads)
 
 
 def _name(cfg: _Config) -> str:

@@ -302,8 +302,8 @@ class CandidatesView:
         for i in r.feasible[2:5]:
             c = ev.candidates[i]
             price = cost_w / (r.value("deployments.nodes", i) * r.value("hours_per_month", i))
-            out.append(f"{c.label} on {c.offer.name}: +{100 * (r.value(ranked.MONTH, i) / cost_w - 1):.1f} %; "
-                       f"wins below {formatting.money(price * 3600)}/h a node")
+            wins = f"wins below {formatting.money(price * 3600)}/h a node" if price > 0 else "no price wins: the winner is free"
+            out.append(f"{c.label} on {c.offer.name}: {dearer(r, i)}; {wins}")
         infeasible = [i for i in r.order if ev.reasons[i]][:3]
         out += [f"{ev.candidates[i].label} on {ev.candidates[i].offer.name}: {ev.reasons[i]}{self._would_take(i)}"
                 for i in infeasible]
@@ -440,6 +440,15 @@ def build(ranking: Ranking | None, evaluations) -> CandidatesView | None:
     return CandidatesView(ranking, evaluations) if ranking is not None else None
 
 
+def dearer(ranking: Ranking, i: int, money=formatting.money) -> str:
+    """'+25.0 %': what candidate ``i`` costs more than the winner; '+$73,200.00 a month' when the
+    winner is free (:meth:`Ranking.dearer`)."""
+    share = ranking.dearer(i)
+    if share is not None:
+        return f"+{100 * share:.1f} %"
+    return f"+{money(ranking.value(ranked.MONTH, i))} a month"
+
+
 def sentence(ranking: Ranking, money=formatting.money) -> str:
     """'Recommended: 2 × p5en (H200 TP1), $x a month; runner-up … at +y % — swaps if …'."""
     w, r = ranking.winner, ranking.runner_up
@@ -451,7 +460,7 @@ def sentence(ranking: Ranking, money=formatting.money) -> str:
     if r is None:
         return text + "; no other candidate is feasible."
     c = ev.candidates[r]
-    text += f"; runner-up {c.label} on {c.offer.name} at +{100 * ranking.gap:.1f} % ({ev.tag_text(r)} λ*)"
+    text += f"; runner-up {c.label} on {c.offer.name} at {dearer(ranking, r, money)} ({ev.tag_text(r)} λ*)"
     f = ranking.flips
     swaps = [f"its price falls below {money(f.runner_price * 3600)}/h"] if f.runner_price else []
     if f.runner_lambda is not None:

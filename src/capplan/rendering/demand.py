@@ -100,9 +100,10 @@ def sentence(e: Evaluation) -> str:
         return (f"Through the traffic profile the fleet sized for the peak on {best.deployment} stays the "
                 f"cheapest that holds the SLO: {formatting.money(best.monthly_cost)} a month.")
     saved = fixed.monthly_cost - best.monthly_cost
+    share = f" ({saved / fixed.monthly_cost:.0%})" if fixed.monthly_cost > 0 else ""     # a free fleet: no share
     return (f"Through the traffic profile, {best.kind} on {best.deployment} is the cheapest that holds the SLO: "
             f"{formatting.money(best.monthly_cost)} a month ({formatting.money(best.cost_per_million)} per 1M output tokens), "
-            f"{formatting.money(saved)} ({saved / fixed.monthly_cost:.0%}) less than the fleet sized for the peak.")
+            f"{formatting.money(saved)}{share} less than the fleet sized for the peak.")
 
 
 def ask(e: Evaluation) -> str:

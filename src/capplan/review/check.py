@@ -2,7 +2,7 @@
 
 ``check`` must not re-evaluate a plan whose inputs did not change, yet it
 must still fail on an ``expect:`` that does not hold and warn about pending
-measurements, placeholders and old prices. So these *findings* are computed once, when a
+measurements, placeholders, old prices and free ones. So these *findings* are computed once, when a
 build evaluates the plan, and recorded in ``out/manifest.json``; ``check``
 reads them back. Only a price's age depends on the day ``check`` runs, so
 prices are kept as their dates and aged by :func:`warnings`.
@@ -126,7 +126,8 @@ def pending_warnings(evaluations) -> list[str]:
 def price_dates(e) -> list[dict]:
     """The dates of a plan's prices (tables with a money input column, i.e.
     deployments): one entry per ``as_of`` (of the table or of a row) with the
-    rows it dates, and one per table for rows that have no date at all."""
+    rows it dates, one per table for rows that have no date at all, and one per
+    price of 0 (``free``: the row, at the line of its price)."""
     plan = e.plan
     out = []
     for tname, data in e.scenario.tables.items():
@@ -136,10 +137,13 @@ def price_dates(e) -> list[dict]:
         if not prices:
             continue
         key = e.model.quantities[f"{tname}.{table.key}"].column
-        undated, by_table = [], []
+        required = [c for c in prices if not e.model.quantities[f"{tname}.{c}"].optional]
+        undated, by_table, free = [], [], []
         for i, row in enumerate(data.rows):
             meta = data.meta[i] if i < len(data.meta) else {}
             name = str(row.get(key))
+            free += [_free(plan.file, plan.doc.line(("tables", tname, "rows", i, c)) if plan.doc else None,
+                           f"tables.{tname}.rows[{i}].{c}", name, c) for c in required if row.get(c) == 0]
             if meta.get("as_of"):
                 line = plan.doc.line(("tables", tname, "rows", i, "as_of")) if plan.doc else None
                 out.append(_dated(plan.file, line, f"tables.{tname}.rows[{i}].as_of", meta["as_of"], [name], prices))
@@ -153,6 +157,7 @@ def price_dates(e) -> list[dict]:
         if undated:
             out.append({"where": _where(plan.file, plan.line(f"tables.{tname}")), "key": f"tables.{tname}",
                         "undated": undated})
+        out += free
     return out + _offer_dates(plan)
 
 
@@ -166,7 +171,16 @@ def _offer_dates(plan) -> list[dict]:
             out.append(_dated(plan.file, offer.line, f"{key}.as_of", offer.as_of, [name], ["node_hourly_cost"]))
         else:
             out.append({"where": _where(plan.file, offer.line), "key": key, "undated": [name]})
+        if offer.node_hourly_cost == 0:
+            out.append(_free(plan.file, offer.line, f"{key}.node_hourly_cost", name, "node_hourly_cost"))
     return out
+
+
+def _free(file, line, key, row, price) -> dict:
+    """A price of 0 (a required money column, or an offer's node price): a finding, since a free
+    deployment costs $0.00 a month and wins every comparison; right only for hardware whose cost
+    is sunk (owned), a placeholder or a slip otherwise."""
+    return {"where": _where(file, line), "key": key, "free": [row], "prices": [price]}
 
 
 def _dated(file, line, key, as_of, rows, prices) -> dict:
@@ -179,6 +193,9 @@ def _where(file: str, line: int | None) -> str:
 
 def _price_warning(price: dict, today: dt.date, max_age: int) -> list[str]:
     where, key = price["where"], price["key"]
+    if "free" in price:
+        return [(f"{where}{key}: {', '.join(price['free'])} is priced at 0 (free: $0.00 a month, cheaper than any "
+                 f"other); right only for hardware whose cost is sunk, else give its {', '.join(price['prices'])}")]
     if "undated" in price:
         return [(f"{where}{key}: no as_of date for the prices of {', '.join(price['undated'])}; "
                  "add `as_of: YYYY-MM-DD` (to the table or the row)")]

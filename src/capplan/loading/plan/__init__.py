@@ -91,6 +91,8 @@ def _load(path: Path, model: Model, display: str | None) -> Plan:
     traffic.refuse_unpowered_ownership(ctx, gpu.id, given, nominal.tables.get("deployments"))
     every = [nominal] + scenarios.read_all(ctx, nominal)
     traffic.refuse_oversized(ctx, every)
+    for scenario in every:
+        inputs.require_tensor_parallel(ctx, scenario)
     return Plan(path=path, file=ctx.doc.file, name=path.stem, **document.texts(ctx), gpu=gpu,
                 model_entry=model_entry, switches=ctx.switches, scenarios=every, doc=ctx.doc, slos=ctx.slos,
                 candidates=candidates.read(ctx, nominal.tables.get("classes")))

@@ -24,7 +24,9 @@ evaluates them; this module only reads and expands the section::
 
 A candidate's keys are ``gpu`` (catalog id), ``tp``, ``weights``,
 ``kv_cache_dtype`` and ``offer`` (the offer's name). A GPU no offer rents
-gives no candidate; the record names it. Every bad key or value is one
+gives no candidate; the record names it. A TP the serving engine refuses for
+the model (:mod:`capplan.loading.parallel`) is a candidate that is infeasible
+with that reason. Every bad key or value is one
 message naming the file, the key and what is wrong.
 """
 
@@ -35,7 +37,7 @@ import itertools
 from dataclasses import dataclass, field
 
 from capplan.errors import CapplanError
-from capplan.loading import catalog
+from capplan.loading import catalog, parallel
 from capplan.loading.plan import candidate_sweeps
 from capplan.loading.plan import inputs as input_reader
 from capplan.loading.plan import values
@@ -80,6 +82,7 @@ class Candidate:
     weights_label: str = field(default="", compare=False)   # shown when the section weighs several formats
     kv_label: str = field(default="", compare=False)
     evidence: candidate_sweeps.Evidence | None = field(default=None, compare=False)   # files that measure it
+    refused: str = field(default="", compare=False)   # why the engine would refuse its TP ('' when it would not)
 
     @property
     def keys(self) -> dict[str, object]:
@@ -133,6 +136,8 @@ def read(ctx: Context, classes) -> Candidates | None:
     exclude = _matches(ctx, spec.get("exclude"), path + ("exclude",))
     overrides = _overrides(ctx, spec.get("overrides"))
     several_w, several_kv = len(weights) > 1, len(kvs) > 1
+    kv_heads = ctx.inputs["kv_heads"].value if "kv_heads" in ctx.inputs else None
+    refused = {tp: parallel.refusal(ctx.model_entry, tp, kv_heads) for tp in tps}
     out = []
     for gpu, tp, w, kv in itertools.product(gpus, tps, weights, kvs):
         for offer in (o for o in offers if o.gpu == gpu.id):
@@ -141,7 +146,7 @@ def read(ctx: Context, classes) -> Candidates | None:
             if any(_matches_keys(m, c.keys) for m in exclude):
                 continue
             given = tuple(i for m, set_ in overrides if _matches_keys(m, c.keys) for i in set_)
-            out.append(Candidate(c.gpu, tp, w, kv, offer, given, c.weights_label, c.kv_label))
+            out.append(Candidate(c.gpu, tp, w, kv, offer, given, c.weights_label, c.kv_label, refused=refused[tp]))
     if not out:
         raise ctx.err("no candidate is left: every GPU/offer combination is excluded, or no offer rents "
                       "one of the GPUs listed", *path)
@@ -302,7 +307,11 @@ def _overrides(ctx: Context, raw) -> list[tuple[dict, tuple[Input, ...]]]:
     out = []
     for i, item in enumerate(raw):
         where = path + (i,)
-        if not isinstance(item, dict) or set(item) - set(OVERRIDE_KEYS) or "set" not in item:
+        for key in item if isinstance(item, dict) else ():
+            if key not in OVERRIDE_KEYS:
+                raise ctx.err(f"unknown key '{key}'{nearest(str(key), OVERRIDE_KEYS)} (an override's keys: "
+                              f"{', '.join(OVERRIDE_KEYS)})", *where, key)
+        if not isinstance(item, dict) or "set" not in item:
             raise ctx.err(f"an override is {{match: {{gpu: b200}}, set: {{input: value}}}}, got {kind(item)}",
                           *where)
         match = _match(ctx, item["match"], where + ("match",)) if item.get("match") is not None else {}

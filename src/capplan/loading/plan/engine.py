@@ -15,6 +15,7 @@ import re
 
 from capplan.loading.plan.context import Context, kind
 from capplan.loading.plan.data import Input
+from capplan.names import nearest
 
 ENGINE_KEYS = ("name", "version", "source")
 ENGINES = ("vllm",)
@@ -31,7 +32,7 @@ def read(ctx: Context) -> dict[str, Input]:
         raise ctx.err(f"expected a mapping such as {{name: vllm, version: \"0.21\"}}, got {kind(spec)}", "engine")
     for key in spec:
         if key not in ENGINE_KEYS:
-            raise ctx.err(f"unknown key '{key}' (engine keys: {', '.join(ENGINE_KEYS)})", "engine", key)
+            raise ctx.err(f"unknown key '{key}'{nearest(str(key), ENGINE_KEYS)} (engine keys: {', '.join(ENGINE_KEYS)})", "engine", key)
     name = spec.get("name")
     if name not in ENGINES:
         raise ctx.err(f"the engine whose accounting capplan models is {' or '.join(ENGINES)}, got {kind(name)}",

@@ -9,7 +9,7 @@ from capplan import names
 from capplan.errors import CapplanError
 from capplan.language import domains, units
 from capplan.language.model import TAGS
-from capplan.loading import uncertain, unitrule
+from capplan.loading import parallel, uncertain, unitrule
 from capplan.loading.plan import values
 from capplan.loading.plan.context import Context
 from capplan.loading.plan.data import Input
@@ -76,3 +76,17 @@ def require_all(ctx: Context, inputs: dict[str, Input]) -> None:
         listed = "; ".join(f"'{q.name}' ({q.description} Unit: {q.unit or 'none'})" for q in missing)
         raise ctx.err(f"missing {len(missing)} inputs, none of which has a default; add each under "
                       f"inputs: {listed}", "inputs")
+
+
+def require_tensor_parallel(ctx: Context, scenario) -> None:
+    """A scenario's ``gpus_per_replica`` is a tensor-parallel size the engine takes for the model
+    (:mod:`capplan.loading.parallel`): capplan sizes a replica as one tensor-parallel group, and a
+    size vLLM refuses sizes a fleet nobody can start."""
+    given, kv = scenario.inputs.get("gpus_per_replica"), scenario.inputs.get("kv_heads")
+    if given is None or given.value != int(given.value):
+        return
+    why = parallel.refusal(ctx.model_entry, int(given.value), kv.value if kv is not None else None)
+    if why:
+        path = (("inputs",) if given.origin == "plan" else ("scenarios", given.origin, "set")
+                if given.origin == scenario.name else ("model",))
+        raise ctx.err(f"gpus_per_replica {given.value:g} GPU: {why}", *path, "gpus_per_replica")

@@ -25,6 +25,7 @@ from capplan.language import units
 from capplan.loading.plan.context import Context, kind
 from capplan.loading.plan.data import Input, TableData
 from capplan.loading.sweeps import locate
+from capplan.names import nearest
 
 TRAFFIC_KEYS = ("profile", "file", "source", "note")
 TABLE = "profile"
@@ -58,7 +59,7 @@ def read(ctx: Context, given: dict[str, Input]) -> tuple[dict[str, Input], dict[
         raise ctx.err(f"expected a mapping such as {{profile: [0.4, ...], source: ...}}, got {kind(spec)}", "traffic")
     for key in spec:
         if key not in TRAFFIC_KEYS:
-            raise ctx.err(f"unknown key '{key}' (traffic keys: {', '.join(TRAFFIC_KEYS)})", "traffic", key)
+            raise ctx.err(f"unknown key '{key}'{nearest(str(key), TRAFFIC_KEYS)} (traffic keys: {', '.join(TRAFFIC_KEYS)})", "traffic", key)
     if ("profile" in spec) == ("file" in spec):
         raise ctx.err("give either profile: (24 or 168 multipliers of the peak) or file: (a CSV of time, "
                       "arrival_rate), one of them", "traffic")
