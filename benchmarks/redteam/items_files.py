@@ -10,7 +10,7 @@ from pathlib import Path
 
 import yaml
 
-from redteam import common
+from . import common
 
 REPO = Path(__file__).resolve().parents[2]
 ESTIMATE = REPO / "tests" / "data" / "estimates" / "llama-3.1-8b-1024-256-h100-sxm5-80gb-tp1.estimate.yaml"

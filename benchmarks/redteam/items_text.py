@@ -8,8 +8,8 @@ from pathlib import Path
 
 import openpyxl
 
-from benchmarks.redteam import common
-from benchmarks.redteam.common import Wrong, capplan, expect, plan, said, write_plan
+from . import common
+from .common import Wrong, capplan, expect, plan, said, write_plan
 
 RED = "runpod\x1b[31mRED\x1b[0m"
 UNSHOWN = ("\x1b", "\x7f", "\x9b", "\u202e")
