@@ -115,6 +115,20 @@ def test_each_command_imports_only_what_it_uses(built, argv, never):
     assert ran.stdout.splitlines()[-1] == "", f"capplan {' '.join(argv)} imported {ran.stdout.splitlines()[-1]}"
 
 
+@pytest.mark.parametrize(("dest", "commands"), [
+    ("plans", ("build", "check")),
+    ("plan", ("eval", "explain", "seek", "simulate", "estimate")),
+    ("scenario", ("seek", "simulate")),
+    ("format", ("seek", "simulate")),
+])
+def test_an_argument_commands_share_is_declared_once(dest, commands):
+    """A parent parser declares it, so its help and default are the same wherever it is taken."""
+    from capplan.cli import _parser
+    parsers = next(a for a in _parser()._actions if a.dest == "command").choices
+    declared = {id(next(a for a in parsers[c]._actions if a.dest == dest)) for c in commands}
+    assert len(declared) == 1, f"{dest} is declared {len(declared)} times for {commands}"
+
+
 def test_build_twice_is_byte_identical(built, run_main):
     first = _snapshot(built / "out")
     assert {f"{STEM}.md", f"{STEM}.json", f"{STEM}.xlsx", f"{STEM}.holds.svg", "llama3-8b-a100-retail-chatbot.md",

@@ -21,7 +21,7 @@ def _walks(monkeypatch, whole: bool) -> tuple[list, int]:
     """Every probed input's walks from today to each end of a hundredfold range, to the nearest flip
     and to the hundredth, and the crossings of steps computed for the nearest flips (``whole``:
     each range handed to ``_windows`` at once, as before)."""
-    steps._points.cache_clear()
+    steps.step_points.cache_clear()
     levels = []
     real = roots._levels
     monkeypatch.setattr(roots, "_levels", lambda *a: levels.append(real(*a)) or levels[-1])

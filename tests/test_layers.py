@@ -48,16 +48,13 @@ def imports(name: str, path: Path, known: dict[str, Path]) -> list[tuple[str, in
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
     checking = {id(n) for block in ast.walk(tree) if isinstance(block, ast.If) and _is_type_checking(block.test)
                 for stmt in block.body for n in ast.walk(stmt)}
-    here = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    here = package_of(name, path)
     out = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             targets = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = here.split(".")[:len(here.split(".")) - node.level + 1]
-                base = ".".join(parts + ([node.module] if node.module else []))
+            base = imported_from(node, here)
             targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names]
         else:
             continue
@@ -67,6 +64,19 @@ def imports(name: str, path: Path, known: dict[str, Path]) -> list[tuple[str, in
             if target in known:
                 out += [(module, node.lineno, id(node) in checking) for module in _with_packages(target, name)]
     return out
+
+
+def package_of(name: str, path: Path) -> str:
+    """The package a module's relative imports start from (a package's ``__init__`` is its own)."""
+    return name if path.name == "__init__.py" else name.rpartition(".")[0]
+
+
+def imported_from(node: ast.ImportFrom, here: str) -> str:
+    """The absolute name of the module a ``from … import`` reads, ``here`` the importer's package."""
+    if not node.level:
+        return node.module or ""
+    parts = here.split(".")[:len(here.split(".")) - node.level + 1]
+    return ".".join(parts + ([node.module] if node.module else []))
 
 
 def _with_packages(target: str, importer: str) -> list[str]:
@@ -161,7 +171,8 @@ def test_every_module_and_package_has_a_layer():
         layer(name)
 
 
-def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
+def tree_of(tmp_path: Path, files: dict[str, str]) -> Path:
+    """A package ``capplan`` of the given files (path under it → source) under ``tmp_path``."""
     for name, text in files.items():
         path = tmp_path / "capplan" / name
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -174,7 +185,7 @@ CLEAN = {"__init__.py": "", "errors.py": "", "engine/__init__.py": "", "engine/g
 
 
 def test_a_clean_tree_passes(tmp_path):
-    assert problems(_tree(tmp_path, CLEAN)) == []
+    assert problems(tree_of(tmp_path, CLEAN)) == []
 
 
 @pytest.mark.parametrize("planted", [
@@ -185,7 +196,7 @@ def test_a_clean_tree_passes(tmp_path):
     "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from capplan.rendering.view import V\n",
 ])
 def test_a_planted_upward_import_is_found(tmp_path, planted):
-    found = problems(_tree(tmp_path, {**CLEAN, "engine/graph.py": planted}))
+    found = problems(tree_of(tmp_path, {**CLEAN, "engine/graph.py": planted}))
     where = f"capplan/engine/graph.py:{planted.count(chr(10))}: capplan.engine.graph imports"
     assert found == [f"{where} capplan.rendering, a layer above it",           # its __init__ runs first
                      f"{where} capplan.rendering.view, a layer above it"], found
@@ -194,13 +205,13 @@ def test_a_planted_upward_import_is_found(tmp_path, planted):
 def test_a_cycle_within_a_layer_is_found_and_a_type_checking_one_is_not(tmp_path):
     loop = {**CLEAN, "rendering/a.py": "def f():\n    from capplan.rendering import b\n",
             "rendering/b.py": "from capplan.rendering.a import f\n"}
-    assert problems(_tree(tmp_path / "loop", loop)) == [
+    assert problems(tree_of(tmp_path / "loop", loop)) == [
         "import cycle: capplan.rendering.a → capplan.rendering.b → capplan.rendering.a"]
     annotated = {**loop, "rendering/a.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
                                            "    from capplan.rendering import b\n"}
-    assert problems(_tree(tmp_path / "annotated", annotated)) == []
+    assert problems(tree_of(tmp_path / "annotated", annotated)) == []
 
 
 def test_a_module_outside_every_layer_is_named(tmp_path):
     with pytest.raises(AssertionError, match="capplan.stray is in no layer"):
-        problems(_tree(tmp_path, {**CLEAN, "stray.py": "from capplan import errors\n"}))
+        problems(tree_of(tmp_path, {**CLEAN, "stray.py": "from capplan import errors\n"}))

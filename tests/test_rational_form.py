@@ -56,8 +56,8 @@ def test_a_removable_point_a_float_or_another_symbol_is_left_to_together():
 def test_the_flip_search_takes_the_fraction_form_without_together(monkeypatch):
     calls = []
     monkeypatch.setattr(sympy, "together", lambda g: calls.append(g) or g)
-    roots._rational.cache_clear()
-    top, bottom = roots._rational(90 / (x * sympy.Rational(3, 4)) - 7, x)
+    roots.as_polynomials.cache_clear()
+    top, bottom = roots.as_polynomials(90 / (x * sympy.Rational(3, 4)) - 7, x)
     assert calls == []
     assert top.degree() == 1 and bottom.degree() == 1
     assert _roots(tuple(Fraction(int(c.p), int(c.q)) for c in reversed(top.all_coeffs()))) == {sympy.Rational(120, 7)}
@@ -79,7 +79,7 @@ def test_a_piece_frozen_in_place_has_the_form_of_the_frozen_expression():
     for g in cases:
         for v in (Fraction(1, 3), Fraction(5, 2), Fraction(13), Fraction(71, 7)):
             try:
-                frozen = steps._freeze(g, r, v)
+                frozen = steps.freeze(g, r, v)
             except ZeroDivisionError:
                 continue
             assert rational_form(g, r, partial(steps._frozen_part, r, v)) == rational_form(frozen, r), (g, v)
@@ -95,7 +95,7 @@ def test_a_truth_value_or_an_undefined_step_in_a_piece():
     divided = r - 1 / sympy.floor(r / 10)           # floor(3/10) = 0 under a division: left to sympy
     assert rational_form(divided, r, partial(steps._frozen_part, r, Fraction(3))) is None
     undefined = r - sympy.floor(1 / (r - 3))        # the step itself has no value at 3: both fail alike
-    for freeze in (lambda: steps._freeze(undefined, r, Fraction(3)),
+    for freeze in (lambda: steps.freeze(undefined, r, Fraction(3)),
                    lambda: rational_form(undefined, r, partial(steps._frozen_part, r, Fraction(3)))):
         try:
             freeze()
@@ -121,16 +121,16 @@ def test_the_derivative_form_has_the_derivatives_roots_poles_and_values():
 
 def _piecewise_crossings(g, r, lo, hi):
     """Every piece of ``g`` between its steps' points, read in place (the general path)."""
-    inner = sorted(steps._points(g, r, lo, hi))
+    inner = sorted(steps.step_points(g, r, lo, hi))
     out = set()
     for a, b in zip([lo, *inner], [*inner, hi]):
         middle = (a + b) / 2
         try:
             form = rational_form(g, r, lambda n, m=middle: steps._frozen_part(r, m, n))
-            piece = steps._freeze(g, r, middle) if form is None else None
+            piece = steps.freeze(g, r, middle) if form is None else None
         except (ZeroDivisionError, Undefined):
             continue
-        out |= roots._smooth_crossings(piece, r, a, b, False) if form is None else roots._form_crossings(form, r, a, b)
+        out |= roots.smooth_crossings(piece, r, a, b, False) if form is None else roots.form_crossings(form, r, a, b)
     return out
 
 
@@ -150,7 +150,7 @@ def test_a_sum_of_a_smooth_part_and_steps_is_solved_by_shifting_one_form():
     for g in cases:
         assert steps._split(g, r) is not None, g
         for lo, hi in ((Fraction(1, 2), Fraction(40)), (Fraction(10), Fraction(31, 3))):
-            inner = steps._points(g, r, lo, hi)
+            inner = steps.step_points(g, r, lo, hi)
             crossings = steps._crossings(g, r, lo, hi, inner)
             assert crossings == _piecewise_crossings(g, r, lo, hi), (g, lo, hi)
             found |= crossings
@@ -173,8 +173,8 @@ def test_a_conjunct_false_on_the_whole_window_leaves_the_and_no_points():
     r = sympy.Symbol("x", real=True)
     rate = sympy.ceiling(600 / (7 * r))
     check = sympy.And(sympy.Ge(r, 92, evaluate=False), sympy.Lt(60 / r, rate, evaluate=False))
-    assert steps._points(check, r, Fraction(10), Fraction(15)) == frozenset()
-    assert steps._points(rate, r, Fraction(10), Fraction(15))
-    assert Fraction(92) in steps._points(check, r, Fraction(80), Fraction(100))
+    assert steps.step_points(check, r, Fraction(10), Fraction(15)) == frozenset()
+    assert steps.step_points(rate, r, Fraction(10), Fraction(15))
+    assert Fraction(92) in steps.step_points(check, r, Fraction(80), Fraction(100))
     either = sympy.Or(sympy.Le(r, 92, evaluate=False), sympy.Lt(60 / r, rate, evaluate=False))
-    assert steps._points(either, r, Fraction(10), Fraction(15)) == frozenset()
+    assert steps.step_points(either, r, Fraction(10), Fraction(15)) == frozenset()

@@ -111,11 +111,11 @@ def test_a_walk_out_of_work_says_how_far_it_got(run_main, monkeypatch):
 def test_direction_of_step_functions():
     x = sympy.Symbol("x", real=True)
     lo, hi = Fraction(0), Fraction(10 ** 9)
-    assert monotone._direction(sympy.ceiling(x / 7), x, lo, hi) == 1
-    assert monotone._direction(7 * sympy.Max(0, sympy.floor(16 - x)) >= 60, x, lo, hi) == -1
-    assert monotone._direction(sympy.ceiling(60 / (10 * x)), x, Fraction(1, 10), hi) == -1
-    assert monotone._direction((x - 3) ** 2, x, lo, hi) is None
-    assert monotone._direction(sympy.ceiling(x) - sympy.floor(x / 2), x, lo, hi) is None
+    assert monotone.direction(sympy.ceiling(x / 7), x, lo, hi) == 1
+    assert monotone.direction(7 * sympy.Max(0, sympy.floor(16 - x)) >= 60, x, lo, hi) == -1
+    assert monotone.direction(sympy.ceiling(60 / (10 * x)), x, Fraction(1, 10), hi) == -1
+    assert monotone.direction((x - 3) ** 2, x, lo, hi) is None
+    assert monotone.direction(sympy.ceiling(x) - sympy.floor(x / 2), x, lo, hi) is None
 
 
 def test_a_goal_seek_beyond_its_work_limit_says_where_it_stopped(run_main, monkeypatch):

@@ -190,9 +190,13 @@ def _parser() -> argparse.ArgumentParser:
         "also warnings); 2 command-line usage; 3 internal error (set CAPPLAN_DEBUG=1 and report it).")
     parser.add_argument("--version", action="version", version=f"capplan {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
+    plans = _parent("plans", nargs="*", help="plan files (default: every plans/*.yaml)")
+    plan = _parent("plan", help="plan file")
+    scenario = _parent("--scenario", default="nominal", help="scenario (default: nominal)")
+    formats = _parent("--format", choices=("text", "markdown", "json"), default="text",
+                      help="text (default), markdown or json")
 
-    p = sub.add_parser("build", help="evaluate plans and write out/<plan>.md, .json, .xlsx")
-    p.add_argument("plans", nargs="*", help="plan files (default: every plans/*.yaml)")
+    p = sub.add_parser("build", help="evaluate plans and write out/<plan>.md, .json, .xlsx", parents=[plans])
     p.add_argument("--out", default="out", help="output folder (default: out)")
     p.add_argument("--force", action="store_true",
                    help="evaluate every plan, even one whose outputs out/manifest.json records as current")
@@ -203,8 +207,7 @@ def _parser() -> argparse.ArgumentParser:
                        "differs from a fresh build. Warns about pending measurements, TODO placeholders (a text that "
                        "starts with the word TODO) and prices older than "
                        "--max-price-age days (tables.deployments.as_of, or a row's as_of); --strict makes "
-                       "warnings fail too. CAPPLAN_TODAY=YYYY-MM-DD sets today's date.")
-    p.add_argument("plans", nargs="*", help="plan files (default: every plans/*.yaml)")
+                       "warnings fail too. CAPPLAN_TODAY=YYYY-MM-DD sets today's date.", parents=[plans])
     p.add_argument("--out", default="out", help="output folder to compare (default: out)")
     p.add_argument("--strict", action="store_true", help="warnings (pending measurements, TODO placeholders, old prices) fail too")
     p.add_argument("--max-price-age", type=_days, default=None, metavar="DAYS",
@@ -212,8 +215,7 @@ def _parser() -> argparse.ArgumentParser:
                         "the age at which the record lists a price among the risks)")
     p.set_defaults(run=cmd_check)
 
-    p = sub.add_parser("eval", help="evaluate one plan and print its results")
-    p.add_argument("plan", help="plan file")
+    p = sub.add_parser("eval", help="evaluate one plan and print its results", parents=[plan])
     p.add_argument("--json", action="store_true", help="print the full JSON document")
     p.add_argument("--scenario", help="only this scenario")
     p.set_defaults(run=cmd_eval)
@@ -222,8 +224,7 @@ def _parser() -> argparse.ArgumentParser:
                        description="Each line: the formula, the same formula with the numbers that went in, "
                        "the value with its unit, the tag and the source; pending measurements marked. QUANTITY "
                        "is a quantity name, a table column (deployments.monthly_cost) or one table cell "
-                       "(deployments[aws-p4de.24xlarge].monthly_cost).")
-    p.add_argument("plan", help="plan file")
+                       "(deployments[aws-p4de.24xlarge].monthly_cost).", parents=[plan])
     p.add_argument("quantity", help="quantity, table.column or table[row].column")
     p.add_argument("--scenario", default="nominal", help="scenario to explain (default: nominal)")
     p.add_argument("--format", choices=("text", "markdown"), default="text", help="text (default) or markdown")
@@ -247,28 +248,21 @@ def _parser() -> argparse.ArgumentParser:
                        "on each side, with what changes. With --target QUANTITY=VALUE: every INPUT value at which "
                        "QUANTITY reaches VALUE (a number in QUANTITY's unit, or another quantity, e.g. a breakeven "
                        "price). INPUT is an input, a derived quantity (pinned while it varies) or an input table "
-                       "cell (deployments[aws-p4de.24xlarge].node_hourly_cost).")
-    p.add_argument("plan", help="plan file")
+                       "cell (deployments[aws-p4de.24xlarge].node_hourly_cost).",
+                       parents=[plan, scenario, formats])
     p.add_argument("input", help="the quantity or table cell to vary")
-    p.add_argument("--scenario", default="nominal", help="scenario (default: nominal)")
     p.add_argument("--range", nargs=2, metavar=("LO", "HI"),
                    help="values to search, in INPUT's unit (default: today's value ÷ 2 … × 2, within its domain)")
     p.add_argument("--target", metavar="QUANTITY=VALUE", help="goal seek: where QUANTITY reaches VALUE")
-    p.add_argument("--format", choices=("text", "markdown", "json"), default="text",
-                   help="text (default), markdown or json")
     p.set_defaults(run=cmd_seek)
 
     p = sub.add_parser("simulate", help="Monte Carlo over the plan's uncertain inputs: percentiles, odds, drivers",
                        description="Draws every uncertain input (a value with range:) and evaluates the plan's graph "
                        "for every draw at once; prints each key result's P5/P50/P95 and mean, the probability each "
                        "decision of the point plan holds, and the inputs that drive the spread. A fixed seed gives "
-                       "byte-identical output.")
-    p.add_argument("plan", help="plan file")
+                       "byte-identical output.", parents=[plan, scenario, formats])
     p.add_argument("--samples", type=_positive, default=None, metavar="N", help="draws (default: 100,000)")
     p.add_argument("--seed", type=_days, default=None, metavar="S", help="random seed (default: fixed)")
-    p.add_argument("--scenario", default="nominal", help="scenario (default: nominal)")
-    p.add_argument("--format", choices=("text", "markdown", "json"), default="text",
-                   help="text (default), markdown or json")
     p.set_defaults(run=cmd_simulate)
 
     p = sub.add_parser("schema", help="write the JSON Schema of plan files (generated from the model)",
@@ -305,8 +299,7 @@ def _parser() -> argparse.ArgumentParser:
                        "estimate files a plan imports like a sweep",
                        description="Runs the tool once per configuration (the plan's own GPU and TP, or the "
                        "--gpu/--tp given) and writes <plan-dir>/estimates/<plan>-<gpu>-tp<N>.estimate.yaml; "
-                       "import it under tables: load_sweep: import:. Builds never run the tool.")
-    p.add_argument("plan", help="plan file")
+                       "import it under tables: load_sweep: import:. Builds never run the tool.", parents=[plan])
     p.add_argument("--with", dest="tool", required=True, choices=("aiconfigurator", "aisimulate"),
                    help="the performance model to run")
     p.add_argument("--gpu", action="append", help="catalog GPU id or alias (repeatable; default: the plan's)")
@@ -321,6 +314,14 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="folder for the estimate files (default: estimates/ beside the plan)")
     p.set_defaults(run=cmd_estimate)
     return parser
+
+
+def _parent(*names: str, **options) -> argparse.ArgumentParser:
+    """A parser holding one argument several commands take, for their ``parents=``: declared once,
+    so its help and default are the same in every command (argparse lists it before the command's own)."""
+    parent = argparse.ArgumentParser(add_help=False)
+    parent.add_argument(*names, **options)
+    return parent
 
 
 def _plan_name(text: str) -> str:

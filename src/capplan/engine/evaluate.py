@@ -322,7 +322,7 @@ def _walk_batch(graph: Graph, walker: Numeric, values: dict, rows: dict[str, int
         yield node
 
 
-def _where(plan: Plan, scenario: Scenario) -> str:
+def scenario_prefix(plan: Plan, scenario: Scenario) -> str:
     return "" if scenario.name == "nominal" else f"scenario {scenario.name}: "
 
 
@@ -340,11 +340,11 @@ def _compute(name, node, values, nominal_values, plan, scenario, model, graph):
         if last is not None and last.formula is not None:      # a zero no single input makes (a floor, a sum)
             because += f" (= {last.formula.text})"
         key, line = _locate(chain[-1], err.row, plan, scenario)
-        raise CapplanError(f"{_where(plan, scenario)}{name} = {node.formula.text}: division by zero: "
+        raise CapplanError(f"{scenario_prefix(plan, scenario)}{name} = {node.formula.text}: division by zero: "
                            f"{chain[0]} is 0{because}{_origin(chain[-1], scenario)}",
                            file=plan.file, key=key or name, line=line or plan.line(name)) from None
     except CapplanError as err:
-        raise CapplanError(f"{_where(plan, scenario)}{name} = {node.formula.text}: {err.message}",
+        raise CapplanError(f"{scenario_prefix(plan, scenario)}{name} = {node.formula.text}: {err.message}",
                            file=plan.file, key=name, line=plan.line(name)) from None
 
 
@@ -421,12 +421,12 @@ def _check_plausible(name, node, values, nominal_values, plan, scenario, model, 
     key, line, cause = _cause(name, row, values, nominal_values, plan, scenario, model, graph)
     where = f" (row {scenario.tables[q.table].rows[row].get(model.tables[q.table].key)})" if q.table else ""
     if np.isfinite(value) and abs(value) <= units.LIMIT:
-        raise CapplanError(f"{_where(plan, scenario)}{name}{where} = {node.formula.text} is {value:.3g} GPUs, "
+        raise CapplanError(f"{scenario_prefix(plan, scenario)}{name}{where} = {node.formula.text} is {value:.3g} GPUs, "
                            f"more than the {FLEET_LIMIT:,} GPUs of any fleet a plan sizes{cause}",
                            file=plan.file, key=key or name, line=line or plan.line(name))
     what = ("overflows (no number holds it)" if not np.isfinite(value) else
             f"is {value:.4g} {formatting.unit_label(q.unit)}".rstrip() + f", beyond ±2^53 ({units.LIMIT:,})")
-    raise CapplanError(f"{_where(plan, scenario)}{name}{where} = {node.formula.text} {what}: no count or "
+    raise CapplanError(f"{scenario_prefix(plan, scenario)}{name}{where} = {node.formula.text} {what}: no count or "
                        f"amount can be held exactly{cause}", file=plan.file, key=key or name,
                        line=line or plan.line(name))
 
@@ -502,7 +502,7 @@ def _run_checks(checks, values, nominal_values, model, plan, scenario) -> None:
                 names = [str(scenario.tables[table].rows[r].get(model.tables[table].key)) for r in rows]
                 key, line = f"{check.key}.rows[{rows[0]}]", plan.doc.line(("tables", table, "rows", rows[0])) or line
                 message = f"{table} row{'s' if len(rows) > 1 else ''} {', '.join(names)}: {message}"
-            raise CapplanError(f"{_where(plan, scenario)}{message}", file=plan.file, key=key, line=line)
+            raise CapplanError(f"{scenario_prefix(plan, scenario)}{message}", file=plan.file, key=key, line=line)
 
 
 def _failing_rows(check, values, nominal_values, model) -> list[int]:

@@ -34,7 +34,7 @@ import numpy as np
 from capplan import formatting
 from capplan.engine import sampling, unitcheck
 from capplan.language import units
-from capplan.engine.evaluate import _where, run_batch
+from capplan.engine.evaluate import run_batch, scenario_prefix
 from capplan.engine.graph import Graph, build
 from capplan.language.model import Model
 from capplan.errors import CapplanError
@@ -129,7 +129,7 @@ def simulate(plan: Plan, model: Model, decided: dict, scenario: Scenario | None 
     evaluated = int(np.count_nonzero(ok))
     if evaluated < MIN_EVALUATED * samples:
         why = "; ".join(f"{count:,} draws: {cause}" for cause, count in causes.items())
-        raise CapplanError(f"{_where(plan, scenario)}the plan evaluates at {evaluated:,} of {samples:,} draws "
+        raise CapplanError(f"{scenario_prefix(plan, scenario)}the plan evaluates at {evaluated:,} of {samples:,} draws "
                            f"({100 * evaluated / samples:.3g} %), fewer than the {MIN_EVALUATED:.0%} a simulation "
                            f"needs for its percentiles to describe the plan: {why}", file=plan.file)
     return Simulation(plan, scenario, samples, seed, values, ok, uncertain, causes)

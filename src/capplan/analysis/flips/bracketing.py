@@ -21,11 +21,11 @@ GRID = 256                   # bracketing (no closed form at all): points of the
 PER_CELL = 4        # changes narrowed per grid cell of the fallback scan
 
 
-def _grid(lo: Fraction, hi: Fraction) -> list[Fraction]:
+def grid_points(lo: Fraction, hi: Fraction) -> list[Fraction]:
     return [Fraction(float(v)) for v in np.linspace(float(lo), float(hi), GRID + 1)[1:-1]]
 
 
-def _bracket(decide, start: Fraction, end: Fraction, most: int) -> list[Fraction]:
+def bracket(decide, start: Fraction, end: Fraction, most: int) -> list[Fraction]:
     """Points where ``decide`` changes, from ``start`` towards ``end``, each narrowed to
     two adjacent floats (the lower one is returned): a scan of :data:`GRID` cells, the
     first and last reaching the ends, then bisection in every cell whose ends differ (a
@@ -34,7 +34,7 @@ def _bracket(decide, start: Fraction, end: Fraction, most: int) -> list[Fraction
     ``start`` and the walk stops after ``most`` changes: each step here is a full
     evaluation of the plan."""
     lo, hi = sorted((start, end))
-    cells = list(itertools.pairwise([lo, *_grid(lo, hi), hi]))
+    cells = list(itertools.pairwise([lo, *grid_points(lo, hi), hi]))
     out: list[Fraction] = []
     for a, b in (cells if end > start else reversed(cells)):
         out += sorted(_narrow(decide, a, b), reverse=end < start)
@@ -50,14 +50,14 @@ def _narrow(decide, a: Fraction, b: Fraction) -> set[Fraction]:
     for _ in range(PER_CELL):
         if left == right:
             break
-        a = _bisect(decide, a, b, left)
+        a = bisect(decide, a, b, left)
         out.add(a)
         a = Fraction(math.nextafter(float(a), math.inf))
         left = decide(a)
     return out
 
 
-def _bisect(decide, a: Fraction, b: Fraction, left) -> Fraction:
+def bisect(decide, a: Fraction, b: Fraction, left) -> Fraction:
     """The last float from ``a`` up to ``b`` at which ``decide`` still gives ``left``."""
     lo, hi = float(a), float(b)
     while math.nextafter(lo, math.inf) < hi:

@@ -1,7 +1,7 @@
 """Interval enclosures: the windows of the variable on which a decision cannot change.
 
 Interval arithmetic in fractions over a decision's expression gives an interval
-that holds every value the decision takes on a window (:func:`_bounds`). Where
+that holds every value the decision takes on a window (:func:`bounds_on`). Where
 each decision's interval is one value the window holds no flip, whether or not
 the decisions are monotone, and the walk solves nothing there: it asks this of
 every window first.
@@ -15,7 +15,7 @@ from fractions import Fraction
 
 import sympy
 
-from capplan.analysis.flips.atoms import CACHED, _moves
+from capplan.analysis.flips.atoms import CACHED, moves
 from capplan.engine.exact import NotClosedForm, Undefined, compile_exact
 from capplan.language.walker import Walker
 
@@ -38,7 +38,7 @@ def _enclosure(expr, x):
     a truth value as (False, True) when it may be either). A window on which every
     decision's interval is one value holds no flip, whether or not the decision is
     monotone: 8 × ceil(30x / floor(37.56x)) is 8 on [100, 120] though it saws."""
-    if not _moves(expr, x):
+    if not moves(expr, x):
         value = compile_exact(expr, x)(Fraction(0)) if isinstance(expr, sympy.Basic) else expr
         if isinstance(value, float):
             raise NotClosedForm("a float constant")
@@ -101,7 +101,7 @@ class _Intervals(Walker):
 
     def _print_Pow(self, expr):
         exponent = expr.args[1]
-        if not (exponent.is_Integer and not _moves(exponent, self.x)):
+        if not (exponent.is_Integer and not moves(exponent, self.x)):
             raise NotClosedForm("a power that is not a whole number")
         base, n = self.part(expr.args[0]), int(exponent)
         return lambda a, b: _power_of(base(a, b), n)
@@ -115,7 +115,7 @@ class _Intervals(Walker):
         raise NotClosedForm(f"{type(expr).__name__} has no enclosure")
 
 
-def _bounds(expr, x, a: Fraction, b: Fraction) -> tuple | None:
+def bounds_on(expr, x, a: Fraction, b: Fraction) -> tuple | None:
     """The enclosure of ``expr`` on [a, b] (:func:`_enclosure`); :data:`NOWHERE` where it is
     undefined on the whole window; None where no enclosure can be given."""
     try:

@@ -93,6 +93,6 @@ def batch_at(e: Evaluation, variable: Target, points: list[float], nominal: Eval
     return values, ok
 
 
-def _target_value(q, value):
+def target_value(q, value):
     """A float engine's value as a target's exact value (a truth value, or the float's fraction)."""
     return bool(value) if q.kind == "bool" else rational(float(value), "")

@@ -2,9 +2,9 @@
 
 :meth:`capplan.analysis.flips.probe.Probe.solve` cuts its range into windows as
 a walk does; on each, the gap between the target and the value it should reach
-is solved in closed form (:func:`_solve_exact`), or, with no closed form, on the
-bracketing grid (:func:`_solve_bracketed`). What is found is merged into
-intervals (:func:`_merge`), and for a count into runs of whole numbers (:func:`_whole`).
+is solved in closed form (:func:`solve_exact`), or, with no closed form, on the
+bracketing grid (:func:`solve_bracketed`). What is found is merged into
+intervals (:func:`merge`), and for a count into runs of whole numbers (:func:`whole`).
 """
 
 from __future__ import annotations
@@ -16,34 +16,34 @@ from fractions import Fraction
 import sympy
 
 from capplan.analysis.flips.answers import Solution
-from capplan.analysis.flips.atoms import MAX_CROSSINGS, _TooMany
-from capplan.analysis.flips.bracketing import _bisect, _grid
-from capplan.analysis.flips.roots import _smooth_crossings
-from capplan.analysis.flips.steps import _freeze, _points
+from capplan.analysis.flips.atoms import MAX_CROSSINGS, TooMany
+from capplan.analysis.flips.bracketing import bisect, grid_points
+from capplan.analysis.flips.roots import smooth_crossings
+from capplan.analysis.flips.steps import freeze, step_points
 from capplan.engine.exact import Undefined
 
 
-def _solve_exact(g, x, lo, hi, gap) -> list[Solution]:
+def solve_exact(g, x, lo, hi, gap) -> list[Solution]:
     """Where ``g`` = 0 in [lo, hi]: roots on each smooth piece, whole pieces where it is 0."""
-    inner = _points(g, x, lo, hi)
+    inner = step_points(g, x, lo, hi)
     if len(inner) > MAX_CROSSINGS:
-        raise _TooMany()
+        raise TooMany()
     edges = [lo, *sorted(inner), hi]
     out: list[Solution] = []
     for a, b in itertools.pairwise(edges):
         try:
-            piece = _freeze(g, x, (a + b) / 2)
+            piece = freeze(g, x, (a + b) / 2)
         except (Undefined, ZeroDivisionError):
             continue            # the plan does not evaluate on this piece: no value reaches the target there
         if sympy.expand(sympy.fraction(sympy.together(piece))[0]) == 0:
             out.append(Solution(a, b, True, False, False))
             continue
-        out += [Solution(r, r, True) for r in sorted(_smooth_crossings(piece, x, a, b, False)) if gap(r) == 0]
+        out += [Solution(r, r, True) for r in sorted(smooth_crossings(piece, x, a, b, False)) if gap(r) == 0]
     out += [Solution(p, p, True) for p in edges if gap(p) == 0]
-    return _merge(out)
+    return merge(out)
 
 
-def _merge(solutions: list[Solution]) -> list[Solution]:
+def merge(solutions: list[Solution]) -> list[Solution]:
     """Overlapping or touching intervals and points as one (an open end a point closes)."""
     out: list[Solution] = []
     for s in sorted(solutions, key=lambda s: (s.low, not s.low_closed)):
@@ -56,7 +56,7 @@ def _merge(solutions: list[Solution]) -> list[Solution]:
     return out
 
 
-def _whole(solutions: list[Solution]) -> list[Solution]:
+def whole(solutions: list[Solution]) -> list[Solution]:
     """Solutions over the reals as runs of whole numbers (a count has no other values)."""
     out: list[Solution] = []
     for s in solutions:
@@ -71,9 +71,9 @@ def _whole(solutions: list[Solution]) -> list[Solution]:
     return out
 
 
-def _solve_bracketed(gap, lo: Fraction, hi: Fraction) -> list[Solution]:
+def solve_bracketed(gap, lo: Fraction, hi: Fraction) -> list[Solution]:
     """Sign changes of ``gap`` on a grid, each bisected to adjacent floats."""
-    grid = [lo, *_grid(lo, hi), hi]
+    grid = [lo, *grid_points(lo, hi), hi]
     out = []
     for a, b in itertools.pairwise(grid):
         ga, gb = gap(a), gap(b)
@@ -82,8 +82,8 @@ def _solve_bracketed(gap, lo: Fraction, hi: Fraction) -> list[Solution]:
         if ga == 0:
             out.append(Solution(a, a, False))
         elif ga * gb < 0:
-            root = _bisect(lambda v: (gap(v) or 0) < 0, a, b, ga < 0)
+            root = bisect(lambda v: (gap(v) or 0) < 0, a, b, ga < 0)
             out.append(Solution(root, root, False))
     if gap(hi) == 0:
         out.append(Solution(hi, hi, False))
-    return _merge(out)
+    return merge(out)

@@ -2,7 +2,7 @@
 
 A window on which every decision is monotone, and the decisions at its two ends
 are equal, holds no flip: the walk need not solve it, and goal seek need not
-look for a root of a gap that keeps its sign. :func:`_direction` builds the
+look for a root of a gap that keeps its sign. :func:`direction` builds the
 direction up the expression; a smooth part's is the sign of its derivative.
 """
 
@@ -13,14 +13,14 @@ from fractions import Fraction
 
 import sympy
 
-from capplan.analysis.flips.atoms import _STEPS, CACHED, _moves, _stepped
-from capplan.analysis.flips.roots import _coefficient_roots, _form_of, _rational, _roots
+from capplan.analysis.flips.atoms import CACHED, STEPS, moves, stepped
+from capplan.analysis.flips.roots import as_polynomials, coefficient_roots, form_of, roots_inside
 from capplan.analysis.rational import derivative, value_at
 from capplan.engine.exact import Undefined, compile_exact
 
 
 @functools.lru_cache(maxsize=CACHED)
-def _direction(expr, x, lo: Fraction, hi: Fraction) -> int | None:
+def direction(expr, x, lo: Fraction, hi: Fraction) -> int | None:
     """+1 where ``expr`` never falls as x rises on [lo, hi], -1 where it never rises,
     0 where it does not depend on x; None where neither is shown.
 
@@ -29,26 +29,26 @@ def _direction(expr, x, lo: Fraction, hi: Fraction) -> int | None:
     keeps or turns it; a smooth part (a rational function of x) has the sign
     of its derivative when that has no root or pole inside the range. A
     boolean counts False < True."""
-    if not _moves(expr, x):
+    if not moves(expr, x):
         return 0
     if expr == x:
         return 1
-    if not _stepped(expr):
+    if not stepped(expr):
         return _smooth_direction(expr, x, lo, hi)
-    if isinstance(expr, _STEPS + (sympy.Max, sympy.Min, sympy.Add, sympy.And, sympy.Or)):
-        return _shared([_direction(a, x, lo, hi) for a in expr.args])
+    if isinstance(expr, STEPS + (sympy.Max, sympy.Min, sympy.Add, sympy.And, sympy.Or)):
+        return _shared([direction(a, x, lo, hi) for a in expr.args])
     if isinstance(expr, sympy.Not):
-        d = _direction(expr.args[0], x, lo, hi)
+        d = direction(expr.args[0], x, lo, hi)
         return None if d is None else -d
     if isinstance(expr, sympy.Mul):
-        constant = sympy.Mul(*(a for a in expr.args if not _moves(a, x)))
-        varying = [a for a in expr.args if _moves(a, x)]
+        constant = sympy.Mul(*(a for a in expr.args if not moves(a, x)))
+        varying = [a for a in expr.args if moves(a, x)]
         if len(varying) != 1 or not constant.is_real or constant.is_zero is not False:
             return None
-        d = _direction(varying[0], x, lo, hi)
+        d = direction(varying[0], x, lo, hi)
         return None if d is None else d * (1 if constant.is_positive else -1)
     if isinstance(expr, sympy.core.relational.Relational) and expr.rel_op in ("<", "<=", ">", ">="):
-        d = _direction(expr.lhs - expr.rhs, x, lo, hi)
+        d = direction(expr.lhs - expr.rhs, x, lo, hi)
         return None if d is None else d * (1 if expr.rel_op in (">", ">=") else -1)
     return None
 
@@ -66,23 +66,23 @@ def _smooth_direction(g, x, lo: Fraction, hi: Fraction) -> int | None:
     neither vanishes nor has a pole inside (lo, hi). From ``g``'s own rational form t / b where
     it has one: (t'b − tb') / b² is the derivative, with the same roots and poles as its
     reduced form (a common factor has its roots among b's, which are poles of both)."""
-    form = _form_of(g, x)
+    form = form_of(g, x)
     if form is not None:
         top, bottom = derivative(form)
         if not top:
             return 0
-        if _coefficient_roots(top, x, lo, hi) or _coefficient_roots(bottom, x, lo, hi):
+        if coefficient_roots(top, x, lo, hi) or coefficient_roots(bottom, x, lo, hi):
             return None
         middle = (lo + hi) / 2
         sign = value_at(top, middle) * value_at(bottom, middle)
         return 1 if sign > 0 else -1 if sign < 0 else None
-    fraction = _rational(sympy.diff(g, x), x)
+    fraction = as_polynomials(sympy.diff(g, x), x)
     if fraction is None:
         return None
     top, bottom = fraction
     if top.is_zero:
         return 0
-    if _roots(top, lo, hi) or _roots(bottom, lo, hi):
+    if roots_inside(top, lo, hi) or roots_inside(bottom, lo, hi):
         return None
     middle = (lo + hi) / 2
     try:

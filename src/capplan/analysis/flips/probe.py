@@ -19,14 +19,14 @@ from fractions import Fraction
 import sympy
 
 from capplan.analysis.flips.answers import UNDEFINED, Flip, Holds, Solution, Target, Walk
-from capplan.analysis.flips.atoms import MAX_CROSSINGS, _moves, _TooMany
-from capplan.analysis.flips.bracketing import _bracket, _grid
-from capplan.analysis.flips.enclosures import NOWHERE, _bounds
-from capplan.analysis.flips.floats import _target_value, batch_at, evaluate_at
-from capplan.analysis.flips.goalseek import _merge, _solve_bracketed, _solve_exact, _whole
-from capplan.analysis.flips.monotone import _direction
-from capplan.analysis.flips.steps import _points
-from capplan.analysis.flips.values import _column, _frozen, _reach
+from capplan.analysis.flips.atoms import MAX_CROSSINGS, TooMany, moves
+from capplan.analysis.flips.bracketing import bracket, grid_points
+from capplan.analysis.flips.enclosures import NOWHERE, bounds_on
+from capplan.analysis.flips.floats import batch_at, evaluate_at, target_value
+from capplan.analysis.flips.goalseek import merge, solve_bracketed, solve_exact, whole
+from capplan.analysis.flips.monotone import direction
+from capplan.analysis.flips.steps import step_points
+from capplan.analysis.flips.values import as_column, as_key, reach_of
 from capplan.engine.evaluate import Evaluation
 from capplan.engine.exact import NotClosedForm, Symbolic, Undefined, compile_shared, factor
 from capplan.errors import CapplanError
@@ -64,11 +64,11 @@ class Probe:
         wanted = tuple(t.name for t in self.targets)
         reach = ("reach", id(graph), self.variable.name, wanted)     # graphs live as long as their evaluations
         if reach not in self.shared:
-            self.shared[reach] = _reach(graph, self.variable.name, wanted)
+            self.shared[reach] = reach_of(graph, self.variable.name, wanted)
         below, needed, reads = self.shared[reach]
         scalar = self.variable.index is None          # its value is the symbol: today's value is not read
         key = ("forms", id(graph), self.variable, tuple(self.targets),
-               tuple((n, _frozen(values[n])) for n in reads if not (scalar and n == self.variable.name)))
+               tuple((n, as_key(values[n])) for n in reads if not (scalar and n == self.variable.name)))
         found = self.shared.get(key)         # one look-up: hashing the key hashes every value read
         if found is None:
             try:
@@ -113,7 +113,7 @@ class Probe:
         for t in self.targets:
             value = e.values[t.name]
             value = value if t.index is None else value[t.index]
-            out.append(_target_value(e.model.quantities[t.name], value))
+            out.append(target_value(e.model.quantities[t.name], value))
         return tuple(out)
 
     def _engine_grid(self, points: list[Fraction]) -> None:
@@ -128,8 +128,8 @@ class Probe:
         for i, p in enumerate(points):
             if ok[i]:
                 self._engine_known[p] = tuple(
-                    _target_value(self.e.model.quantities[t.name], values[t.name][i if values[t.name].shape[0] > 1
-                                                                                  else 0, t.index or 0])
+                    target_value(self.e.model.quantities[t.name], values[t.name][i if values[t.name].shape[0] > 1
+                                                                                 else 0, t.index or 0])
                     for t in self.targets)
 
     def _symbolic(self, values: dict, nominal_values: dict, below: frozenset, needed: frozenset) -> list:
@@ -142,8 +142,8 @@ class Probe:
         walker = Symbolic(local, nominal_values)
         for name in graph.order:
             if name != start and name in below and name in needed:
-                local[name] = _column(walker.visit(graph.nodes[name].formula.expr), self.e,
-                                      graph.nodes[name].quantity)
+                local[name] = as_column(walker.visit(graph.nodes[name].formula.expr), self.e,
+                                        graph.nodes[name].quantity)
         return [sympy.sympify(local[t.name] if t.index is None else local[t.name][t.index]) for t in self.targets]
 
     # -- flips -----------------------------------------------------------------------------
@@ -170,9 +170,9 @@ class Probe:
 
         Every flip is found: the range is cut into windows, and a window is
         either solved in closed form (each decision's step atoms crossing few
-        enough integers, :func:`_points`), or shown to hold no flip — every
+        enough integers, :func:`step_points`), or shown to hold no flip — every
         decision is monotone in the variable on the whole range
-        (:func:`_direction`) and the decisions at the window's two ends are
+        (:func:`direction`) and the decisions at the window's two ends are
         equal — or cut in two. A count is cut down to a few whole numbers,
         each tried; a real input down to two adjacent floats (a flip found
         there is marked bracketed). The walk gives up only past
@@ -280,11 +280,11 @@ class Probe:
         if self._constant_on(a, b):
             return
         try:
-            points = set().union(*(_points(ex, self.symbol, a, b) for ex in self._varying))
+            points = set().union(*(step_points(ex, self.symbol, a, b) for ex in self._varying))
             if len(points) <= 4 * MAX_CROSSINGS:
                 yield from ((p, True) for p in sorted(points, reverse=not up))
                 return
-        except (NotClosedForm, _TooMany):
+        except (NotClosedForm, TooMany):
             pass
         if all(d is not None for d in directions()) and self.decided(a) == self.decided(b):
             return                                      # monotone decisions, equal at both ends: none inside
@@ -305,14 +305,14 @@ class Probe:
     @functools.cached_property
     def _varying(self) -> list:
         """The decisions that depend on the variable: the others have no points, and go one way (0)."""
-        return [ex for ex in self.expressions[:self.decisions] if _moves(ex, self.symbol)]
+        return [ex for ex in self.expressions[:self.decisions] if moves(ex, self.symbol)]
 
     @functools.cached_property
     def _unsettled(self) -> list:
         """The decisions :meth:`_constant_on` asks: those that depend on the variable, and any
         other whose enclosure cannot be given (it then answers no on every window)."""
         return [ex for ex in self.expressions[:self.decisions]
-                if _moves(ex, self.symbol) or _bounds(ex, self.symbol, Fraction(0), Fraction(0)) is None]
+                if moves(ex, self.symbol) or bounds_on(ex, self.symbol, Fraction(0), Fraction(0)) is None]
 
     def _constant_on(self, a: Fraction, b: Fraction) -> bool:
         """Whether interval arithmetic shows every decision to take one value on [a, b]. The
@@ -320,7 +320,7 @@ class Probe:
         decisions = self._unsettled
         first = self._moving
         for i in itertools.chain(range(first, len(decisions)), range(first)):
-            bounds = _bounds(decisions[i], self.symbol, a, b)
+            bounds = bounds_on(decisions[i], self.symbol, a, b)
             if bounds is None or (bounds != NOWHERE and bounds[0] != bounds[1]):
                 self._moving = i
                 return False
@@ -331,7 +331,7 @@ class Probe:
         None: not known to be monotone)."""
         key = (lo, hi)
         if key not in self._direction_cache:
-            self._direction_cache[key] = [_direction(ex, self.symbol, lo, hi)
+            self._direction_cache[key] = [direction(ex, self.symbol, lo, hi)
                                           for ex in self._varying]
         return self._direction_cache[key]
 
@@ -339,8 +339,8 @@ class Probe:
         """The float engine's decisions (no closed form of them): a scan and bisection,
         every flip marked bracketed; two flips within one cell of the scan may go unseen."""
         lo, hi = sorted((start, end))
-        self._engine_grid([lo, *_grid(lo, hi), hi])
-        points = _bracket(self.decided, start, end, most + 1)
+        self._engine_grid([lo, *grid_points(lo, hi), hi])
+        points = bracket(self.decided, start, end, most + 1)
         found = []
         near_at, near = start, self.decided(start)
         for i, p in enumerate(points):
@@ -367,12 +367,12 @@ class Probe:
             return values[left] - other
 
         if self.expressions is None:
-            self._engine_grid([lo, *_grid(lo, hi), hi])
-            return _solve_bracketed(gap, lo, hi)
+            self._engine_grid([lo, *grid_points(lo, hi), hi])
+            return solve_bracketed(gap, lo, hi)
         other = self.expressions[right] if isinstance(right, int) else sympy.Rational(right.numerator,
                                                                                      right.denominator)
         g = self.expressions[left] - other
-        monotone = _direction(g, self.symbol, lo, hi) is not None
+        monotone = direction(g, self.symbol, lo, hi) is not None
         out: list[Solution] = []
         stack, work = [(lo, hi)], 0
         while stack:
@@ -381,16 +381,16 @@ class Probe:
             if work > WORK:
                 raise CapplanError(f"goal seek gave up after {WORK:,} windows between {float(lo):g} and "
                                    f"{float(hi):g} (base units); narrow --range")
-            bounds = _bounds(g, self.symbol, a, b)
+            bounds = bounds_on(g, self.symbol, a, b)
             if bounds == NOWHERE or (bounds is not None and (bounds[0] > 0 or bounds[1] < 0)):
                 continue                         # interval arithmetic: the gap keeps one sign here, or has none
             if bounds == (0, 0):
                 out.append(Solution(a, b, True))
                 continue
             try:
-                out += _solve_exact(g, self.symbol, a, b, gap)
+                out += solve_exact(g, self.symbol, a, b, gap)
                 continue
-            except (NotClosedForm, _TooMany):
+            except (NotClosedForm, TooMany):
                 pass
             ga, gb = gap(a), gap(b)
             if monotone and None not in (ga, gb):
@@ -405,8 +405,8 @@ class Probe:
                     ([Solution(a, a, False)] if None not in (ga, gb) and ga * gb < 0 else [])
                 continue
             stack += [(middle, b), (a, middle)]
-        solutions = _merge(out)
-        return _whole(solutions) if self.integer else solutions
+        solutions = merge(out)
+        return whole(solutions) if self.integer else solutions
 
 
 class _Budget(Exception):

@@ -4,7 +4,7 @@ Between the points where its own steps change, each piece of a decision is a
 rational function of the variable (:mod:`capplan.analysis.rational`), so its
 crossings are the roots of a numerator and a denominator. The pieces of the
 model's decisions are of degree 1 at most and are solved in fractions
-(:func:`_levels`, :func:`_coefficient_roots`); anything else by sympy's real roots.
+(:func:`_levels`, :func:`coefficient_roots`); anything else by sympy's real roots.
 """
 
 from __future__ import annotations
@@ -17,67 +17,67 @@ import sympy
 from sympy.polys.domains import QQ
 from sympy.polys.polyclasses import DMP
 
-from capplan.analysis.flips.atoms import CACHED, MAX_CROSSINGS, _moves, _TooMany
+from capplan.analysis.flips.atoms import CACHED, MAX_CROSSINGS, TooMany, moves
 from capplan.analysis.rational import rational_form
 from capplan.engine.exact import NotClosedForm, Undefined, compile_exact
 
 
-def _smooth_crossings(g, x, lo, hi, integers: bool) -> set[Fraction]:
+def smooth_crossings(g, x, lo, hi, integers: bool) -> set[Fraction]:
     """Crossings of a rational function of x: roots of polynomials, exact."""
-    if not _moves(g, x):
+    if not moves(g, x):
         return set()
-    form = _form_of(g, x)
+    form = form_of(g, x)
     if form is not None and not integers:
-        return _form_crossings(form, x, lo, hi)
+        return form_crossings(form, x, lo, hi)
     if form is not None and len(form[0]) <= 2 and len(form[1]) <= 2:
         return _linear_crossings(g, x, lo, hi, *_linear(form))
-    fraction = _rational(g, x)
+    fraction = as_polynomials(g, x)
     if fraction is None:
         raise NotClosedForm(f"{g} is not a rational function of the variable")
     top, bottom = fraction
-    poles = _roots(bottom, lo, hi)
+    poles = roots_inside(bottom, lo, hi)
     if not integers:
-        return _roots(top, lo, hi) | poles
+        return roots_inside(top, lo, hi) | poles
     if poles:
-        raise _TooMany()
-    turns = _roots(top.diff(x) * bottom - top * bottom.diff(x), lo, hi)
+        raise TooMany()
+    turns = roots_inside(top.diff(x) * bottom - top * bottom.diff(x), lo, hi)
     f = compile_exact(g, x)
     try:
         values = [f(v) for v in (lo, hi, *turns)]
     except (Undefined, ZeroDivisionError):
-        raise _TooMany() from None             # unbounded at an end of the range
+        raise TooMany() from None             # unbounded at an end of the range
     first, last = math.ceil(min(values)), math.floor(max(values))
     if last - first + 1 > MAX_CROSSINGS:
-        raise _TooMany()
+        raise TooMany()
     out = set(turns)
     if top.degree() <= 1 and bottom.degree() <= 1:      # (a x + b) / (c x + d) = k, solved in fractions
         (a, b), (c, d) = (_coefficients(p) for p in (top, bottom))
         return out | _levels(a, b, c, d, first, last, lo, hi)
     for k in range(first, last + 1):
-        out |= _roots(top - k * bottom, lo, hi)
+        out |= roots_inside(top - k * bottom, lo, hi)
     return out
 
 
 @functools.lru_cache(maxsize=CACHED)
-def _form_of(g, x):
+def form_of(g, x):
     """:func:`rational_form` of ``g``, cached (the windows of a search ask again)."""
     return rational_form(g, x)
 
 
-def _form_crossings(form, x, lo, hi) -> set[Fraction]:
+def form_crossings(form, x, lo, hi) -> set[Fraction]:
     """The roots of a rational form's numerator and denominator in (lo, hi), as
-    :func:`_smooth_crossings` finds them: in fractions when both are of degree 1 at
+    :func:`smooth_crossings` finds them: in fractions when both are of degree 1 at
     most (every piece of the model's decisions), else by sympy's real roots."""
-    return _coefficient_roots(form[0], x, lo, hi) | _coefficient_roots(form[1], x, lo, hi)
+    return coefficient_roots(form[0], x, lo, hi) | coefficient_roots(form[1], x, lo, hi)
 
 
-def _coefficient_roots(p, x, lo, hi) -> set[Fraction]:
-    """:func:`_roots` of a polynomial given by its coefficients (lowest degree first):
+def coefficient_roots(p, x, lo, hi) -> set[Fraction]:
+    """:func:`roots_inside` of a polynomial given by its coefficients (lowest degree first):
     a root of degree 1 in fractions, as :func:`_real_roots` gives it, without sympy."""
     if len(p) == 2:
         root = -p[0] / p[1]
         return {root} if lo < root < hi else set()
-    return _roots(_poly(p, x), lo, hi) if len(p) > 2 else set()
+    return roots_inside(_poly(p, x), lo, hi) if len(p) > 2 else set()
 
 
 def _linear(form) -> tuple[Fraction, Fraction, Fraction, Fraction]:
@@ -88,18 +88,18 @@ def _linear(form) -> tuple[Fraction, Fraction, Fraction, Fraction]:
 
 def _linear_crossings(g, x, lo, hi, a, b, c, d) -> set[Fraction]:
     """Where (a x + b) / (c x + d), which is ``g``, crosses an integer in (lo, hi), as
-    :func:`_smooth_crossings` finds it: its derivative (ad − bc) / (cx + d)² has no root,
+    :func:`smooth_crossings` finds it: its derivative (ad − bc) / (cx + d)² has no root,
     so it turns nowhere, and each integer it reaches is reached once."""
     if c and lo < -d / c < hi:
-        raise _TooMany()                        # a pole inside
+        raise TooMany()                        # a pole inside
     f = compile_exact(g, x)
     try:
         values = [f(v) for v in (lo, hi)]
     except (Undefined, ZeroDivisionError):
-        raise _TooMany() from None             # unbounded at an end of the range
+        raise TooMany() from None             # unbounded at an end of the range
     first, last = math.ceil(min(values)), math.floor(max(values))
     if last - first + 1 > MAX_CROSSINGS:
-        raise _TooMany()
+        raise TooMany()
     return _levels(a, b, c, d, first, last, lo, hi)
 
 
@@ -130,7 +130,7 @@ def _coefficients(poly: sympy.Poly) -> tuple[Fraction, Fraction]:
     return tuple([Fraction(0)] * (2 - len(coefficients)) + coefficients)
 
 
-def _roots(poly: sympy.Poly, lo: Fraction, hi: Fraction) -> set[Fraction]:
+def roots_inside(poly: sympy.Poly, lo: Fraction, hi: Fraction) -> set[Fraction]:
     """The real roots of a polynomial strictly inside (lo, hi): exact when
     rational, else to 40 significant digits."""
     return {r for r in _real_roots(poly) if lo < r < hi}
@@ -148,7 +148,7 @@ def _real_roots(poly: sympy.Poly) -> tuple[Fraction, ...]:
 
 
 @functools.lru_cache(maxsize=CACHED)
-def _rational(g, x) -> tuple | None:
+def as_polynomials(g, x) -> tuple | None:
     """``g`` as numerator and denominator polynomials in x; None when it is
     not a rational function of x (cached: each window of a search asks again). Built in
     fractions where :func:`rational_form` can, else by ``sympy.together``."""

@@ -15,7 +15,7 @@ from fractions import Fraction
 
 from capplan.analysis.flips.answers import Target
 from capplan.analysis.flips.probe import Probe
-from capplan.analysis.flips.values import ScenarioValues, _kept, exact_values
+from capplan.analysis.flips.values import ScenarioValues, exact_values, kept_nodes
 from capplan.engine.evaluate import Evaluation, evaluate
 from capplan.engine.exact import factor
 from capplan.loading.plan import NOMINAL
@@ -34,7 +34,7 @@ class Search:
         self.nominal = first if first.scenario.name == NOMINAL else \
             evaluate(first.plan, first.plan.nominal, first.model)        # `eval --scenario S` passes S alone
         alike = all(e.graph.same_formulas(self.nominal.graph) for e in evaluations)
-        self.keep = _kept(self.nominal.graph, wanted) if wanted is not None and alike else None
+        self.keep = kept_nodes(self.nominal.graph, wanted) if wanted is not None and alike else None
         self.nominal_values = exact_values(self.nominal, None, keep=self.keep)
         self._values = {NOMINAL: self.nominal_values} if first.scenario.name == NOMINAL else {}
         self._shared: dict = {}        # what probes of scenarios alike share: closed forms, walks

@@ -1,11 +1,11 @@
 """The closed-form points where a decision's step atoms change (step 1 of the method).
 
 A ``ceil``/``floor`` argument crossing an integer, the two sides of a comparison
-crossing, a ``max``/``if`` switching branch: :func:`_points` lists every such
+crossing, a ``max``/``if`` switching branch: :func:`step_points` lists every such
 point of a decision in a window of the variable. A comparison with a step on one
 side is first peeled (:func:`_peel`: ``floor(u) >= 32`` ⟺ ``u >= 32``).
 Between the points where its inner steps change, those steps are constants
-(:func:`_freeze`), and each piece is a rational function whose crossings
+(:func:`freeze`), and each piece is a rational function whose crossings
 :mod:`capplan.analysis.flips.roots` solves.
 """
 
@@ -18,34 +18,34 @@ from fractions import Fraction
 
 import sympy
 
-from capplan.analysis.flips.atoms import _BRANCHES, _STEPS, CACHED, MAX_CROSSINGS, _moves, _stepped, _TooMany
-from capplan.analysis.flips.enclosures import _bounds
-from capplan.analysis.flips.roots import _form_crossings, _smooth_crossings
+from capplan.analysis.flips.atoms import BRANCHES, CACHED, MAX_CROSSINGS, STEPS, TooMany, moves, stepped
+from capplan.analysis.flips.enclosures import bounds_on
+from capplan.analysis.flips.roots import form_crossings, smooth_crossings
 from capplan.analysis.rational import plus, rational_form, shifted
 from capplan.engine.exact import Undefined, compile_exact
 
 
 @functools.lru_cache(maxsize=CACHED)
-def _points(expr, x, lo, hi) -> frozenset[Fraction]:
+def step_points(expr, x, lo, hi) -> frozenset[Fraction]:
     """Every point in (lo, hi) where ``expr`` may jump or switch branch (cached:
     the decisions of a scenario share their atoms, ``ceil(x/7)`` under GPUs and nodes alike)."""
     return frozenset(_find_points(expr, x, lo, hi))
 
 
 def _find_points(expr, x, lo, hi) -> set[Fraction]:
-    if not _moves(expr, x):
+    if not moves(expr, x):
         return set()
     if isinstance(expr, sympy.core.relational.Relational):
         return _relation_points(expr, x, lo, hi)
     if isinstance(expr, (sympy.And, sympy.Or)) and _settled(expr, x, lo, hi):
         return set()
     try:
-        inner = set().union(*(_points(a, x, lo, hi) for a in _parts(expr)))
-    except _TooMany:
-        if isinstance(expr, _STEPS) and (nested := _step_of_a_step(expr, x, lo, hi)) is not None:
+        inner = set().union(*(step_points(a, x, lo, hi) for a in _parts(expr)))
+    except TooMany:
+        if isinstance(expr, STEPS) and (nested := _step_of_a_step(expr, x, lo, hi)) is not None:
             return nested
         raise
-    if isinstance(expr, _STEPS):
+    if isinstance(expr, STEPS):
         return inner | _crossings(expr.args[0], x, lo, hi, inner, integers=True)
     if isinstance(expr, sympy.Abs):
         return inner | _crossings(expr.args[0], x, lo, hi, inner)
@@ -62,7 +62,7 @@ def _settled(expr, x, lo, hi) -> bool:
     as interval arithmetic shows: it then keeps one value there whatever its other arguments do,
     and their crossings (the fleet check's ``rate < ceil(...)`` on every piece) are no flips."""
     settled = (False, False) if isinstance(expr, sympy.And) else (True, True)
-    return any(_bounds(a, x, lo, hi) == settled for a in expr.args)
+    return any(bounds_on(a, x, lo, hi) == settled for a in expr.args)
 
 
 def _step_of_a_step(expr, x, lo, hi) -> set[Fraction] | None:
@@ -73,27 +73,27 @@ def _step_of_a_step(expr, x, lo, hi) -> set[Fraction] | None:
     is then where ``u`` crosses an integer next to it. None when ``expr`` is not
     of that form (x outside the one inner step, or a step inside ``u``)."""
     g = expr.args[0]
-    steps = {n for n in sympy.preorder_traversal(g) if isinstance(n, _STEPS) and _moves(n, x)}
+    steps = {n for n in sympy.preorder_traversal(g) if isinstance(n, STEPS) and moves(n, x)}
     if len(steps) != 1 or _smooth_in(g, x):
         return None
     (step,) = steps
     u = step.args[0]
-    if _stepped(u):
+    if stepped(u):
         return None
     k = sympy.Dummy("k")
     outer = g.xreplace({step: k})
-    if _moves(outer, x):
+    if moves(outer, x):
         return None
-    ends = [v for v in (lo, hi, *_smooth_crossings(sympy.diff(u, x), x, lo, hi, False))]
+    ends = [v for v in (lo, hi, *smooth_crossings(sympy.diff(u, x), x, lo, hi, False))]
     try:
         f = compile_exact(u, x)
         values = [f(v) for v in ends]
     except (Undefined, ZeroDivisionError):
         return None
     low, high = Fraction(math.floor(min(values)) - 1), Fraction(math.ceil(max(values)) + 1)
-    turns = _smooth_crossings(outer, k, low, high, integers=True)   # may raise _TooMany itself
+    turns = smooth_crossings(outer, k, low, high, integers=True)   # may raise TooMany itself
     levels = {m for t in turns for m in (math.floor(t) - 1, math.floor(t), math.floor(t) + 1, math.ceil(t))}
-    return set().union(*(_smooth_crossings(u - m, x, lo, hi, False) for m in levels))
+    return set().union(*(smooth_crossings(u - m, x, lo, hi, False) for m in levels))
 
 
 def _parts(expr):
@@ -105,7 +105,7 @@ def _parts(expr):
 def _relation_points(rel, x, lo, hi) -> set[Fraction]:
     """Where a comparison may change: its sides cross (after peeling steps off a side)."""
     lhs, gap = _sides(rel, x)
-    inner = _points(lhs, x, lo, hi)
+    inner = step_points(lhs, x, lo, hi)
     return inner | _crossings(gap, x, lo, hi, inner)
 
 
@@ -114,9 +114,9 @@ def _sides(rel, x) -> tuple:
     """A comparison as (the side x moves, peeled; that side minus the other), the same for
     every window (cached: built once, and the same objects keep the caches under them warm)."""
     lhs, rhs, op = rel.lhs, rel.rhs, rel.rel_op
-    if _moves(rhs, x) and not _moves(lhs, x):
+    if moves(rhs, x) and not moves(lhs, x):
         lhs, rhs, op = rhs, lhs, _MIRROR[op]
-    if _moves(rhs, x):
+    if moves(rhs, x):
         lhs, rhs = lhs - rhs, sympy.Integer(0)
     lhs, rhs = _peel(lhs, rhs, op, x)
     return lhs, lhs - rhs
@@ -131,17 +131,17 @@ def _peel(h, c, op, x):
     x, so the same boundary, without the step in between."""
     while True:
         if isinstance(h, sympy.Add):
-            constant = sympy.Add(*(a for a in h.args if not _moves(a, x)))
+            constant = sympy.Add(*(a for a in h.args if not moves(a, x)))
             if constant == 0:
                 return h, c
             h, c = h - constant, c - constant
         elif isinstance(h, sympy.Mul):
-            constant = sympy.Mul(*(a for a in h.args if not _moves(a, x)))
+            constant = sympy.Mul(*(a for a in h.args if not moves(a, x)))
             if constant == 1 or not constant.is_nonzero or not constant.is_real:
                 return h, c
             h, c = h / constant, c / constant
             op = _MIRROR[op] if constant.is_negative else op
-        elif isinstance(h, _STEPS) and op in _MIRROR and op not in ("==", "!="):
+        elif isinstance(h, STEPS) and op in _MIRROR and op not in ("==", "!="):
             # floor(u) >= c <=> u >= ceil(c); floor(u) > c <=> u >= floor(c) + 1; ceil(u) >= c <=> u > ceil(c) - 1 …
             lower = op in (">=", "<")
             if isinstance(h, sympy.floor):
@@ -159,10 +159,10 @@ def _crossings(g, x, lo, hi, inner: set[Fraction], integers: bool = False) -> se
     those steps are constants, so each piece is solved on its own."""
     if not _smooth_in(g, x):
         return set()            # x only inside g's own steps: g changes only where they do, at ``inner``
-    if not _stepped(g):
-        return _smooth_crossings(g, x, lo, hi, integers)
+    if not stepped(g):
+        return smooth_crossings(g, x, lo, hi, integers)
     if len(inner) > MAX_CROSSINGS:
-        raise _TooMany()
+        raise TooMany()
     edges = [lo, *sorted(inner), hi]
     out: set[Fraction] = set()
     split = None if integers else _split(g, x)
@@ -173,10 +173,10 @@ def _crossings(g, x, lo, hi, inner: set[Fraction], integers: bool = False) -> se
             continue
         try:
             form = None if integers else rational_form(g, x, functools.partial(_frozen_part, x, middle))
-            piece = _freeze(g, x, middle) if form is None else None
+            piece = freeze(g, x, middle) if form is None else None
         except (Undefined, ZeroDivisionError):
             continue            # undefined on this piece: its ends are candidates already
-        out |= _smooth_crossings(piece, x, a, b, integers) if form is None else _form_crossings(form, x, a, b)
+        out |= smooth_crossings(piece, x, a, b, integers) if form is None else form_crossings(form, x, a, b)
     return out
 
 
@@ -187,8 +187,8 @@ def _split(g, x) -> tuple | None:
     terms); None for any other ``g``, or when the form is None (each piece is then read in place)."""
     if not isinstance(g, sympy.Add):
         return None
-    smooth = [a for a in g.args if not _stepped(a)]
-    constant = [a for a in g.args if _stepped(a)]
+    smooth = [a for a in g.args if not stepped(a)]
+    constant = [a for a in g.args if stepped(a)]
     if not constant or any(_smooth_in(a, x) for a in constant):
         return None
     form = shifted(smooth, x)
@@ -209,7 +209,7 @@ def _shifted_crossings(split, x, middle: Fraction, a: Fraction, b: Fraction) -> 
         if type(value) is not int and type(value) is not Fraction:
             return None
         shift += value
-    return _form_crossings(plus(form, shift), x, a, b)
+    return form_crossings(plus(form, shift), x, a, b)
 
 
 _PICKS = (sympy.Max, sympy.Min, sympy.Piecewise)    # branches whose value is one of their arguments
@@ -220,45 +220,45 @@ def _smooth_in(g, x) -> bool:
     if() passes on its arguments' values: ``floor(1000 / max(250, 1/x))`` moves with x)."""
     if g == x:
         return True
-    if not _moves(g, x):
+    if not moves(g, x):
         return False
     if isinstance(g, _PICKS):
         values = [v for v, _ in g.args] if isinstance(g, sympy.Piecewise) else g.args
         return any(_smooth_in(a, x) for a in values)
-    if isinstance(g, _STEPS + _BRANCHES):
+    if isinstance(g, STEPS + BRANCHES):
         return False
     return any(_smooth_in(a, x) for a in g.args)
 
 
-def _freeze(g, x, v: Fraction):
+def freeze(g, x, v: Fraction):
     """``g`` with each step or condition replaced by its exact value at ``v``, and each
     max, min or if() by the argument it picks there (still a function of x)."""
-    if not _moves(g, x) or g == x:
+    if not moves(g, x) or g == x:
         return g
     if isinstance(g, sympy.Piecewise):
-        return _freeze(next(e for e, c in g.args if c is sympy.true or compile_exact(c, x)(v)), x, v)
+        return freeze(next(e for e, c in g.args if c is sympy.true or compile_exact(c, x)(v)), x, v)
     if isinstance(g, (sympy.Max, sympy.Min)):
         pick = max if isinstance(g, sympy.Max) else min
-        return _freeze(pick(g.args, key=lambda a: compile_exact(a, x)(v)), x, v)
-    if isinstance(g, _STEPS + _BRANCHES):
+        return freeze(pick(g.args, key=lambda a: compile_exact(a, x)(v)), x, v)
+    if isinstance(g, STEPS + BRANCHES):
         value = compile_exact(g, x)(v)
         return sympy.sympify(value) if isinstance(value, bool) else sympy.Rational(value.numerator,
                                                                                   value.denominator)
-    return g.func(*(_freeze(a, x, v) for a in g.args))
+    return g.func(*(freeze(a, x, v) for a in g.args))
 
 
 def _frozen_part(x, v: Fraction, g):
-    """What :func:`_freeze` puts in place of ``g`` at ``v``, for :func:`rational_form`'s
+    """What :func:`freeze` puts in place of ``g`` at ``v``, for :func:`rational_form`'s
     ``resolve``: the node itself where it holds no step (its form is cached), the argument
     a branch picks, a step's or a condition's value; None: read its arguments. The
-    steps are evaluated as :func:`_freeze` evaluates them, so they fail where it fails."""
-    if not _moves(g, x) or g == x or not _stepped(g):
+    steps are evaluated as :func:`freeze` evaluates them, so they fail where it fails."""
+    if not moves(g, x) or g == x or not stepped(g):
         return g
     if isinstance(g, sympy.Piecewise):
         return next(e for e, c in g.args if c is sympy.true or compile_exact(c, x)(v))
     if isinstance(g, (sympy.Max, sympy.Min)):
         pick = max if isinstance(g, sympy.Max) else min
         return pick(g.args, key=lambda a: compile_exact(a, x)(v))
-    if isinstance(g, _STEPS + _BRANCHES):
+    if isinstance(g, STEPS + BRANCHES):
         return compile_exact(g, x)(v)
     return None

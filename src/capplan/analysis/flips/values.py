@@ -3,8 +3,8 @@
 The flip search holds every value but the variable at the plan's exact value
 (:mod:`capplan.engine.exact`). :class:`ScenarioValues` walks a scenario's graph
 in fractions only as far as a probe reads, and keeps the nominal scenario's
-value wherever nothing a node rests on differs. :func:`_reach` says what a
-variable moves and which values its closed forms read, :func:`_frozen` makes
+value wherever nothing a node rests on differs. :func:`reach_of` says what a
+variable moves and which values its closed forms read, :func:`as_key` makes
 those values a key that probes of several scenarios share.
 """
 
@@ -20,7 +20,7 @@ def exact_values(e: Evaluation, nominal_values: dict | None, given: dict | None 
     tuple); ``given`` sets some nodes (an input, or a derived quantity pinned).
     ``base``: another scenario's values under the same formulas; a formula none
     of whose dependencies differs from there keeps its value without a walk.
-    ``keep``: the formulas to compute (None: all; see :func:`_kept`)."""
+    ``keep``: the formulas to compute (None: all; see :func:`kept_nodes`)."""
     values = ScenarioValues(e, nominal_values, given, base)
     for name in e.graph.order:
         if keep is None or name in keep:
@@ -68,7 +68,7 @@ class ScenarioValues(dict):
                 self[name] = base[name]
                 self._same[name] = True
                 return
-            value = _column(self._walker.visit(node.formula.expr), e, q)
+            value = as_column(self._walker.visit(node.formula.expr), e, q)
         elif q.table:
             rows = e.scenario.tables[q.table].rows
             value = [r[q.column] for r in rows] if q.kind == "text" else \
@@ -80,7 +80,7 @@ class ScenarioValues(dict):
             self._same[name] = _identical(value, base.get(name))
 
 
-def _kept(graph, wanted: frozenset[str]) -> frozenset[str]:
+def kept_nodes(graph, wanted: frozenset[str]) -> frozenset[str]:
     """Every input, and the formulas ``wanted`` rest on, what they read through nominal() included."""
     kept = {n for n in graph.order if graph.nodes[n].formula is None}
     stack = [n for n in wanted if n in graph.nodes]
@@ -101,14 +101,14 @@ def _identical(a, b) -> bool:
     return type(a) is type(b) and a == b
 
 
-def _column(value, e: Evaluation, q):
+def as_column(value, e: Evaluation, q):
     """A table's computed column is a tuple even when its formula reads only scalars."""
     if q.table and not isinstance(value, tuple):
         return (value,) * len(e.scenario.tables[q.table].rows)
     return value
 
 
-def _reach(graph, start: str, wanted: tuple[str, ...]) -> tuple[frozenset, frozenset, tuple[str, ...]]:
+def reach_of(graph, start: str, wanted: tuple[str, ...]) -> tuple[frozenset, frozenset, tuple[str, ...]]:
     """What a variable moves (``below``), what the targets rest on (``needed``), and the
     values the targets' closed forms read besides the variable: the inputs of the walk."""
     below = {start}
@@ -125,9 +125,9 @@ def _reach(graph, start: str, wanted: tuple[str, ...]) -> tuple[frozenset, froze
     return frozenset(below), frozenset(needed), tuple(sorted(reads))
 
 
-def _frozen(value):
+def as_key(value):
     """A value as a key, each number with its type (1, True and Fraction(1) are equal keys
     otherwise), a column (a tuple, a text list) entry by entry."""
     if isinstance(value, tuple | list):
-        return tuple(_frozen(v) for v in value)
+        return tuple(as_key(v) for v in value)
     return type(value), value

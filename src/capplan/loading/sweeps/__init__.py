@@ -4,10 +4,10 @@ A plan's ``load_sweep`` table can be imported instead of typed in.
 :func:`read_sweep` finds the files inside the plan's repository
 (``locate``; a pattern that reaches out of it is refused with a
 :class:`PatternError`), recognises each file's format
-from its content and turns every benchmark run in it into a
+from its content (the table of ``formats``) and turns every benchmark run in it into a
 :class:`SweepPoint` in capplan's canonical units, one module per format:
 ``vllm`` (legacy ``benchmark_serving.py`` and ``vllm bench serve``),
-``guidellm`` and ``csv_table``. :func:`combine_replicates` (``replicates``)
+``guidellm``, ``csv_table`` and ``estimate``. :func:`combine_replicates` (``replicates``)
 then folds repeated runs at one arrival rate into one :class:`SweepRow`
 (median and median absolute deviation); ``delivery`` words what a point
 delivered of the load it was offered; ``closedloop`` says what closed-loop

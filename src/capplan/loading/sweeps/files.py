@@ -8,10 +8,12 @@ missing or malformed field raises :class:`~capplan.errors.CapplanError` naming
 the file (relative path), the key or line, and what is wrong.
 
 The format comes from the content, not the name (except ``.csv``, ``.yaml``
-and ``.jsonl``): a GuideLLM report holds ``benchmarks``, a vLLM result
-``request_rate`` and ``completed``. A list of vLLM results is the
-``summary.json`` of a ``vllm bench sweep serve`` folder: it repeats the
-``run=N.json`` files beside it, so it is recorded but never counted as runs.
+and ``.jsonl``): the first row of the table in
+:mod:`~capplan.loading.sweeps.formats` that recognises it (a GuideLLM report
+holds ``benchmarks``, a vLLM result ``request_rate`` and ``completed``). A list
+of vLLM results is the ``summary.json`` of a ``vllm bench sweep serve`` folder:
+it repeats the ``run=N.json`` files beside it, so it is recorded but never
+counted as runs.
 
 Every file is read within the limits of :mod:`~capplan.loading.sweeps.reading`
 (its size, checked before reading; the runs and bytes of the whole import),
@@ -28,10 +30,8 @@ from typing import Any
 
 from capplan.language.model import Slo, standard_model
 from capplan.errors import CapplanError
-from capplan.loading.sweeps import estimate, reading, vllm, yamldata
-from capplan.loading.sweeps.csv_table import parse_csv
+from capplan.loading.sweeps import estimate, formats, reading, vllm, yamldata
 from capplan.loading.sweeps.fields import err
-from capplan.loading.sweeps.guidellm import parse_guidellm, release
 from capplan.loading.sweeps.locate import Root, expand
 from capplan.loading.sweeps.points import SweepFile, SweepPoint
 
@@ -79,9 +79,6 @@ def _load_json_documents(text: str, data: bytes, jsonl: bool) -> tuple[list[tupl
     return documents, True
 
 
-SUMMARY = "vllm-bench-sweep-serve summary (not counted: its runs are the run=N.json files beside it)"
-
-
 def _describe(value: Any) -> str:
     if isinstance(value, list):
         if value and isinstance(value[0], dict) and {"benchmark", "model"} <= set(value[0]):
@@ -101,7 +98,8 @@ def _unknown(value: Any) -> CapplanError:
 
 
 def _parse_file(data: bytes, rel: str, slos) -> tuple[str, list[SweepPoint], str]:
-    """(the file's format, its runs, the tool's release it records or '')."""
+    """(the file's format, its runs, the tool's release it records or ''): the first row of
+    :data:`~capplan.loading.sweeps.formats.FORMATS` that recognises the file's value."""
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -109,37 +107,25 @@ def _parse_file(data: bytes, rel: str, slos) -> tuple[str, list[SweepPoint], str
     if not text.strip():
         raise err("the file is empty")
     suffix = PurePosixPath(rel).suffix.lower()
-
-    if suffix in (".csv", ".tsv"):
-        if suffix == ".tsv":
-            raise err("tab-separated files are not supported; save the sweep as CSV")
-        return "csv", parse_csv(text, rel, slos), ""
-
-    if suffix in (".yaml", ".yml"):
-        doc = yamldata.load_yaml(text)                 # aliases cannot expand past the text
-        if isinstance(doc, dict) and "benchmarks" in doc:
-            return (*parse_guidellm(doc, rel, slos), release(doc))
-        if estimate.looks_like(doc):
-            return estimate.FORMAT, estimate.parse(doc, rel, slos), estimate.release(doc)
+    if suffix == ".tsv":
+        raise err("tab-separated files are not supported; save the sweep as CSV")
+    if suffix == ".csv":
+        doc, read_from = text, "csv"
+    elif suffix in (".yaml", ".yml"):
+        doc, read_from = yamldata.load_yaml(text), "yaml"           # aliases cannot expand past the text
+    else:
+        documents, sequence = _load_json_documents(text, data, jsonl=suffix == ".jsonl")
+        if sequence:
+            return "vllm-bench-serve-jsonl", _json_lines(documents, rel, slos), ""
+        doc, read_from = documents[0][0], "json"
+    fmt = formats.choose(doc, read_from)
+    if fmt is None:
         raise _unknown(doc)
+    return fmt.named(doc), fmt.parse(doc, rel, slos), fmt.release(doc)
 
-    documents, sequence = _load_json_documents(text, data, jsonl=suffix == ".jsonl")
-    if not sequence:
-        doc = documents[0][0]
-        if isinstance(doc, dict) and "benchmarks" in doc:
-            return (*parse_guidellm(doc, rel, slos), release(doc))
-        if vllm.looks_like(doc):
-            if "run_number" in doc:                      # vllm bench sweep serve: <combination>/run=N.json
-                if doc["run_number"] == -1:
-                    return "vllm-bench-sweep-serve warm-up run (not counted)", [], ""
-                return "vllm-bench-sweep-serve run", [vllm.parse(doc, rel, None, slos)], ""
-            fmt = ("inferencex" if vllm.in_seconds(doc) else
-                   "vllm-benchmark-serving" if vllm.is_legacy(doc) else "vllm-bench-serve")
-            return fmt, [vllm.parse(doc, rel, None, slos)], ""
-        if isinstance(doc, list) and doc and all(vllm.looks_like(d) for d in doc):
-            return SUMMARY, [], ""                        # the runs it lists are their own run=N.json files
-        raise _unknown(doc)
 
+def _json_lines(documents: list[tuple[Any, int]], rel: str, slos) -> list[SweepPoint]:
+    """The runs of a JSON Lines file (or of several JSON values one after another): vLLM results only."""
     if not documents:
         raise err("the file holds no JSON objects")
     points = []
@@ -150,7 +136,7 @@ def _parse_file(data: bytes, rel: str, slos) -> tuple[str, list[SweepPoint], str
             error.line = line
             raise error
         points.append(_object(doc, rel, line, slos, f"object {len(points) + 1}"))
-    return "vllm-bench-serve-jsonl", points, ""
+    return points
 
 
 def _object(doc: dict, rel: str, line: int, slos, which: str) -> SweepPoint:
@@ -219,7 +205,7 @@ def read_sweep(plan_dir: Path, patterns: list[str], slos: tuple[Slo, ...] | None
         if len(rates) > reading.MAX_RATES:
             raise CapplanError(f"with this file the import holds runs at {len(rates):,} distinct arrival rates; a "
                                f"sweep table holds at most {reading.MAX_RATES:,} rows (see docs/limits.md)", file=rel)
-    if all(f.format == SUMMARY for f in files):
+    if all(f.format == formats.SUMMARY for f in files):
         raise err(f"the patterns match only vllm bench sweep summaries ({', '.join(f.path for f in files[:3])}"
                   f"{', ...' if len(files) > 3 else ''}), which repeat the runs of their folder; import the "
                   "runs themselves (e.g. <experiment>/*/run=*.json)")

@@ -76,7 +76,8 @@ def _strategy(stype: str, strategy: dict) -> str:
     return _STRATEGY.get(stype, str(stype))
 
 
-def _guidellm_format(doc: dict) -> str:
+def format_name(doc: dict) -> str:
+    """The report's schema, as its format's name: each GuideLLM release range keeps the strategy elsewhere."""
     metadata = doc.get("metadata")
     if metadata is not None:
         version = dig(metadata, "version")
@@ -110,8 +111,12 @@ def release(doc: dict) -> str:
     return version.strip()[:40] if isinstance(version, str) else ""
 
 
-def parse_guidellm(doc: dict, rel: str, slos) -> tuple[str, list[SweepPoint]]:
-    fmt = _guidellm_format(doc)
+def looks_like(doc: Any) -> bool:
+    return isinstance(doc, dict) and "benchmarks" in doc
+
+
+def parse_guidellm(doc: dict, rel: str, slos) -> list[SweepPoint]:
+    fmt = format_name(doc)
     benchmarks = doc.get("benchmarks")
     if not isinstance(benchmarks, list):
         raise err(f"expected a list of benchmarks, got {show(benchmarks)}", "benchmarks")
@@ -119,8 +124,7 @@ def parse_guidellm(doc: dict, rel: str, slos) -> tuple[str, list[SweepPoint]]:
         raise err("the GuideLLM report holds no benchmarks", "benchmarks")
     # v0.3 keeps the strategy under benchmarks[i].args, later versions under .config
     first, second = ("args", "config") if fmt == "guidellm-v0.3" else ("config", "args")
-    return fmt, [_parse_guidellm_benchmark(bench, i, rel, fmt, first, second, slos)
-                 for i, bench in enumerate(benchmarks)]
+    return [_parse_guidellm_benchmark(bench, i, rel, fmt, first, second, slos) for i, bench in enumerate(benchmarks)]
 
 
 def _summary(metrics: dict, name: str, where: str) -> dict:

@@ -91,6 +91,26 @@ def is_legacy(obj: dict) -> bool:
     return "request_goodput:" in obj or "failed" not in obj
 
 
+def is_legacy_result(obj: Any) -> bool:
+    """A result of the legacy ``benchmark_serving.py`` (``vllm-benchmark-serving``)."""
+    return looks_like(obj) and is_legacy(obj)
+
+
+def is_warm_up(obj: Any) -> bool:
+    """A ``vllm bench sweep serve`` warm-up run (``run_number`` -1): recorded, never counted."""
+    return looks_like(obj) and "run_number" in obj and obj["run_number"] == -1
+
+
+def is_sweep_run(obj: Any) -> bool:
+    """One run of a ``vllm bench sweep serve`` folder (``<combination>/run=N.json``)."""
+    return looks_like(obj) and "run_number" in obj
+
+
+def is_summary(value: Any) -> bool:
+    """The ``summary.json`` of a ``vllm bench sweep serve`` folder: a list of the results beside it."""
+    return isinstance(value, list) and bool(value) and all(looks_like(d) for d in value)
+
+
 class _VllmRequests:
     """The per-request arrays of one vLLM result, restricted to successes."""
 
@@ -207,6 +227,11 @@ def _summary_ms(obj: dict, metric: str, q: float, line: int | None) -> tuple[flo
 def in_seconds(obj: dict) -> bool:
     """A result whose summary percentiles are in seconds, without the ``_ms`` suffix (InferenceX)."""
     return any(_SUMMARY_KEY.match(str(k)) and not str(k).endswith("_ms") for k in obj)
+
+
+def is_inferencex(obj: Any) -> bool:
+    """An InferenceX result: a vLLM result with its summary percentiles in seconds."""
+    return looks_like(obj) and in_seconds(obj)
 
 
 def summary_percentiles(obj: dict) -> str:
