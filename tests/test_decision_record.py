@@ -11,6 +11,8 @@ from test_github_math import rendered
 
 from capplan.analysis.pipeline import run
 from capplan.rendering import record, view
+from capplan.rendering.choices import holds_across
+from capplan.rendering.firstscreen import Bill
 
 PLANS = sorted((ROOT / "plans").glob("*.yaml"))
 
@@ -95,3 +97,35 @@ def test_each_reference_record_s_first_screen_states_the_bill_the_ask_and_the_de
     assert "**The ask:** " in screen
     assert "**Status:** proposed · **Owner:** inference-platform · **Approver:** not yet named" in screen
     assert "**Review if:** " in screen and "**Review if:** not stated" not in screen
+
+
+@pytest.mark.parametrize("path", PLANS, ids=lambda p: p.stem)
+def test_verdicts_are_plain_english(path):
+    text = rendered(path)
+    for jargon in ("the only scenario", "breaks in 1 of 1", "breaks in nominal", "of 1 |", "✓ every scenario"):
+        assert jargon not in text, jargon
+    lead = first_screen(text).split("\n**")[1]
+    assert lead.index(".**") < 160               # the bold lead is one short sentence
+
+
+def test_holds_words_the_scenarios_a_fleet_breaks_in():
+    assert holds_across(0, 6) == "✓ holds in every scenario"
+    assert holds_across(0, 1) == "✓ holds at the plan's peak"
+    assert holds_across(1, 1) == holds_across(2, 6, ["nominal", "surge_50"]) == "✗ breaks at the plan's peak"
+    assert holds_across(2, 6, ["surge_50", "context_x2"]) == "✗ breaks in surge_50 and context_x2"
+    assert holds_across(1, 2) == "✗ breaks in 1 of its 2 scenarios"
+
+
+def test_the_lead_says_when_n_plus_k_raises_the_spend_by_more_than_a_quarter():
+    gpt_oss = first_screen(rendered(ROOT / "plans" / "gpt-oss-120b-b200-tp8-engine.yaml"))
+    assert ("**Rent aws-p6-b200.48xlarge-on-demand: 16 GPUs on 2 nodes, $166,797.62 a month, $2,001,571.43 a year.**"
+            in gpt_oss)
+    assert "**N+1 doubles the spend: 8 GPUs carry the peak, 16 are rented.**" in gpt_oss
+    # 9 active GPUs, 10 rented on one-GPU nodes: the spare adds 11 %, not called out
+    assert "the spend" not in first_screen(rendered(ROOT / "plans" / "llama3-8b-a100-chat-mix.yaml"))
+
+
+def test_the_bill_counts_the_spares_share_in_nodes():
+    bill = Bill("x", gpus=24, nodes=3, monthly=100.0, months_per_year=12, active_gpus=16, spares=1, bare_nodes=2)
+    assert bill.text == "24 GPUs on 3 nodes, $100.00 a month, $1,200.00 a year"
+    assert bill.redundancy == "N+1 raises the spend by 50 %: 16 GPUs carry the peak, 24 are rented."

@@ -101,8 +101,9 @@ class Bill:
         ratio = self.nodes / self.bare_nodes
         if ratio - 1 <= SPARES_CALLED_OUT:
             return ""
-        raised = {2: "doubles", 3: "triples"}.get(ratio) or f"raises by {formatting.number((ratio - 1) * 100, 3)} %"
-        return (f"N+{formatting.number(self.spares)} {raised} the spend: {count(self.active_gpus, 'GPU')} carry the "
+        raised = ({2: "doubles the spend", 3: "triples the spend"}.get(ratio)
+                  or f"raises the spend by {formatting.number((ratio - 1) * 100, 3)} %")
+        return (f"N+{formatting.number(self.spares)} {raised}: {count(self.active_gpus, 'GPU')} carry the "
                 f"peak, {formatting.number(self.gpus)} are rented.")
 
 
