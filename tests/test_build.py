@@ -174,7 +174,7 @@ def test_unchanged_plans_are_neither_evaluated_nor_written(built, run_main, monk
     assert code == 0 and out.count(": current, not rebuilt (") == 2
     code, out, err = run_main("check")
     assert code == 0, err
-    assert out == "capplan check: 2 plan(s) OK (units, expectations, out/ current); 2 warning(s)\n"
+    assert out == "capplan check: 2 plan(s) OK (units, expectations, out/ current); 4 warning(s)\n"
     assert f"warning: {MAIN}: 2 pending measurements" in err        # findings read back from this machine's cache
     assert {p.name: p.stat().st_mtime_ns for p in (built / "out").iterdir()} == times
 
@@ -391,7 +391,7 @@ def test_record_shows_derivations_tags_and_pending(built):
     assert "`hbm_efficiency` = 0.76" in text
     assert "**Gate 2: memory bandwidth (decode): PASS** — 10.96 ms ≤ 25 ms." in text
     assert "`instance_max_rate` = 7.5 req/s (pins a derived quantity)" in text
-    graph = text[text.index("## 10. Dependency graph"):]
+    graph = text[text.index("A. Dependency graph"):]
     for line in ('  S1["<b>2. Memory</b><br/>12 quantities, 0 given<br/>hands on: weight_memory, kv_bytes_per_token<br/>avg_cached_tokens"]:::stage',
                  '3. Throughput: 17 quantities and what they are computed from.',
                  '  given_pending["pending measurements:<br/>hbm_efficiency, tensor_efficiency"]:::pending',
@@ -403,7 +403,7 @@ def test_record_shows_derivations_tags_and_pending(built):
                         "## 3. Empirical load-vs-SLO curve", "## 4. Bin-packed cluster sizing", "## 5. Monthly TCO",
                         "## 6. Queueing check of the headroom", "## 7. Sensitivity",
                         "## 8. How far the decision holds", "## 9. Uncertainty: 100,000 draws of the uncertain inputs",
-                        "## 10. Dependency graph", "## 11. Provenance of every input"]
+                        "## Appendices"]
     retail = (built / "out" / "llama3-8b-a100-retail-chatbot.md").read_text()
     assert "**Gate 2: memory bandwidth (decode): FAIL**" in retail
     assert "## 3. Empirical" in retail and "Little's-law sizing" in retail and "Load sweep" not in retail

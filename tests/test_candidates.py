@@ -298,7 +298,7 @@ def test_what_it_would_take_rho_and_tp(write_plan):
 
 def test_a_candidate_that_breaks_in_a_scenario_is_worded_as_a_deployment_row_is(tmp_path):
     """The first screen's Holds column counts the scenarios a candidate's fleet breaks in
-    ('✗ breaks in 1 of 2', as the deployments' rows do) and the note names them."""
+    in plain words ('✗ breaks in 1 of its 2 scenarios'; issue #41) and the note names them."""
     shutil.copytree(ROOT / "plans", tmp_path / "plans")
     path = tmp_path / "plans" / REFERENCE.name
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -309,7 +309,7 @@ def test_a_candidate_that_breaks_in_a_scenario_is_worded_as_a_deployment_row_is(
     broken = [o for o in CandidatesView(ranking, evaluations).options() if o.holds.startswith("✗")]
     assert broken, "no candidate's nominal fleet breaks at four times the peak"
     for option in broken:
-        assert option.holds == "✗ breaks in 1 of 2" and option.note.endswith(", breaks in surge_x4")
+        assert option.holds == "✗ breaks in 1 of its 2 scenarios" and option.note.endswith(", breaks in surge_x4")
 
 
 def test_a_free_offer_wins_and_the_others_are_priced_in_dollars(write_plan, run_main):

@@ -150,10 +150,10 @@ def test_decision_names_the_breaking_scenarios_and_the_pending_measurements():
                                      "tensor_efficiency": ["Gate 3: compute (prefill)"]}
     text = record.render(v)
     # the record's first screen: the cheaper row, where it breaks, what holding everywhere costs, and the ask
-    assert (f"**Rent {FRACTIONAL}: 10 nodes (10 GPUs) for $18,226.80 a month ($2.84 per 1M output tokens), the "
-            "cheapest of 2 options; it breaks in surge_50, context_x2 and ttft_400ms, where aws-p4de.24xlarge holds "
-            "for $41,738.64 more a month.**") in text
-    assert f"| {FRACTIONAL} | ✗ breaks in 3 of 6 | $18,226.80 | $2.84 |" in text
+    assert (f"**Rent {FRACTIONAL}: 10 GPUs on 10 nodes, $18,226.80 a month, $218,721.60 a year.** It is the cheaper "
+            "of 2 options. Its fleet breaks in surge_50, context_x2 and ttft_400ms. aws-p4de.24xlarge holds in every "
+            "scenario for $41,738.64 more a month.") in text
+    assert f"| {FRACTIONAL} | ✗ breaks in surge_50, context_x2 and ttft_400ms | $18,226.80 | $2.84 |" in text
     assert f"\n{v.headline}\n" in text
 
 

@@ -21,16 +21,19 @@ def project(built_project, monkeypatch):
 def test_current_outputs_pass_with_warnings(project, run_main):
     code, out, err = run_main("check")
     assert code == 0, err
-    assert out == "capplan check: 1 plan(s) OK (units, expectations, out/ current); 1 warning(s)\n"
+    assert out == "capplan check: 1 plan(s) OK (units, expectations, out/ current); 2 warning(s)\n"
     assert (f"warning: {MAIN}: 2 pending measurements, placeholders until measured: hbm_efficiency = 0.76 "
             "(line ") in err
     assert "tensor_efficiency = 0.45 (line " in err
+    # the decision record names no approver yet (issue #41)
+    assert (f"warning: {MAIN}:4: decision: no approver stated; the record shows it as not stated "
+            "(name it under decision:)") in err
 
 
 def test_strict_makes_warnings_fatal(project, run_main):
     code, out, err = run_main("check", "--strict")
     assert code == 1 and out == ""
-    assert "capplan check: 1 warning(s) (fatal: --strict)" in err
+    assert "capplan check: 2 warning(s) (fatal: --strict)" in err
 
 
 def test_stale_output(project, run_main):

@@ -58,7 +58,7 @@ def test_the_first_screen_gets_options_and_a_sentence(compiled):
     assert [o.name for o in options] == ["fixed on gpu", "autoscaled on gpu", "base + burst on gpu",
                                          "all reserved on gpu"]
     assert all(isinstance(o, Option) and all(isinstance(v, str) for v in vars(o).values()) for o in options)
-    assert options[1].holds.startswith("✗ short for 120 s") and options[0].holds == "✓ every interval"
+    assert options[1].holds.startswith("✗ short for 120 s") and options[0].holds == "✓ holds in every interval"
     assert shown.demand_sentence.startswith("Through the traffic profile, all reserved on gpu")
 
 

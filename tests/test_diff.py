@@ -43,7 +43,8 @@ def test_peak_price_and_measurement_change(tmp_path, run_main):
     lines = out.splitlines()
     assert lines[0] == diff.MARKER
     # the new version's first screen, as its record opens: the recommendation, the ask, the options, the risks
-    assert lines[3].startswith("**Rent fractional-a100-80gb: 14 nodes (14 GPUs) for $25,517.52 a month")
+    assert lines[3].startswith("**Rent fractional-a100-80gb: 14 GPUs on 14 nodes, $25,517.52 a month, "
+                               "$306,210.24 a year.**")
     assert "**The ask:** Approve 14 nodes of fractional-a100-80gb" in out and "| Option | Holds |" in out
     # then the headline of the change: the biggest move first, both deployments, GPUs before -> after
     assert ("**What changed:** Monthly cost falls by $16,045 (−27 %) on aws-p4de.24xlarge and rises by $7,291 (+40 %) "
@@ -218,11 +219,11 @@ def test_base_revision_against_the_working_tree(tmp_path, run_main, monkeypatch)
     assert out.startswith(diff.MARKER + "\n")
     assert ("- `llama3-8b-a100-chat-mix`: **Monthly cost rises by $7,291 (+40 %) on fractional-a100-80gb; "
             "aws-p4de.24xlarge unchanged (2 nodes); active GPUs 9 → 13;") in out
-    said = "25 GPUs are sized for the 50 req/s peak but do not carry it: gate 2"
+    said = "25 GPUs are sized for the 50 req/s peak but do not carry it. Gate 2"
     assert f"- `llama3-8b-a100-retail-chatbot`: **Plan removed. It said: {said}" in out
     assert f"- `retail-copy`: **New plan: {said}" in out
-    assert ("$4.33 per 1M output tokens. Today's fleet on aws-p4de.24xlarge breaks in nominal. Today's fleet on "
-            "per-gpu-5usd, the cheaper ($95,160.00 a month), breaks in nominal. No scenario but the nominal one tests "
+    assert ("$4.33 per 1M output tokens. Today's fleet on aws-p4de.24xlarge breaks at the plan's own peak. Today's "
+            "fleet on per-gpu-5usd, the cheaper ($95,160.00 a month), breaks at the plan's own peak. No scenario but the nominal one tests "
             "it (add scenarios to the plan). Pending measurements under the decisions: decode_throughput") in out
     assert "against `HEAD`" in out
 

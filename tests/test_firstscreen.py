@@ -72,7 +72,11 @@ def test_a_plan_with_candidates_opens_with_the_ranking_its_ask_and_what_swaps_it
     v = _view(ROOT / "plans" / "llama3.3-70b-candidates.yaml")
     screen = first_screen(v)
     ranking = v.candidates.ranking
-    assert screen.sentence == v.candidates.sentence and screen.sentence.startswith("Recommended: ")
+    # the lead rents the winner and says what it costs a month and a year; the ranking's sentence follows
+    w = ranking.evaluated.candidates[ranking.winner]
+    assert screen.sentence == (f"Rent {w.offer.name} ({w.label}): 8 GPUs on 1 node, $26,586.24 a month, "
+                               "$319,034.88 a year.")
+    assert screen.more == v.candidates.sentence and screen.more.startswith("Recommended: ")
     assert [o.name for o in screen.options][:1] == [f"{ranking.value('deployments.nodes', ranking.winner):g} × "
                                                      f"{ranking.evaluated.candidates[ranking.winner].offer.name} "
                                                      f"({ranking.evaluated.candidates[ranking.winner].label})"]
@@ -92,7 +96,10 @@ def test_a_plan_with_candidates_opens_with_the_ranking_its_ask_and_what_swaps_it
 def test_a_plan_with_a_traffic_profile_opens_with_its_recommended_strategy_and_the_other_offers_best():
     v = _view(ROOT / "plans" / "llama3-8b-a100-diurnal.yaml")
     screen = first_screen(v)
-    assert screen.sentence == v.demand_sentence and screen.ask == v.demand_ask
+    assert screen.more == v.demand_sentence and screen.ask == v.demand_ask
+    # a fleet that scales through the day: its GPUs and nodes at the peak, the strategy's cost a month and a year
+    assert screen.sentence == ("Rent spot on runpod-a100-sxm: up to 10 GPUs on 10 nodes at the peak, $7,459.69 a month, "
+                               "$89,516.28 a year.")
     assert screen.ask.startswith("Approve spot on runpod-a100-sxm at $")
     # the recommended strategy, the cheapest that holds on each other offer by cost, the fixed fleet it saves against
     assert [o.name for o in screen.options] == [

@@ -30,13 +30,14 @@ def _retail(write_plan, **inputs):
 def test_retail_headline_names_gate_2_and_the_queue():
     headline = _view(RETAIL_PLAN).headline
     assert "carry the" not in headline
-    assert headline.startswith("25 GPUs are sized for the 50 req/s peak but do not carry it: gate 2 (memory "
+    # short sentences (issue #41): what fails, then what it would take
+    assert headline.startswith("25 GPUs are sized for the 50 req/s peak but do not carry it. Gate 2 (memory "
                                "bandwidth) fails: one decode step at a batch of 4 requests takes at least 10.66 ms")
     # what it would take: the SLO, the fleet or the measurement
-    assert "it would take a TPOT SLO of at least 10.66 ms" in headline
+    assert "allows. It would take a TPOT SLO of at least 10.66 ms" in headline
     # the queue: 50 req/s at 2 req/s per replica is 25 Erlangs on 25 replicas, rho = 1
-    assert ("the queue at peak is unstable: 25 Erlangs of work reach 25 active replicas (P(wait) = 1) and the wait "
-            "grows without bound; it would take at least 26 active replicas (26 GPUs)") in headline
+    assert ("The queue at peak is unstable: 25 Erlangs of work reach 25 active replicas (P(wait) = 1), and the wait "
+            "grows without bound. It would take at least 26 active replicas (26 GPUs)") in headline
 
 
 def test_a_plan_whose_gates_and_queue_hold_says_carry():
@@ -46,8 +47,8 @@ def test_a_plan_whose_gates_and_queue_hold_says_carry():
 def test_a_failing_compute_gate_is_named_with_what_it_would_take(write_plan):
     # prefill of 500 tokens: 2 × 8.03 B × 500 = 8.03 TFLOP / (312 × 0.45 TFLOP/s) = 57.19 ms + 20 ms = 77.19 ms
     headline = _view(_retail(write_plan, ttft_p95_slo="50 ms")).headline
-    assert ("gate 3 (compute) fails: the unqueued TTFT of the longest prompt is at least 77.19 ms, more than the "
-            "TTFT SLO allows; it would take a TTFT SLO of at least 77.19 ms") in headline
+    assert ("Gate 3 (compute) fails: the unqueued TTFT of the longest prompt is at least 77.19 ms, more than the "
+            "TTFT SLO allows. It would take a TTFT SLO of at least 77.19 ms") in headline
 
 
 def test_holds_includes_the_queues_stability(run_main):

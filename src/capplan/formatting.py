@@ -105,3 +105,9 @@ def plain(value):
 def key_text(value) -> str:
     """A table row's key as a name: text as is, a number (a swept rate) as ``10`` or ``2.5``."""
     return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def and_list(items) -> str:
+    """'a', 'a and b', 'a, b and c'."""
+    items = [str(i) for i in items]
+    return ", ".join(items[:-1]) + " and " + items[-1] if len(items) > 1 else "".join(items)

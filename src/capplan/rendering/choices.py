@@ -8,7 +8,11 @@ reads those views.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+
+from capplan import formatting
+from capplan.loading.plan.data import NOMINAL
 
 
 @dataclass(frozen=True)
@@ -18,16 +22,24 @@ class Option:
     name: str
     monthly_cost: str
     cost_per_million: str
-    holds: str              # '✓ every scenario', '✗ breaks in 3 of 6'
+    holds: str              # '✓ holds in every scenario', '✗ breaks in surge_50 and context_x2'
     note: str = ""
 
 
-def holds_across(broken: int, scenarios: int) -> str:
-    """An option's Holds cell from the number of scenarios its fleet breaks in: '✗ breaks in 3
-    of 6', '✓ every scenario' or '✓ the only scenario' (the deployments and the candidates alike)."""
-    if broken:
-        return f"✗ breaks in {broken} of {scenarios}"
-    return "✓ every scenario" if scenarios > 1 else "✓ the only scenario"
+def holds_across(broken: int, scenarios: int, names: Sequence[str] = ()) -> str:
+    """An option's Holds cell in words, from the number of scenarios its fleet breaks in (and their
+    ``names``, where known): '✓ holds in every scenario', '✓ holds at the plan's peak' (the only
+    scenario), '✗ breaks at the plan's peak' (the nominal scenario), '✗ breaks in surge_50 and
+    context_x2', '✗ breaks in 1 of its 2 scenarios' (the deployments and the candidates alike)."""
+    if not broken:
+        return "✓ holds in every scenario" if scenarios > 1 else "✓ holds at the plan's peak"
+    if NOMINAL in names or broken == scenarios == 1:
+        return "✗ breaks at the plan's peak"
+    if broken == scenarios:
+        return "✗ breaks in every scenario"
+    if names:
+        return f"✗ breaks in {formatting.and_list(names)}"
+    return f"✗ breaks in {broken} of its {scenarios} scenarios"
 
 
 @dataclass(frozen=True)

@@ -44,7 +44,7 @@ def _note(e: Evaluation, s: demand.Strategy, fixed: float) -> str:
 def _holds(e: Evaluation, s: demand.Strategy) -> str:
     """Whether the strategy holds the SLO, worded as the first screen's other options are ('✓ …', '✗ …')."""
     if s.holds:
-        return "✓ every interval"
+        return "✓ holds in every interval"
     if s.kind in (demand.AUTOSCALED, demand.BASE_BURST, demand.SPOT):
         return (f"✗ short for {shown(e, 'slo_risk_time').text} of the profile unless replicas are asked for "
                 f"{shown(e, 'prewarm_lead').text} ahead")

@@ -1,8 +1,11 @@
 """The record's first screen: the decision, what it costs, what it asks, what can break it.
 
-A reviewer reads one screen. It holds one sentence with the recommendation
-(with one option, its verdict) and its cost, the ask (what the reader
-approves), a short table of the options (:class:`Option`: monthly cost,
+A reviewer reads one screen. It opens with the recommendation in one short
+bold sentence with what it rents and costs (:class:`Bill`: GPUs, nodes, a
+month, a year), then its verdict in short sentences and, where the spares of
+N+k raise the spend by more than a quarter, how much; the ask (what the reader
+approves), the decision record's fields (status, owner, approver, date,
+commitment, review trigger: the plan's ``decision:``), a short table of the options (:class:`Option`: monthly cost,
 $ per 1M output tokens, whether it holds in every scenario) and the risks,
 nearest first (:class:`Risk`): the flip points of :mod:`capplan.analysis.holds`
 within the layout's ``holds.warn`` of today's value, each with the weak
@@ -30,9 +33,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from capplan import formatting
+from capplan.analysis import demand
 from capplan.analysis.declared import holds_spec
+from capplan.analysis.ranking import MONTH
 from capplan.engine.evaluate import Evaluation
+from capplan.loading.plan.data import Decision
 from capplan.rendering.choices import Option, Risk, holds_across
+from capplan.rendering.sentences import count
 from capplan.rendering.simulation import percent
 from capplan.rendering.view import PlanView, sentence as layout_sentence
 
@@ -42,7 +49,7 @@ if TYPE_CHECKING:
 
 @dataclass
 class FirstScreen:
-    sentence: str
+    sentence: str                                     # the lead, in bold: what to rent and what it costs
     ask: str
     options: list[Option]
     risks: list[Risk]
@@ -50,6 +57,94 @@ class FirstScreen:
     farther: list[Risk] = field(default_factory=list)  # weak evidence no decision is near
     warn: float = 0.25
     reference: str = ""                               # the date prices are aged against
+    more: str = ""                                    # the verdict after the lead, in short sentences
+    redundancy: str = ""                              # 'N+1 doubles the spend: …', or ''
+    decision: Decision = field(default_factory=Decision)
+
+
+SPARES_CALLED_OUT = 0.25    # the first screen says what N+k costs when the spares raise the spend by more
+
+
+@dataclass(frozen=True)
+class Bill:
+    """What the recommended option rents and what it costs, in base units: the figures of the
+    first screen's lead (a finance partner reads the year). ``bare_nodes``: the nodes the active
+    replicas alone would take, so that the spares' share of the spend is known."""
+
+    name: str
+    gpus: float
+    nodes: float
+    monthly: float
+    months_per_year: float
+    active_gpus: float
+    spares: float                # the k of N+k
+    bare_nodes: float
+    up_to: bool = False          # a fleet that scales through the day: its GPUs and nodes at the peak
+
+    @property
+    def annual(self) -> float:
+        return self.monthly * self.months_per_year
+
+    @property
+    def text(self) -> str:
+        """'16 GPUs on 2 nodes, $166,797.62 a month, $2,001,571.44 a year'."""
+        fleet = f"{count(self.gpus, 'GPU')} on {count(self.nodes, 'node')}"
+        fleet = f"up to {fleet} at the peak" if self.up_to else fleet
+        return f"{fleet}, {formatting.money(self.monthly)} a month, {formatting.money(self.annual)} a year"
+
+    @property
+    def redundancy(self) -> str:
+        """'N+1 doubles the spend: 8 GPUs carry the peak, 16 are rented.' when the spares raise the
+        spend by more than :data:`SPARES_CALLED_OUT`, else ''."""
+        if self.up_to or not self.spares or not self.bare_nodes:
+            return ""
+        ratio = self.nodes / self.bare_nodes
+        if ratio - 1 <= SPARES_CALLED_OUT:
+            return ""
+        raised = ({2: "doubles the spend", 3: "triples the spend"}.get(ratio)
+                  or f"raises the spend by {formatting.number((ratio - 1) * 100, 3)} %")
+        return (f"N+{formatting.number(self.spares)} {raised}: {count(self.active_gpus, 'GPU')} carry the "
+                f"peak, {formatting.number(self.gpus)} are rented.")
+
+
+def deployment_bill(e: Evaluation, row: int, strategy: demand.Strategy | None = None) -> Bill:
+    """The bill of row ``row`` of the deployments, or of a ``strategy`` of buying it through the
+    traffic profile (its cost; a fleet that scales, at its peak)."""
+    def cell(column: str) -> float:
+        return e.display(f"deployments.{column}")[row]
+
+    bare = math.ceil(e.display("active_replicas") / max(cell("replicas_per_node"), 1)) * cell("nodes_per_replica")
+    return Bill(strategy.name if strategy else str(cell("name")), cell("deployed_gpus"), cell("nodes"),
+                strategy.monthly_cost if strategy else cell("monthly_cost"), e.display("months_per_year"),
+                e.display("active_gpus"), e.display("redundancy_replicas"), bare,
+                up_to=strategy is not None and strategy.kind != demand.FIXED)
+
+
+def _candidate_bill(view: PlanView) -> Bill | None:
+    """The bill of the candidate the ranking recommends (None when none is feasible)."""
+    ranking = view.candidates.ranking
+    w = ranking.winner
+    if w is None:
+        return None
+    c = ranking.evaluated.candidates[w]
+
+    def value(name: str) -> float:
+        return float(ranking.value(name, w))
+
+    bare = math.ceil(value("active_replicas") / max(value("deployments.replicas_per_node"), 1)) \
+        * value("deployments.nodes_per_replica")
+    return Bill(f"{c.offer.name} ({c.label})", value("deployments.deployed_gpus"), value("deployments.nodes"),
+                value(MONTH), view.nominal.display("months_per_year"), value("active_gpus"),
+                value("redundancy_replicas"), bare)
+
+
+def _strategy_bill(e: Evaluation) -> Bill | None:
+    """The bill of the strategy the demand curve recommends: its month's cost, the fleet at the peak."""
+    best = demand.recommended(demand.strategies(e))
+    if best is None:
+        return None
+    row = list(e.display("deployments.name")).index(best.deployment)
+    return deployment_bill(e, row, best)
 
 
 # -- weak evidence -------------------------------------------------------------------------------
@@ -100,15 +195,14 @@ def deployment_options(view: PlanView) -> list[Option]:
         by = {k.quantity.rsplit(".", 1)[-1]: k for k in keys}
         role = {k.role: k for k in keys}
         failed = breaks.get(row, [])
-        holds = holds_across(len(failed), total)
-        size = f"{role['size'].text} node{'s' if role['size'].value != 1 else ''}" if "size" in role else ""
-        gpus = by.get("deployed_gpus")
-        note = ", ".join(filter(None, [size + (f" ({gpus.text})" if gpus else ""),
-                                       f"breaks in {', '.join(failed)}" if failed else ""]))
+        gpus, nodes, capacity = by.get("deployed_gpus"), role.get("size"), by.get("fleet_safe_capacity")
+        fleet = f"{gpus.text} on {count(nodes.value, 'node')}" if gpus and nodes else ""
+        ceiling = (f"breaks when traffic passes {capacity.text}"
+                   if capacity and view.scenarios[0].name not in failed else "")
         out.append(Option(row, role["cost"].text if "cost" in role else "–",
                           formatting.money(by["cost_per_million_tokens"].value)
                           if "cost_per_million_tokens" in by else "–",
-                          holds, note))
+                          holds_across(len(failed), total, failed), "; ".join(filter(None, [fleet, ceiling]))))
     return out
 
 
@@ -121,6 +215,19 @@ def deployment_context(view: PlanView) -> list[dict]:
         failed = breaks.get(row, [])
         rows.append({"name": row, "breaks": failed, "viable": view.scenarios[0].name not in failed, **by})
     return rows
+
+
+def _pick(rows: list[dict]) -> dict | None:
+    """The deployment the first screen recommends: the cheapest whose fleet holds at the plan's own peak."""
+    viable = [r for r in rows if r["viable"] and "monthly_cost" in r]
+    return min(viable, key=lambda r: r["monthly_cost"].value) if viable else None
+
+
+def _cheapest_bill(view: PlanView, rows: list[dict]) -> Bill | None:
+    """The bill of the recommended deployment, else of the cheapest (what the plan sizes, though it breaks)."""
+    priced = [r for r in rows if "monthly_cost" in r]
+    pick = _pick(rows) or (min(priced, key=lambda r: r["monthly_cost"].value) if priced else None)
+    return None if pick is None else deployment_bill(view.nominal, rows.index(pick))
 
 
 # -- risks ----------------------------------------------------------------------------------------
@@ -221,15 +328,21 @@ def first_screen(view: PlanView, options: list[Option] | None = None, sentence: 
     as given, else the plan's own answer to its question: the ranking of its
     ``candidates:``, else the strategies through its traffic profile, else its
     deployment rows and the layout's sentences about them."""
+    more, bill = "", None
     if options is None and sentence is None:
-        options, sentence, ask = _analysis_options(view, ask)
+        options, more, ask, bill = _analysis_options(view, ask)
+        sentence = f"Rent {bill.name}: {bill.text}." if bill else (more or None)
+        more = more if bill else ""
     rows = deployment_context(view)
-    context = {**view.context, "options": rows, "scenarios": len(view.scenarios),
-               "headline": view.headline}
-    if sentence is None:
-        sentence = layout_sentence("recommendation", **context) if rows else view.headline
-    if ask is None:
-        ask = layout_sentence("ask", **context) if rows else ""
+    if rows and (sentence is None or ask is None):
+        context = {**view.context, "options": rows, "pick": _pick(rows), "bill": _cheapest_bill(view, rows),
+                   "scenarios": len(view.scenarios), "headline": view.headline}
+        if sentence is None:
+            bill = context["bill"]
+            sentence = layout_sentence("recommendation", **context)
+            more = layout_sentence("recommendation_more", **context)
+        ask = layout_sentence("ask", **context) if ask is None else ask
+    sentence = view.headline if sentence is None else sentence
 
     stale, reference = price_risks(view.nominal)
     warn = holds_spec().get("warn", 0.25)
@@ -241,16 +354,18 @@ def first_screen(view: PlanView, options: list[Option] | None = None, sentence: 
     else:
         near, far = flip_risks(view)
         risks, chances = stale + near, odds(view)
-    return FirstScreen(sentence, ask, deployment_options(view) if options is None else options,
-                       risks, chances, far, warn, reference)
+    return FirstScreen(sentence, ask or "", deployment_options(view) if options is None else options,
+                       risks, chances, far, warn, reference, more, bill.redundancy if bill else "",
+                       view.plan.decision)
 
 
-def _analysis_options(view: PlanView, ask: str | None) -> tuple[list[Option] | None, str | None, str | None]:
-    """The options, sentence and ask of the analysis that answers the plan's question, or Nones."""
+def _analysis_options(view: PlanView, ask: str | None) -> tuple:
+    """The options, sentence, ask and bill of the analysis that answers the plan's question, or Nones."""
     ranking = view.candidates
     if ranking is not None:
-        return ranking.options(), ranking.sentence, ask if ask is not None else ranking.ask
+        return ranking.options(), ranking.sentence, ask if ask is not None else ranking.ask, _candidate_bill(view)
     demand_options = view.demand_options
     if demand_options:
-        return demand_options, view.demand_sentence, ask if ask is not None else view.demand_ask
-    return None, None, ask
+        return (demand_options, view.demand_sentence, ask if ask is not None else view.demand_ask,
+                _strategy_bill(view.nominal))
+    return None, None, ask, None

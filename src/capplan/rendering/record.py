@@ -77,11 +77,25 @@ def render(view: PlanView, screen: FirstScreen | None = None) -> str:
         "graphs": dependency_graphs(nominal),
         "simulation": _simulation_section(view, len(view.sections) + 1),
         "candidates": view.candidates,
+        "appendix": appendices(view),
     }
     text = _environment().get_template("record.md.j2").render(**context)
     while "\n\n\n" in text:
         text = text.replace("\n\n\n", "\n\n")
     return text
+
+
+def appendices(view: PlanView) -> dict[str, str]:
+    """The letter of each appendix the record ends with, in order: the dependency graph, the
+    provenance of every input, then where the plan has them the load sweep's benchmark files
+    (their SHA-256 and methods) and the commands of the benchmarks to run next. What a
+    reviewer needs to decide stays in the body; what an auditor checks comes here, folded."""
+    present = ["graph", "provenance"]
+    if any(part["sweep"] and part["sweep"]["files"] for section in view.sections for part in section["parts"]):
+        present.append("evidence")
+    if view.candidates is not None and view.candidates.benchmarks:
+        present.append("benchmarks")
+    return {name: chr(ord("A") + i) for i, name in enumerate(present)}
 
 
 def first_screen_markdown(screen: FirstScreen) -> str:

@@ -22,16 +22,10 @@ def count(x, word: str) -> str:
     return f"{formatting.number(value)} {word}{'' if value == 1 else 's'}"
 
 
-def and_list(items) -> str:
-    """'a', 'a and b', 'a, b and c'."""
-    items = [str(i) for i in items]
-    return ", ".join(items[:-1]) + " and " + items[-1] if len(items) > 1 else "".join(items)
-
-
 @lru_cache(maxsize=None)
 def _template(source: str) -> jinja2.Template:
     env = SandboxedEnvironment(undefined=jinja2.StrictUndefined, autoescape=False)
-    env.filters.update(count=count, money=formatting.money, and_list=and_list)
+    env.filters.update(count=count, money=formatting.money, and_list=formatting.and_list)
     return env.from_string(source)
 
 

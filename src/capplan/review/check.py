@@ -23,8 +23,8 @@ SHOWN_CHARS = 80                            # of a placeholder's text, in its wa
 
 
 def findings(evaluations) -> dict:
-    """Failed expectations, pending measurements, placeholders and price dates of a plan
-    (JSON-ready), and the age past which a price is old: the layout's ``holds.price_age``,
+    """Failed expectations, pending measurements, placeholders, the decision fields left
+    unstated and price dates of a plan (JSON-ready), and the age past which a price is old: the layout's ``holds.price_age``,
     which also puts a price among the record's risks (recorded here, so ``check`` ages
     prices without loading the layout's analyses)."""
     from capplan.analysis.declared import holds_spec     # deferred: the analyses import sympy; check reads these back
@@ -32,6 +32,7 @@ def findings(evaluations) -> dict:
     return {"failed_expectations": expectation_failures(evaluations),
             "pending": pending_warnings(evaluations),
             "placeholders": placeholders(evaluations[0].plan),
+            "decision": unstated_decision(evaluations[0].plan),
             "prices": price_dates(evaluations[0]),
             "price_age": holds_spec()["price_age"]}
 
@@ -40,7 +41,7 @@ def warnings(found: dict, today: dt.date, max_age: int | None = None) -> list[st
     """The warnings of recorded findings, prices aged against ``today``: older than ``max_age``
     days, by default the policy the findings recorded."""
     limit = found["price_age"] if max_age is None else max_age
-    return (list(found["pending"]) + list(found["placeholders"])
+    return (list(found["pending"]) + list(found["placeholders"]) + list(found["decision"])
             + [w for price in found["prices"] for w in _price_warning(price, today, limit)])
 
 
@@ -69,6 +70,19 @@ def placeholders(plan) -> list[str]:
 
     visit(plan.doc.data, ())
     return out
+
+
+def unstated_decision(plan) -> list[str]:
+    """One warning naming the fields of the plan's ``decision:`` it leaves out (the record shows
+    them as 'not stated'), or none: a reviewer signs an owner, an approver, a date, a term and a
+    trigger to review, as the placeholders ``capplan init`` writes ask for a source."""
+    missing = plan.decision.unstated
+    if not missing:
+        return []
+    names = " or ".join(filter(None, [", ".join(missing[:-1]), missing[-1]]))
+    them = "them" if len(missing) > 1 else "it"
+    return [f"{_where(plan.file, plan.decision.line)}decision: no {names} stated; the record shows {them} as "
+            f"not stated (name {them} under decision:)"]
 
 
 def expectation_failures(evaluations) -> list[str]:

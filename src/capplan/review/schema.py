@@ -35,7 +35,7 @@ from pathlib import Path
 from capplan.language.model import TAGS, Model, Quantity, standard_model
 from capplan.loading import catalog, uncertain
 from capplan.loading import plan as plan_module
-from capplan.loading.plan import candidates
+from capplan.loading.plan import candidates, decision
 from capplan.loading.plan.context import TEXT_LIMITS
 from capplan.loading.plan.tables import FROM_SECTIONS
 from capplan.loading.plan.traffic import GIVEN_BY_TRAFFIC
@@ -172,6 +172,7 @@ class _Generator:
         known = {
             "title": {"type": "string", "description": "Title of the plan (the record's heading)."},
             "owner": {"type": "string", "description": "Team that owns the plan."},
+            "decision": decision.SCHEMA,
             "description": {"type": "string", "description": "What the plan decides, in prose (shown in the record)."},
             "notes": {"type": "string", "description": "Free notes, shown in the record."},
             "gpu": {"type": "string", "enum": _spellings("gpu"),

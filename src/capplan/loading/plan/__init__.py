@@ -13,6 +13,7 @@ Each section of a plan is read by the module of its name; :func:`load` reads
 them in order:
 
 - ``document``: the top-level keys, ``sizing:``/``memory_accounting:``, title, notes
+- ``decision``: ``decision:``, what a reviewer signs (status, owner, approver, date, commitment, review trigger)
 - ``entries``: ``gpu:`` and ``model:`` (catalog entries, a config.json), the model's defaults
 - ``inputs``: ``inputs:`` and each quantity a scenario sets
 - ``values``: one value with its unit and range, shared by inputs, cells and ``set:``
@@ -33,7 +34,7 @@ from capplan import bounded
 from capplan.language import yamlfile
 from capplan.resources import model_dir, templates_dir
 from capplan.language.model import Model
-from capplan.loading.plan import candidates, document, engine, entries, expect, inputs, scenarios, tables, traffic
+from capplan.loading.plan import candidates, decision, document, engine, entries, expect, inputs, scenarios, tables, traffic
 from capplan.loading.plan.context import Context
 from capplan.loading.plan.data import NOMINAL, Expectation, Input, Plan, Scenario, TableData
 from capplan.loading.plan.document import PLAN_KEYS, PLAN_SWITCHES
@@ -93,9 +94,11 @@ def _load(path: Path, model: Model, display: str | None) -> Plan:
     traffic.refuse_oversized(ctx, every)
     for scenario in every:
         inputs.require_tensor_parallel(ctx, scenario)
-    return Plan(path=path, file=ctx.doc.file, name=path.stem, **document.texts(ctx), gpu=gpu,
+    texts = document.texts(ctx)
+    return Plan(path=path, file=ctx.doc.file, name=path.stem, **texts, gpu=gpu,
                 model_entry=model_entry, switches=ctx.switches, scenarios=every, doc=ctx.doc, slos=ctx.slos,
-                candidates=candidates.read(ctx, nominal.tables.get("classes")))
+                candidates=candidates.read(ctx, nominal.tables.get("classes")),
+                decision=decision.read(ctx, texts["owner"]))
 
 
 __all__ = ["INPUT_KEYS", "NOMINAL", "PLAN_KEYS", "PLAN_SWITCHES", "ROW_META", "SCENARIO_KEYS", "TABLE_KEYS",

@@ -80,6 +80,29 @@ class Scenario:
     changes: list[str]           # what the scenario sets, as written
 
 
+@dataclass(frozen=True)
+class Decision:
+    """The plan's ``decision:``, as an architecture decision record carries it: where the decision
+    stands (``status``), who owns and who approves it, when, for how long it commits (``commitment``)
+    and what would reopen it (``review_trigger``). What the plan leaves out is a default (proposed,
+    the plan's ``owner:``, nothing else), which ``capplan check`` asks for; ``line`` is the section's."""
+
+    status: str = "proposed"
+    owner: str = ""
+    approver: str = ""
+    date: str = ""
+    commitment: str = ""
+    review_trigger: str = ""
+    line: int | None = None
+
+    ASKED = ("owner", "approver", "date", "commitment", "review_trigger")    # what check wants stated
+
+    @property
+    def unstated(self) -> list[str]:
+        """The fields a reviewer signs that the plan leaves empty (the owner counts when the plan's own names one)."""
+        return [k for k in self.ASKED if not getattr(self, k)]
+
+
 @dataclass
 class Plan:
     path: Path
@@ -98,6 +121,7 @@ class Plan:
     candidates: object = None    # the expanded candidates: section (loading.plan.candidates.Candidates)
     reads: dict[str, str] = field(default_factory=dict)   # every other file it read: POSIX path from its folder -> SHA-256
     patterns: tuple[str, ...] = ()  # the file patterns it expanded (imports, evidence, a traffic file), from its folder
+    decision: Decision = field(default_factory=Decision)   # status, owner, approver, date, commitment, review trigger
 
     def line(self, key: str) -> int | None:
         """Line of a dotted key in the plan file ('tables.classes'), if written there."""

@@ -8,7 +8,7 @@ from capplan.loading import catalog
 from capplan.loading.plan.context import Context
 from capplan.names import nearest
 
-PLAN_KEYS = ("title", "owner", "description", "gpu", "model", "sizing", "memory_accounting", "engine", "inputs",
+PLAN_KEYS = ("title", "owner", "decision", "description", "gpu", "model", "sizing", "memory_accounting", "engine", "inputs",
              "tables", "scenarios", "expect", "notes", "candidates", "traffic")
 PLAN_SWITCHES = ("sizing", "memory_accounting")   # the model's switches a plan chooses by key
 
