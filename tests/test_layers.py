@@ -13,6 +13,7 @@ above.
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,7 @@ SOURCE = ROOT / "src"
 
 # Lowest first. A top-level module is placed by name; a package by its first part.
 LAYERS = (
-    ("errors", "bounded", "names", "formatting", "resources"),
+    ("errors", "bounded", "names", "formatting", "resources", "xlsx"),
     ("language",),
     ("loading",),
     ("engine",),
@@ -154,6 +155,40 @@ def _path_through(graph: dict[str, set[str]], group: set[str]) -> list[str]:
 
 def test_capplan_imports_only_downward_and_without_a_cycle():
     assert problems(SOURCE) == []
+
+
+def outside_imports(folder: Path) -> list[str]:
+    """Every import of a module under ``folder`` that is neither the standard library's nor the
+    folder's own (relative, and not above the folder)."""
+    found = []
+    for path in sorted(folder.rglob("*.py")):
+        depth = len(path.relative_to(folder).parts)       # a relative import may climb this far
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                ok = node.level <= depth
+                names = ["." * node.level + (node.module or "")]
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module]
+                ok = all(n.partition(".")[0] in sys.stdlib_module_names | {"__future__"} for n in names)
+            else:
+                continue
+            if not ok:
+                found.append(f"{path.relative_to(folder.parent)}:{node.lineno}: imports {', '.join(names)}")
+    return found
+
+
+def test_the_xlsx_writer_imports_only_the_standard_library_and_itself():
+    """:mod:`capplan.xlsx` knows nothing of capplan, so another project can take it as it is."""
+    assert outside_imports(SOURCE / "capplan" / "xlsx") == []
+
+
+def test_an_outside_import_of_a_library_folder_is_found(tmp_path):
+    folder = tmp_path / "lib"
+    (folder / "inner").mkdir(parents=True)
+    (folder / "a.py").write_text("import io\nfrom . import b\nfrom capplan import errors\nimport numpy\n")
+    (folder / "inner" / "c.py").write_text("from .. import a\nfrom ... import outside\n")
+    assert outside_imports(folder) == ["lib/a.py:3: imports capplan", "lib/a.py:4: imports numpy",
+                                       "lib/inner/c.py:2: imports ..."]
 
 
 def test_every_module_and_package_has_a_layer():

@@ -24,7 +24,7 @@ from capplan.rendering.workbook import build_workbook, config, to_bytes
 from capplan.rendering.workbook.builder import Book
 from capplan.rendering.workbook.labels import label, plain_symbol
 from capplan.rendering.workbook.options import HEADERS, Ref, SummaryOption, deployment_options, write_options
-from capplan.rendering.workbook.sheetmodel import Sheet
+from capplan.xlsx.sheetmodel import Sheet
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAT = ROOT / "plans" / "llama3-8b-a100-chat-mix.yaml"

@@ -11,11 +11,10 @@ import capplan
 from capplan.language.model import standard_model
 from capplan.rendering import view
 from capplan.rendering.workbook.builder import Book
-from capplan.rendering.workbook.manifest import RunInfo
-from capplan.rendering.workbook.packaging import to_bytes
-from capplan.rendering.workbook.sheetmodel import Font, Run, Sheet, Style
-from capplan.rendering.workbook.sheetxml import CellXml
-from capplan.rendering.workbook.stylesxml import StyleSheet
+from capplan.rendering.workbook.manifest import RunInfo, to_bytes
+from capplan.xlsx.sheetmodel import Font, Run, Sheet, Style
+from capplan.xlsx.sheetxml import CellXml
+from capplan.xlsx.stylesxml import StyleSheet
 
 BOLD = Style(font=Font(bold=True))
 DERIVED = Style(font=Font(color="1F4E79"), number_format="0.00")

@@ -14,9 +14,9 @@ from conftest import MAIN_PLAN
 import capplan
 from capplan.language.model import standard_model
 from capplan.rendering import view
-from capplan.rendering.workbook import render_workbook, sheetmodel, sheetshape, sheetxml
+from capplan.rendering.workbook import render_workbook, sheetshape, to_bytes
 from capplan.rendering.workbook.builder import Book
-from capplan.rendering.workbook.packaging import to_bytes
+from capplan.xlsx import sheetmodel, sheetxml
 
 SCENARIOS = """scenarios:
   rate_a:

@@ -12,7 +12,7 @@ chart) from ``templates/workbook.yaml`` (:mod:`.template`, :mod:`.cellstyles`):
   scenario's sheet; the legend; pending measurements.
 * **one sheet per scenario** (:mod:`.scenariosheet`, nominal first), all with the same
   layout (:mod:`.layout`: wide tables folded into bands a page wide) and the
-  load-sweep chart (:mod:`.chart`) on a page of its own (:mod:`.printing`). Rows
+  load-sweep chart (:mod:`.chart`) on a page of its own (:func:`.builder.print_sheets`). Rows
   are labelled in words with the symbol beside them (:mod:`.labels`); inputs
   have one editable look and are the only unlocked cells of the protected
   sheets (no password). Every cell
@@ -32,7 +32,7 @@ chart) from ``templates/workbook.yaml`` (:mod:`.template`, :mod:`.cellstyles`):
 holds which quantity of which scenario, and the engine's value for it) that
 the tests use to compare a recalculated workbook with the engine.
 :func:`render_workbook` serialises byte-for-byte deterministically
-(:mod:`.packaging`).
+(:mod:`capplan.xlsx`: sheets as plain data and their XML, knowing nothing of plans).
 """
 
 from __future__ import annotations
@@ -48,8 +48,7 @@ from capplan.loading.plan import Plan
 from capplan.rendering import view
 from capplan.rendering.view import PlanView
 from capplan.rendering.workbook.builder import Book
-from capplan.rendering.workbook.manifest import BuiltWorkbook, CellInfo
-from capplan.rendering.workbook.packaging import to_bytes
+from capplan.rendering.workbook.manifest import BuiltWorkbook, CellInfo, to_bytes
 from capplan.rendering.workbook.template import config
 
 __all__ = ["BuiltWorkbook", "CellInfo", "build_workbook", "config", "render_workbook", "to_bytes"]

@@ -16,8 +16,8 @@ from capplan.rendering.workbook import candidatesheet, holds, scenariosheet, she
 from capplan.rendering.workbook.formulas import Formulas, Refs
 from capplan.rendering.workbook.layout import SheetLayout, plan_sheet
 from capplan.rendering.workbook.manifest import BuiltWorkbook, CellInfo, RunInfo, SheetEntries
-from capplan.rendering.workbook.printing import print_setup
-from capplan.rendering.workbook.sheetmodel import Cell, Run, Sheet
+from capplan.xlsx.printing import print_setup
+from capplan.xlsx.sheetmodel import Cell, Run, Sheet
 from capplan.rendering.workbook.cellstyles import Styles, number_format
 from capplan.rendering.workbook.template import config
 from capplan.rendering.workbook.plantext import sheet_title
@@ -113,20 +113,32 @@ class Book:
         simulated = simulation.write_simulation(self, taken)
         ranked = candidatesheet.write_candidates(self, taken)     # before the Summary, which links its ranks
         summary.write_summary(self, summary_ws, ranked)
-        look = self.cfg["print"]
-        few = len(self.sheets) <= look["summary_fit_columns"]
-        print_setup(summary_ws, look, None, orientation=look["summary_orientation"], one_page=few, wide=not few)
-        header = self.cfg["sheets"]["header_row"]
-        for s in self.sheets:
-            print_setup(s.ws, look, (header, header))
         worksheets = [summary_ws] + [s.ws for s in self.sheets]
-        if simulated:
-            print_setup(simulated, look, (1, 1), charts_per_page=look["simulation_charts_per_page"])
-            worksheets.append(simulated)
-        if ranked is not None:
-            print_setup(ranked.ws, look, (1, 1))
-            worksheets.append(ranked.ws)
+        worksheets += [ws for ws in (simulated, ranked and ranked.ws) if ws is not None]
+        print_sheets(self.cfg, summary_ws, self.sheets, simulated, ranked and ranked.ws)
         for ws in worksheets:
             ws.protected = True
         return BuiltWorkbook(worksheets, self.entries, {s.ev.scenario.name: s.ws.title for s in self.sheets},
                              dict(self.names))
+
+
+def print_sheets(cfg: dict, summary_ws: Sheet, sheets: list[SheetLayout], simulated: Sheet | None,
+                 ranked: Sheet | None) -> None:
+    """How each sheet prints (``print:`` in ``templates/workbook.yaml``): one page wide, column
+    headers repeated, each chart on a page of its own (:func:`capplan.xlsx.printing.print_setup`).
+    A scenario sheet is only as wide as its five columns and a table's band (:mod:`.layout`), so
+    fitting it prints legible text. The Simulation sheet's charts go ``simulation_charts_per_page``
+    to a page. The Summary, up to ``summary_fit_columns`` scenarios, fits one page; with more, its
+    scenario columns print across pages at full size, its label columns repeated."""
+    look = cfg["print"]
+    page = {"paper": int(look["paper_size"]), "orientation": look["orientation"], "margins": look["margins_in"]}
+    few = len(sheets) <= look["summary_fit_columns"]
+    print_setup(summary_ws, **{**page, "orientation": look["summary_orientation"]}, title_rows=None, one_page=few,
+                wide=not few)
+    header = cfg["sheets"]["header_row"]
+    for s in sheets:
+        print_setup(s.ws, **page, title_rows=(header, header))
+    if simulated is not None:
+        print_setup(simulated, **page, title_rows=(1, 1), charts_per_page=look["simulation_charts_per_page"])
+    if ranked is not None:
+        print_setup(ranked, **page, title_rows=(1, 1))

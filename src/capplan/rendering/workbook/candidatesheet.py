@@ -29,8 +29,8 @@ from capplan.rendering.workbook.cellstyles import number_format
 from capplan.rendering.workbook.formulaprinter import ExcelPrinter
 from capplan.rendering.workbook.lint import lint_formula
 from capplan.rendering.workbook.manifest import CellInfo
-from capplan.rendering.workbook.plantext import quote_sheet, set_text
-from capplan.rendering.workbook.sheetmodel import Sheet, column_letter
+from capplan.rendering.workbook.plantext import set_text
+from capplan.xlsx.sheetmodel import Sheet, column_letter, quote_sheet
 from capplan.errors import InternalError
 from capplan.language import units
 

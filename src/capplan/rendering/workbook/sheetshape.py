@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING
 from capplan.rendering.workbook import scenariosheet
 from capplan.rendering.workbook.layout import SheetLayout
 from capplan.rendering.workbook.manifest import SheetEntries
-from capplan.rendering.workbook.sheetmodel import Cell, Run, Sheet, cached_value
-from capplan.rendering.workbook.sheetxml import OPEN_TEXT, SLOT, CellXml, constant_tail
+from capplan.xlsx.sheetmodel import Cell, Run, Sheet, cached_value
+from capplan.xlsx.sheetxml import OPEN_TEXT, SLOT, CellXml, constant_tail
 
 if TYPE_CHECKING:
     from capplan.rendering.workbook.builder import Book

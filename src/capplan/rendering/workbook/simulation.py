@@ -15,10 +15,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from capplan.rendering.simulation import PERCENTILES, SimulationView
-from capplan.rendering.workbook import chartxml
+from capplan.xlsx import chartxml
 from capplan.rendering.workbook.cellstyles import number_format
-from capplan.rendering.workbook.sheetmodel import Chart, Sheet, column_letter
-from capplan.rendering.workbook.plantext import one_line, quote_sheet, set_text
+from capplan.xlsx.sheetmodel import Chart, Sheet, column_letter, quote_sheet
+from capplan.rendering.workbook.plantext import one_line, set_text
 
 if TYPE_CHECKING:
     from capplan.rendering.workbook.builder import Book

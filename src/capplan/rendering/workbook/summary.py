@@ -19,16 +19,16 @@ from typing import TYPE_CHECKING
 from capplan import formatting
 from capplan.rendering.workbook import candidateoptions, options, risks, strategies
 from capplan.rendering.workbook.scenariosheet import pass_fail
-from capplan.rendering.workbook.sheetmodel import column_letter
+from capplan.xlsx.sheetmodel import column_letter, quote_sheet
 from capplan.rendering.workbook.cellstyles import number_format
 from capplan.rendering.workbook.template import TAG_KEYS
-from capplan.rendering.workbook.plantext import one_line, quote_sheet, set_text
+from capplan.rendering.workbook.plantext import one_line, set_text
 
 if TYPE_CHECKING:
     from capplan.rendering.workbook.builder import Book
     from capplan.rendering.workbook.candidatesheet import Written
     from capplan.rendering.workbook.layout import SheetLayout
-    from capplan.rendering.workbook.sheetmodel import Sheet
+    from capplan.xlsx.sheetmodel import Sheet
 
 
 @dataclass(frozen=True)
