@@ -47,7 +47,7 @@ from capplan.errors import CapplanError
 from capplan.loading.plan import Plan
 from capplan.rendering import view
 from capplan.rendering.view import PlanView
-from capplan.rendering.workbook.builder import Book
+from capplan.rendering.workbook.builder import Builder
 from capplan.rendering.workbook.manifest import BuiltWorkbook, CellInfo, to_bytes
 from capplan.rendering.workbook.template import config
 
@@ -86,6 +86,6 @@ def build_workbook(plan: Plan, evaluations: list[Evaluation], model: Model,
             e.scenario.name != s.name for e, s in zip(evaluations, plan.scenarios)):
         raise CapplanError("the workbook needs one evaluation per scenario, in the plan's order", file=plan.file)
     try:
-        return Book(plan, evaluations, model, shown or view.build(plan, evaluations)).build()
+        return Builder(plan, evaluations, model, shown or view.build(plan, evaluations)).build()
     except CapplanError as err:
         raise err.located(file=plan.file) from None

@@ -17,7 +17,7 @@ from capplan.rendering.workbook.cellstyles import number_format
 from capplan.rendering.workbook.plantext import one_line, set_text
 
 if TYPE_CHECKING:
-    from capplan.rendering.workbook.builder import Book
+    from capplan.rendering.workbook.book import Book
 
 
 def sweep_extras(book: Book, sheet: SheetLayout, pos: TablePos, r: int) -> None:

@@ -29,7 +29,7 @@ from capplan.rendering.workbook.scenariosheet import cell_number, wrapped_lines
 from capplan.rendering.workbook.plantext import one_line, set_text
 
 if TYPE_CHECKING:
-    from capplan.rendering.workbook.builder import Book
+    from capplan.rendering.workbook.book import Book
     from capplan.rendering.workbook.layout import SheetLayout
 
 HEADERS = ("Input", "Today", "Flip below", "Flip above", "What flips (below; above)", "Margin below",

@@ -22,7 +22,7 @@ from capplan.rendering.workbook.scenariosheet import pass_fail
 from capplan.xlsx.sheetmodel import column_letter
 
 if TYPE_CHECKING:
-    from capplan.rendering.workbook.builder import Book
+    from capplan.rendering.workbook.book import Book
     from capplan.xlsx.sheetmodel import Sheet
 
 NONE_HOLDS = "none (no option holds at the plan's peak)"

@@ -21,7 +21,7 @@ from capplan.rendering.workbook.plantext import set_text
 from capplan.xlsx.sheetmodel import column_letter, quote_sheet
 
 if TYPE_CHECKING:
-    from capplan.rendering.workbook.builder import Book
+    from capplan.rendering.workbook.book import Book
     from capplan.xlsx.sheetmodel import Sheet
 
 FLIP_COLUMNS = {"below": 3, "above": 4}        # on the nominal sheet's holds table

@@ -25,7 +25,7 @@ from capplan.rendering.workbook.template import COLUMNS, config
 from capplan.rendering.workbook.plantext import clean_text, set_text
 
 if TYPE_CHECKING:
-    from capplan.rendering.workbook.builder import Book
+    from capplan.rendering.workbook.book import Book
 
 
 def cell_number(value: float):

@@ -24,7 +24,7 @@ from capplan.rendering.workbook.scenariosheet import pass_fail
 from capplan.xlsx.sheetmodel import column_letter
 
 if TYPE_CHECKING:
-    from capplan.rendering.workbook.builder import Book
+    from capplan.rendering.workbook.book import Book
     from capplan.xlsx.sheetmodel import Sheet
 
 HEADERS = {1: "Strategy", MONTHLY: "Monthly cost", PER_MILLION: "$ per 1M output tokens",
