@@ -13,6 +13,7 @@ above.
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,7 @@ SOURCE = ROOT / "src"
 
 # Lowest first. A top-level module is placed by name; a package by its first part.
 LAYERS = (
-    ("errors", "bounded", "names", "formatting", "resources"),
+    ("errors", "bounded", "names", "formatting", "resources", "xlsx"),
     ("language",),
     ("loading",),
     ("engine",),
@@ -159,11 +160,102 @@ def _path_through(graph: dict[str, set[str]], group: set[str]) -> list[str]:
         seen.add(step)
 
 
+def circles_in_packages(source: Path) -> list[str]:
+    """Every import cycle among the modules of one top-level package (its subpackages included),
+    imports for type checking counted too: a circle a type annotation draws is still two modules
+    that cannot be read, moved or lifted apart (the sheet writers and their builder were one)."""
+    known = modules(source)
+    found = []
+    for package in sorted(n for n in known if n.count(".") == 1 and known[n].name == "__init__.py"):
+        inside = {n for n in known if n == package or n.startswith(package + ".")}
+        graph = {n: {t for t, _, _ in imports(n, known[n], known) if t in inside} for n in inside}
+        found += [f"import cycle in {package}: {' → '.join(cycle)}" for cycle in cycles(graph)]
+    return found
+
+
+def analysis_in_rendering(source: Path) -> list[str]:
+    """Every import of ``capplan.analysis`` by a module of ``capplan.rendering``: the outputs read
+    the artifacts the pipeline computed (:mod:`capplan.analysis.pipeline`), they compute nothing."""
+    known = modules(source)
+    deepest: dict[tuple[str, int], str] = {}        # (module, line) -> the analysis module it names
+    for n in known:
+        if n.startswith("capplan.rendering"):
+            for t, line, _ in imports(n, known[n], known):
+                if (t == "capplan.analysis" or t.startswith("capplan.analysis.")) and \
+                        len(t) > len(deepest.get((n, line), "")):
+                    deepest[(n, line)] = t
+    return sorted(f"{known[n].relative_to(source)}:{line}: {n} imports {t}" for (n, line), t in deepest.items())
+
+
 # Found and left to the change that removes it; remove the entry with it (the test fails until then).
+ANALYSIS_IN_RENDERING_LEFT = {
+    "capplan.rendering.candidates imports capplan.analysis.declared",
+    "capplan.rendering.candidates imports capplan.analysis.ranking",
+    "capplan.rendering.candidates imports capplan.analysis.transfer",
+    "capplan.rendering.demand imports capplan.analysis.demand",
+    "capplan.rendering.firstscreen imports capplan.analysis.declared",
+    "capplan.rendering.holds imports capplan.analysis.collector",
+    "capplan.rendering.holds imports capplan.analysis.declared",
+    "capplan.rendering.holds imports capplan.analysis.flips.answers",
+    "capplan.rendering.holds imports capplan.analysis.holds",
+    "capplan.rendering.keyresults imports capplan.analysis.declared",
+    "capplan.rendering.record imports capplan.analysis.declared",
+    "capplan.rendering.simulation imports capplan.analysis.simulation",
+    "capplan.rendering.view imports capplan.analysis.declared",
+    "capplan.rendering.view imports capplan.analysis.pipeline",
+    "capplan.rendering.workbook.builder imports capplan.analysis.declared",
+    "capplan.rendering.workbook.candidateoptions imports capplan.analysis.ranking",
+    "capplan.rendering.workbook.candidatesheet imports capplan.analysis.ranking",
+    "capplan.rendering.workbook.strategies imports capplan.analysis.demand",
+}
 
 
 def test_capplan_imports_only_downward_and_without_a_cycle():
     assert problems(SOURCE) == []
+
+
+def test_no_package_has_an_import_cycle_inside_it_even_through_annotations():
+    assert circles_in_packages(SOURCE) == []
+
+
+def test_rendering_imports_nothing_of_analysis():
+    found = {line.split(": ", 1)[1] for line in analysis_in_rendering(SOURCE)}
+    assert sorted(found - ANALYSIS_IN_RENDERING_LEFT) == []
+    assert sorted(ANALYSIS_IN_RENDERING_LEFT - found) == [], "gone: remove them from ANALYSIS_IN_RENDERING_LEFT"
+
+
+def outside_imports(folder: Path) -> list[str]:
+    """Every import of a module under ``folder`` that is neither the standard library's nor the
+    folder's own (relative, and not above the folder)."""
+    found = []
+    for path in sorted(folder.rglob("*.py")):
+        depth = len(path.relative_to(folder).parts)       # a relative import may climb this far
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                ok = node.level <= depth
+                names = ["." * node.level + (node.module or "")]
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module]
+                ok = all(n.partition(".")[0] in sys.stdlib_module_names | {"__future__"} for n in names)
+            else:
+                continue
+            if not ok:
+                found.append(f"{path.relative_to(folder.parent)}:{node.lineno}: imports {', '.join(names)}")
+    return found
+
+
+def test_the_xlsx_writer_imports_only_the_standard_library_and_itself():
+    """:mod:`capplan.xlsx` knows nothing of capplan, so another project can take it as it is."""
+    assert outside_imports(SOURCE / "capplan" / "xlsx") == []
+
+
+def test_an_outside_import_of_a_library_folder_is_found(tmp_path):
+    folder = tmp_path / "lib"
+    (folder / "inner").mkdir(parents=True)
+    (folder / "a.py").write_text("import io\nfrom . import b\nfrom capplan import errors\nimport numpy\n")
+    (folder / "inner" / "c.py").write_text("from .. import a\nfrom ... import outside\n")
+    assert outside_imports(folder) == ["lib/a.py:3: imports capplan", "lib/a.py:4: imports numpy",
+                                       "lib/inner/c.py:2: imports ..."]
 
 
 def test_every_module_and_package_has_a_layer():
@@ -210,6 +302,22 @@ def test_a_cycle_within_a_layer_is_found_and_a_type_checking_one_is_not(tmp_path
     annotated = {**loop, "rendering/a.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
                                            "    from capplan.rendering import b\n"}
     assert problems(tree_of(tmp_path / "annotated", annotated)) == []
+
+
+def test_a_cycle_inside_a_package_is_found_through_annotations_and_across_subpackages(tmp_path):
+    annotated = {**CLEAN, "rendering/sub/__init__.py": "",
+                 "rendering/a.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from capplan.rendering.sub.b import B\n",
+                 "rendering/sub/b.py": "from capplan.rendering import a\n"}
+    assert circles_in_packages(_tree(tmp_path, annotated)) == [
+        "import cycle in capplan.rendering: capplan.rendering.a → capplan.rendering.sub.b → capplan.rendering.a"]
+    assert circles_in_packages(_tree(tmp_path / "clean", CLEAN)) == []
+
+
+def test_an_analysis_import_in_rendering_is_found(tmp_path):
+    planted = {**CLEAN, "analysis/__init__.py": "", "analysis/ranking.py": "",
+               "rendering/view.py": "def f():\n    from capplan.analysis.ranking import MONTH\n"}
+    assert analysis_in_rendering(_tree(tmp_path, planted)) == [
+        "capplan/rendering/view.py:2: capplan.rendering.view imports capplan.analysis.ranking"]
 
 
 def test_a_module_outside_every_layer_is_named(tmp_path):

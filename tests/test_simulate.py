@@ -24,7 +24,7 @@ from capplan.language.formula import FUNCTIONS, parse
 from capplan.loading.plan import Scenario
 from capplan.analysis import simulation as simulating
 from capplan.rendering import simulation
-from capplan.rendering.view import key_results
+from capplan.rendering.keyresults import key_results
 
 
 def summarised(sim, e) -> simulation.SimulationView:

@@ -11,9 +11,8 @@ from __future__ import annotations
 import openpyxl
 import pytest
 
-from capplan.errors import InternalError
 from capplan.loading.plan.context import TEXT_LIMIT, TEXT_LIMITS
-from capplan.rendering.workbook import sheetxml
+from capplan.xlsx import sheetxml
 
 EXCEL_CELL = 32_767
 
@@ -95,7 +94,7 @@ def test_a_text_over_its_limit_is_refused_by_key_and_limit(where, base_plan, wri
 
 def test_the_workbook_writer_refuses_a_cell_over_excels_limit():
     assert sheetxml.constant_tail("s", "x" * EXCEL_CELL).count("x") == EXCEL_CELL
-    with pytest.raises(InternalError, match="32,767"):
+    with pytest.raises(ValueError, match="32,767"):
         sheetxml.constant_tail("s", "x" * (EXCEL_CELL + 1))
-    with pytest.raises(InternalError, match="32,767"):
+    with pytest.raises(ValueError, match="32,767"):
         sheetxml.CellXml(None).cached("x" * (EXCEL_CELL + 1))

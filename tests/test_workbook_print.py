@@ -21,10 +21,10 @@ from capplan.language.model import standard_model
 from capplan.loading.plan import load
 from capplan.rendering import view
 from capplan.rendering.workbook import build_workbook, config, to_bytes
-from capplan.rendering.workbook.builder import Book
+from capplan.rendering.workbook.builder import Builder
 from capplan.rendering.workbook.labels import label, plain_symbol
 from capplan.rendering.workbook.options import HEADERS, Ref, SummaryOption, deployment_options, write_options
-from capplan.rendering.workbook.sheetmodel import Sheet
+from capplan.xlsx.sheetmodel import Sheet
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAT = ROOT / "plans" / "llama3-8b-a100-chat-mix.yaml"
@@ -161,7 +161,7 @@ def test_the_options_table_takes_more_rows(model):
     the recommendation picks the cheapest that holds among all of them."""
     plan = load(CHAT, model)
     evs = evaluate_all(plan, model)
-    book = Book(plan, evs, model, view.build(plan, evs))
+    book = Builder(plan, evs, model, view.build(plan, evs))
     book.build()
     listed = deployment_options(book)
     cheaper = SummaryOption(Ref('"cheap-candidate"', "candidate.name", "nominal", None, "cheap-candidate"),

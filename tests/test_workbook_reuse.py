@@ -10,12 +10,11 @@ from conftest import MAIN_PLAN
 import capplan
 from capplan.language.model import standard_model
 from capplan.rendering import view
-from capplan.rendering.workbook.builder import Book
-from capplan.rendering.workbook.manifest import RunInfo
-from capplan.rendering.workbook.packaging import to_bytes
-from capplan.rendering.workbook.sheetmodel import Font, Run, Sheet, Style
-from capplan.rendering.workbook.sheetxml import CellXml
-from capplan.rendering.workbook.stylesxml import StyleSheet
+from capplan.rendering.workbook.builder import Builder
+from capplan.rendering.workbook.manifest import RunInfo, to_bytes
+from capplan.xlsx.sheetmodel import Font, Run, Sheet, Style
+from capplan.xlsx.sheetxml import CellXml
+from capplan.xlsx.stylesxml import StyleSheet
 
 BOLD = Style(font=Font(bold=True))
 DERIVED = Style(font=Font(color="1F4E79"), number_format="0.00")
@@ -104,14 +103,14 @@ def test_stamped_rows_and_frames_read_as_the_rows_made_for_each_sheet():
     plan = capplan.load(MAIN_PLAN)
     evaluations = capplan.evaluate(plan)
     shown = view.build(plan, evaluations)
-    kept = Book(plan, evaluations, standard_model(), shown)
+    kept = Builder(plan, evaluations, standard_model(), shown)
     built = kept.build()
     made_once = to_bytes(built)
     texts = {ws.title: {c.value for c in ws.cells.values() if c.kind == "s"} for ws in built.worksheets}
     assert "derived (pending)" in texts["nominal"]                       # rests on a pending measurement
     assert any(t.startswith("instance_max_rate pinned; replaces") for t in texts["context_x2"])
     assert not any(t.startswith("instance_max_rate pinned") for t in texts["nominal"])
-    forgetful = Book(plan, evaluations, standard_model(), shown)
+    forgetful = Builder(plan, evaluations, standard_model(), shown)
     forgetful.stamps = _Forgetful()
     assert to_bytes(forgetful.build()) == made_once
     rows = sum(len(sheet.scalar_row) for sheet in kept.sheets)

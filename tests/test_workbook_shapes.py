@@ -14,9 +14,9 @@ from conftest import MAIN_PLAN
 import capplan
 from capplan.language.model import standard_model
 from capplan.rendering import view
-from capplan.rendering.workbook import render_workbook, sheetmodel, sheetshape, sheetxml
-from capplan.rendering.workbook.builder import Book
-from capplan.rendering.workbook.packaging import to_bytes
+from capplan.rendering.workbook import render_workbook, sheetshape, to_bytes
+from capplan.rendering.workbook.builder import Builder
+from capplan.xlsx import sheetmodel, sheetxml
 
 SCENARIOS = """scenarios:
   rate_a:
@@ -66,9 +66,9 @@ def plan(tmp_path_factory):
     return loaded, capplan.evaluate(loaded)
 
 
-def _book(plan, shapes: bool) -> Book:
+def _book(plan, shapes: bool) -> Builder:
     loaded, evaluations = plan
-    book = Book(loaded, evaluations, standard_model(), view.build(loaded, evaluations))
+    book = Builder(loaded, evaluations, standard_model(), view.build(loaded, evaluations))
     if not shapes:
         book.shapes = None
     return book
@@ -126,8 +126,8 @@ def test_a_shape_whose_template_fills_in_otherwise_than_it_is_written_is_not_tru
 
 def test_a_template_whose_formula_has_no_noted_source_is_not_shared(plan, monkeypatch):
     book = _book(plan, True)
-    slot = Book.slot
-    monkeypatch.setattr(Book, "slot", lambda self, cell, source: None if source[0] == "formula" and
+    slot = Builder.slot
+    monkeypatch.setattr(Builder, "slot", lambda self, cell, source: None if source[0] == "formula" and
                         source[2] is None else slot(self, cell, source))
     built = book.build()
     assert not any(isinstance(ws, sheetshape.ShapedSheet) for ws in built.worksheets)

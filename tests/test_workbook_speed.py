@@ -11,7 +11,8 @@ from conftest import MAIN_PLAN
 
 import capplan
 from capplan.language.model import standard_model
-from capplan.rendering.workbook import build_workbook, render_workbook, sheetxml, to_bytes
+from capplan.rendering.workbook import build_workbook, render_workbook, to_bytes
+from capplan.xlsx import sheetxml
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +28,7 @@ def test_the_cycle_collector_is_paused_while_the_workbook_is_made_and_left_as_it
     plan, evs, model = main_plan
     seen = []
     monkeypatch.setattr(sheetxml, "sheet_xml", _spy(sheetxml.sheet_xml, lambda: seen.append(gc.isenabled())))
-    monkeypatch.setattr("capplan.rendering.workbook.packaging.sheet_xml", sheetxml.sheet_xml)
+    monkeypatch.setattr("capplan.xlsx.packaging.sheet_xml", sheetxml.sheet_xml)
     (gc.enable if enabled else gc.disable)()
     try:
         render_workbook(plan, evs, model)

@@ -542,13 +542,14 @@ def _positive(text: str) -> int:
 def cmd_simulate(args) -> int:
     from capplan.analysis import simulation as simulating
     from capplan.engine import montecarlo
-    from capplan.rendering import jsonout, record, simulation, view
+    from capplan.rendering import jsonout, record, simulation
+    from capplan.rendering.keyresults import key_results
 
     plan, evaluations = pipeline.evaluate_plan(Path(args.plan))
     e = _scenario(plan, evaluations, args.scenario)
     found = simulating.run(e, evaluations[0].values, samples=args.samples or montecarlo.DEFAULT_SAMPLES,
                            seed=montecarlo.DEFAULT_SEED if args.seed is None else args.seed)
-    shown = simulation.shown_simulation(found, view.key_results(e))
+    shown = simulation.shown_simulation(found, key_results(e))
     if args.format == "json":
         sys.stdout.write(jsonout.dumps(shown.as_json()))
     elif args.format == "markdown":

@@ -20,7 +20,8 @@ from capplan import formatting
 from capplan.engine.evaluate import Evaluation
 from capplan.rendering import jsontext
 from capplan.rendering.present import replaced_formula
-from capplan.rendering.view import PlanView, ScenarioView
+from capplan.rendering.keyresults import ScenarioView
+from capplan.rendering.view import PlanView
 
 FORMAT_VERSION = 2      # 2: key_results per scenario; formula_replaced under the plan's switches
 

@@ -15,7 +15,7 @@ from capplan import formatting
 from capplan.analysis.simulation import PERCENTILES, Simulated, Spread
 
 if TYPE_CHECKING:
-    from capplan.rendering.view import KeyResult
+    from capplan.rendering.keyresults import KeyResult
 
 __all__ = ["PERCENTILES", "ResultSpread", "SimulationView", "percent", "shown_simulation", "text"]
 
@@ -98,7 +98,7 @@ class SimulationView(Simulated):
 
 def shown_simulation(found: Simulated, keys: tuple[KeyResult, ...]) -> SimulationView:
     """A simulation (:func:`capplan.analysis.simulation.run`) beside the scenario's key results
-    (:func:`capplan.rendering.view.key_results`), formatted."""
+    (:func:`capplan.rendering.keyresults.key_results`), formatted."""
     spreads = {(s.slot.quantity, s.slot.index): s for s in found.spreads}
     results = tuple(_result(k, spreads[k.quantity, k.index]) for k in keys if k.kind not in ("bool", "text"))
     return SimulationView(**{f.name: getattr(found, f.name) for f in fields(found)}, results=results)

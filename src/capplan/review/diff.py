@@ -44,7 +44,8 @@ from capplan.rendering.firstscreen import first_screen
 from capplan.rendering.markdown import cell as markdown_cell
 from capplan.rendering.markdown import code as markdown_code
 from capplan.rendering.present import shown
-from capplan.rendering.view import KeyResult, PlanView, ScenarioView
+from capplan.rendering.keyresults import KeyResult, ScenarioView
+from capplan.rendering.view import PlanView
 from capplan.review.crossings import crossings
 
 MARKER = "<!-- capplan-diff -->"

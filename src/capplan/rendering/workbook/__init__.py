@@ -12,7 +12,7 @@ chart) from ``templates/workbook.yaml`` (:mod:`.template`, :mod:`.cellstyles`):
   scenario's sheet; the legend; pending measurements.
 * **one sheet per scenario** (:mod:`.scenariosheet`, nominal first), all with the same
   layout (:mod:`.layout`: wide tables folded into bands a page wide) and the
-  load-sweep chart (:mod:`.chart`) on a page of its own (:mod:`.printing`). Rows
+  load-sweep chart (:mod:`.chart`) on a page of its own (:func:`.builder.print_sheets`). Rows
   are labelled in words with the symbol beside them (:mod:`.labels`); inputs
   have one editable look and are the only unlocked cells of the protected
   sheets (no password). Every cell
@@ -32,7 +32,7 @@ chart) from ``templates/workbook.yaml`` (:mod:`.template`, :mod:`.cellstyles`):
 holds which quantity of which scenario, and the engine's value for it) that
 the tests use to compare a recalculated workbook with the engine.
 :func:`render_workbook` serialises byte-for-byte deterministically
-(:mod:`.packaging`).
+(:mod:`capplan.xlsx`: sheets as plain data and their XML, knowing nothing of plans).
 """
 
 from __future__ import annotations
@@ -47,9 +47,8 @@ from capplan.errors import CapplanError
 from capplan.loading.plan import Plan
 from capplan.rendering import view
 from capplan.rendering.view import PlanView
-from capplan.rendering.workbook.builder import Book
-from capplan.rendering.workbook.manifest import BuiltWorkbook, CellInfo
-from capplan.rendering.workbook.packaging import to_bytes
+from capplan.rendering.workbook.builder import Builder
+from capplan.rendering.workbook.manifest import BuiltWorkbook, CellInfo, to_bytes
 from capplan.rendering.workbook.template import config
 
 __all__ = ["BuiltWorkbook", "CellInfo", "build_workbook", "config", "render_workbook", "to_bytes"]
@@ -87,6 +86,6 @@ def build_workbook(plan: Plan, evaluations: list[Evaluation], model: Model,
             e.scenario.name != s.name for e, s in zip(evaluations, plan.scenarios)):
         raise CapplanError("the workbook needs one evaluation per scenario, in the plan's order", file=plan.file)
     try:
-        return Book(plan, evaluations, model, shown or view.build(plan, evaluations)).build()
+        return Builder(plan, evaluations, model, shown or view.build(plan, evaluations)).build()
     except CapplanError as err:
         raise err.located(file=plan.file) from None

@@ -1,10 +1,14 @@
 """One workbook's build: sheets created, positions planned, then every sheet written.
 
-:class:`Book` is the state the writers share (the plan, its evaluations, the
-names, the styles, the sheet positions and the manifest they append to).
+:class:`Builder` is the state the writers share (the plan, its evaluations, the
+names, the styles, the sheet positions and the manifest they append to): it
+implements :class:`.book.Book`, the one thing a sheet writer is given, and runs
+:data:`WRITERS` in order.
 """
 
 from __future__ import annotations
+
+import itertools
 
 from capplan.engine.evaluate import Evaluation
 from capplan.language.model import Model
@@ -13,17 +17,23 @@ from capplan.analysis.declared import layout
 from capplan.rendering.present import UNMEASURED
 from capplan.rendering.view import PlanView
 from capplan.rendering.workbook import candidatesheet, holds, scenariosheet, sheetshape, simulation, summary
+from capplan.rendering.workbook.book import Writer, Written
 from capplan.rendering.workbook.formulas import Formulas, Refs
 from capplan.rendering.workbook.layout import SheetLayout, plan_sheet
 from capplan.rendering.workbook.manifest import BuiltWorkbook, CellInfo, RunInfo, SheetEntries
-from capplan.rendering.workbook.printing import print_setup
-from capplan.rendering.workbook.sheetmodel import Cell, Run, Sheet
+from capplan.xlsx.printing import print_setup
+from capplan.xlsx.sheetmodel import Cell, Run, Sheet
 from capplan.rendering.workbook.cellstyles import Styles, number_format
 from capplan.rendering.workbook.template import config
 from capplan.rendering.workbook.plantext import sheet_title
 
+# The sheet writers, in the order they run: the scenario sheets first, then the holds at the foot of the
+# nominal one, the Simulation and Candidates sheets, and the Summary last, as it links into all of them.
+WRITERS: tuple[Writer, ...] = (sheetshape.write_scenarios, holds.write_holds, simulation.write_simulation,
+                               candidatesheet.write_candidates, summary.write_summary)
 
-class Book:
+
+class Builder:
     def __init__(self, plan: Plan, evaluations: list[Evaluation], model: Model, shown: PlanView):
         self.plan = plan
         self.view = shown               # the one view of the results (Summary, holds)
@@ -43,6 +53,19 @@ class Book:
         self._formats: dict[str, str] = {}
         self.holds_rows: list[tuple] = []      # (InputHolds, its row on the nominal sheet), by holds
         self.odds_cells: list[tuple] = []      # (DecisionOdds, the cell of its probability), by simulation
+        self.summary = Sheet(self.cfg.get("summary_sheet", "Summary"))
+        self.simulated: Sheet | None = None
+        self.ranked: Written | None = None
+        self._taken = {self.summary.title.lower()}        # sheet titles, lower case
+        self._added: list[Sheet] = []                     # sheets after the scenario sheets, in order
+
+    def add_sheet(self, title: str) -> Sheet:
+        """A new sheet after the scenario sheets, titled ``title`` (``title_2``, ... if taken)."""
+        titles = itertools.chain((title,), (f"{title}_{k}" for k in itertools.count(2)))
+        ws = Sheet(next(t for t in titles if t.lower() not in self._taken))
+        self._taken.add(ws.title.lower())
+        self._added.append(ws)
+        return ws
 
     def number_format(self, name: str) -> str:
         """One format per quantity, wide enough for its values in every scenario (computed once)."""
@@ -100,33 +123,38 @@ class Book:
         return Refs(self.formulas, sheet, self.sheets[0], table, row)
 
     def build(self) -> BuiltWorkbook:
-        summary_ws = Sheet(self.cfg.get("summary_sheet", "Summary"))
-        taken = {summary_ws.title.lower()}
         for ev in self.evs:
-            self.sheets.append(SheetLayout(ev, Sheet(sheet_title(ev.scenario.name, taken))))
+            self.sheets.append(SheetLayout(ev, Sheet(sheet_title(ev.scenario.name, self._taken))))
         planned: dict = {}
         for sheet in self.sheets:
             plan_sheet(sheet, self.model, self.layout.get("sections", []), self.cfg, planned)
-        for sheet in self.sheets:
-            sheetshape.write(self, sheet)
-        holds.write_holds(self)
-        simulated = simulation.write_simulation(self, taken)
-        ranked = candidatesheet.write_candidates(self, taken)     # before the Summary, which links its ranks
-        summary.write_summary(self, summary_ws, ranked)
-        look = self.cfg["print"]
-        few = len(self.sheets) <= look["summary_fit_columns"]
-        print_setup(summary_ws, look, None, orientation=look["summary_orientation"], one_page=few, wide=not few)
-        header = self.cfg["sheets"]["header_row"]
-        for s in self.sheets:
-            print_setup(s.ws, look, (header, header))
-        worksheets = [summary_ws] + [s.ws for s in self.sheets]
-        if simulated:
-            print_setup(simulated, look, (1, 1), charts_per_page=look["simulation_charts_per_page"])
-            worksheets.append(simulated)
-        if ranked is not None:
-            print_setup(ranked.ws, look, (1, 1))
-            worksheets.append(ranked.ws)
+        for write in WRITERS:
+            write(self)
+        worksheets = [self.summary] + [s.ws for s in self.sheets] + self._added
+        print_sheets(self.cfg, self.summary, self.sheets, self.simulated, self.ranked and self.ranked.ws)
         for ws in worksheets:
             ws.protected = True
         return BuiltWorkbook(worksheets, self.entries, {s.ev.scenario.name: s.ws.title for s in self.sheets},
                              dict(self.names))
+
+
+def print_sheets(cfg: dict, summary_ws: Sheet, sheets: list[SheetLayout], simulated: Sheet | None,
+                 ranked: Sheet | None) -> None:
+    """How each sheet prints (``print:`` in ``templates/workbook.yaml``): one page wide, column
+    headers repeated, each chart on a page of its own (:func:`capplan.xlsx.printing.print_setup`).
+    A scenario sheet is only as wide as its five columns and a table's band (:mod:`.layout`), so
+    fitting it prints legible text. The Simulation sheet's charts go ``simulation_charts_per_page``
+    to a page. The Summary, up to ``summary_fit_columns`` scenarios, fits one page; with more, its
+    scenario columns print across pages at full size, its label columns repeated."""
+    look = cfg["print"]
+    page = {"paper": int(look["paper_size"]), "orientation": look["orientation"], "margins": look["margins_in"]}
+    few = len(sheets) <= look["summary_fit_columns"]
+    print_setup(summary_ws, **{**page, "orientation": look["summary_orientation"]}, title_rows=None, one_page=few,
+                wide=not few)
+    header = cfg["sheets"]["header_row"]
+    for s in sheets:
+        print_setup(s.ws, **page, title_rows=(header, header))
+    if simulated is not None:
+        print_setup(simulated, **page, title_rows=(1, 1), charts_per_page=look["simulation_charts_per_page"])
+    if ranked is not None:
+        print_setup(ranked, **page, title_rows=(1, 1))

@@ -20,9 +20,8 @@ from capplan.rendering.workbook.options import MONTHLY, PER_MILLION
 from capplan.rendering.workbook.plantext import set_text
 
 if TYPE_CHECKING:
-    from capplan.rendering.workbook.builder import Book
-    from capplan.rendering.workbook.candidatesheet import Written
-    from capplan.rendering.workbook.sheetmodel import Sheet
+    from capplan.rendering.workbook.book import Book, Written
+    from capplan.xlsx.sheetmodel import Sheet
 
 SHOWN = 3                                      # candidates on the Summary, as on the record's first screen
 RANK = PER_MILLION + 1                         # after the options table's money columns

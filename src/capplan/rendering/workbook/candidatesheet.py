@@ -18,7 +18,6 @@ capplan's does.
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -29,13 +28,14 @@ from capplan.rendering.workbook.cellstyles import number_format
 from capplan.rendering.workbook.formulaprinter import ExcelPrinter
 from capplan.rendering.workbook.lint import lint_formula
 from capplan.rendering.workbook.manifest import CellInfo
-from capplan.rendering.workbook.plantext import quote_sheet, set_text
-from capplan.rendering.workbook.sheetmodel import Sheet, column_letter
+from capplan.rendering.workbook.plantext import set_text
+from capplan.rendering.workbook.book import Written
+from capplan.xlsx.sheetmodel import Sheet, column_letter, quote_sheet
 from capplan.errors import InternalError
 from capplan.language import units
 
 if TYPE_CHECKING:
-    from capplan.rendering.workbook.builder import Book
+    from capplan.rendering.workbook.book import Book
 
 TITLE = "Candidates"
 FIRST = 6                       # first candidate row
@@ -87,128 +87,143 @@ class _Refs:
 
 
 @dataclass(frozen=True)
-class Written:
-    """The Candidates sheet as the Summary links it (:mod:`.candidateoptions`)."""
+class Columns:
+    """Where a candidate row's cells go: the texts, then :data:`INPUTS` and :data:`DERIVED`
+    (``quantities``), then whether it is feasible, the cost it ranks by and its live rank."""
 
-    ws: Sheet
-    first: int                  # the first and last candidate rows
-    last: int
-    columns: dict[str, int]     # quantity -> its column
-    rank: int                   # the live rank's column
+    quantities: dict[str, int]
+    feasible: int
+    rank_key: int
+    rank: int
+    last: int                   # the last candidate row
 
-    def range(self, column: int) -> str:
+    @classmethod
+    def of(cls, candidates: int) -> Columns:
+        first = len(TEXT) + 1
+        quantities = {name: first + k for k, name in enumerate(INPUTS + DERIVED)}
+        after = first + len(quantities)
+        return cls(quantities, after, after + 1, after + 2, FIRST + candidates - 1)
+
+    def span(self, column: int, last: int | None = None) -> str:
+        """The column's candidate rows, absolute (to ``last``, a plain reference, if given)."""
         letter = column_letter(column)
-        return f"{quote_sheet(self.ws.title)}!${letter}${self.first}:${letter}${self.last}"
-
-    @property
-    def first_rank(self) -> str:
-        """The position of the candidate ranked first, as the sheet's recommendation finds it."""
-        return f"MATCH(1,{self.range(self.rank)},0)"
-
-    @property
-    def recommendation(self) -> str:
-        """The sheet's recommendation cell ('<candidate> on <offer>', rank 1)."""
-        return f"{quote_sheet(self.ws.title)}!$B${RECOMMENDED_ROW}"
+        return f"${letter}${FIRST}:" + (f"{letter}{last}" if last else f"${letter}${self.last}")
 
 
-def write_candidates(book: Book, taken: set[str]) -> Written | None:
-    """The Candidates sheet of a plan with ``candidates:`` (None for a plan without)."""
+def write_candidates(book: Book) -> None:
+    """The Candidates sheet of a plan with ``candidates:`` (none for a plan without):
+    laid out (:class:`Columns`, :func:`_frame`), then one row per candidate in capplan's
+    ranking order, then the cost an infeasible row ranks by and the recommendation."""
     view = book.view.candidates
     if view is None:
-        return None
-    titles = itertools.chain((TITLE,), (f"{TITLE}_{k}" for k in itertools.count(2)))
-    ws = Sheet(next(t for t in titles if t.lower() not in taken))
-    styles = book.styles
+        return
     r = view.ranking
-    ev = r.evaluated
+    ws = book.add_sheet(TITLE)
+    at = Columns.of(len(r.order))
+    _frame(book, ws, at)
+    formats = {name: _format(book, name, [r.value(name, i) for i in r.order]) for name in INPUTS + DERIVED}
+    for k, i in enumerate(r.order):
+        _candidate(book, ws, at, formats, r, k, i)
+    _infeasible_key(book, ws, r.evaluated.scenarios[0])
+    _recommendation(book, ws, at, r)
+    book.ranked = Written(ws, FIRST, at.last, at.quantities, at.rank, RECOMMENDED_ROW)
+
+
+def _frame(book: Book, ws: Sheet, at: Columns) -> None:
+    """The title, the note, the header row and the column widths."""
+    styles = book.styles
     set_text(ws.cell(1, 1), "Candidates ranked by the monthly cost of serving the forecast (nominal scenario)")
     styles.dress(ws.cell(1, 1), styles.title)
     set_text(ws.cell(2, 1), "Edit a price, a λ* or ρ: the formulas re-size every candidate and RANK re-orders "
                             "them. Feasible is capplan's answer as of the build (weights fit, KV pool, replica "
                             "on a node); an infeasible row ranks last.")
     styles.dress(ws.cell(2, 1), styles.italic)
-    columns: dict[str, int] = {}
-    col = len(TEXT) + 1
-    for name in INPUTS + DERIVED:
-        columns[name] = col
-        col += 1
-    feasible_col, rank_key_col, rank_col = col, col + 1, col + 2
     header = FIRST - 1
     for i, text in enumerate(TEXT, start=1):
         set_text(ws.cell(header, i), text)
-    for name, c in columns.items():
+    for name, c in at.quantities.items():
         unit = book.model.quantities[name].unit
         set_text(ws.cell(header, c), HEADERS[name] + (f" ({unit})" if unit else ""))
-    for c, text in ((feasible_col, "Feasible (1 = yes)"), (rank_key_col, "Ranked by"), (rank_col, "Rank")):
+    for c, text in ((at.feasible, "Feasible (1 = yes)"), (at.rank_key, "Ranked by"), (at.rank, "Rank")):
         set_text(ws.cell(header, c), text)
-    for c in range(1, rank_col + 1):
+    for c in range(1, at.rank + 1):
         styles.dress(ws.cell(header, c), styles.bold, styles.thin_bottom, styles.header_alignment)
     ws.widths[1], ws.widths[2], ws.widths[3] = 34, 34, 44
-    for name, c in columns.items():                 # money up to $9,999,999.99 and its header fit
+    for name, c in at.quantities.items():           # money up to $9,999,999.99 and its header fit
         q = book.model.quantities[name]
         ws.widths[c] = 14 if q.kind == "money" or q.unit else 9
-    ws.widths[rank_key_col] = 14
+    ws.widths[at.rank_key] = 14
     ws.heights[header] = 45                          # headers wrap to three lines in their narrow columns
-    last = FIRST + len(r.order) - 1
-    key_range = f"${column_letter(rank_key_col)}${FIRST}:${column_letter(rank_key_col)}${last}"
-    formats = {name: _format(book, name, [r.value(name, i) for i in r.order]) for name in INPUTS + DERIVED}
-    for k, i in enumerate(r.order):
-        row = FIRST + k
-        c = ev.candidates[i]
-        set_text(ws.cell(row, 1), c.label)
-        set_text(ws.cell(row, 2), c.offer.name)
-        set_text(ws.cell(row, 3), ev.tag_text(i) + (f" ±{100 * ev.band[i]:.0f} %" if ev.band[i] else ""))
-        for name in INPUTS:
-            cell = ws.cell(row, columns[name])
-            value = _display(book, name, r.value(name, i))
-            cell.number(value)
-            styles.dress(cell, number_format=formats[name])
-            styles.editable(cell)             # the sheet is protected: a reader edits a price or a λ* here
-            book.entries.append(CellInfo(ws.title, cell.coordinate, name, ev.scenarios[0], k, "input", value))
-        sized = all(np.isfinite(r.value(name, i)) for name in DERIVED) and r.value("instance_max_rate", i) > 0
-        refs = _Refs(book, columns, row)
-        for name in DERIVED:
-            cell = ws.cell(row, columns[name])
-            if not sized:                 # no λ*: nothing to size (the row is infeasible, and says why)
-                set_text(cell, "–")
-                continue
-            formula = book.model.quantities[name].formula_for(book.plan.switches)
-            text = ExcelPrinter(refs).doprint(book.formulas.folded(name, formula))
-            problems = lint_formula(text, book.formulas.name_set)
-            if problems:
-                raise InternalError(f"compiling {name} for the Candidates sheet: {'; '.join(problems)}")
-            book.formula(ws, cell, text, name, ev.scenarios[0], k, "derived", _display(book, name, r.value(name, i)))
-            styles.dress(cell, number_format=formats[name])
-        feasible = ws.cell(row, feasible_col)
-        feasible.number(0 if ev.reasons[i] else 1)
-        book.entries.append(CellInfo(ws.title, feasible.coordinate, "feasible", ev.scenarios[0], k, "input",
-                                   feasible.value))
-        f, monthly = f"{column_letter(feasible_col)}{row}", f"{column_letter(columns[ranked.MONTH])}{row}"
-        month_value = _display(book, ranked.MONTH, r.value(ranked.MONTH, i))
-        keyed = ws.cell(row, rank_key_col)
-        book.formula(ws, keyed, f"IF({f}=1,{monthly},{INFEASIBLE_CELL})" if sized else INFEASIBLE_CELL,
-                     "rank key", ev.scenarios[0], k, "derived", month_value if not ev.reasons[i] else INFEASIBLE)
-        key = f"{column_letter(rank_key_col)}{row}"
-        above = f"${column_letter(rank_key_col)}${FIRST}:{key}"
-        book.formula(ws, ws.cell(row, rank_col), f"RANK({key},{key_range},1)+COUNTIF({above},{key})-1", "rank",
-                     ev.scenarios[0], k, "derived", k + 1)
+
+
+def _candidate(book: Book, ws: Sheet, at: Columns, formats: dict[str, str], r, k: int, i: int) -> None:
+    """Candidate ``i``, ranked ``k``-th by capplan, on its row: texts, inputs, sizing formulas, rank."""
+    row, ev, styles = FIRST + k, r.evaluated, book.styles
+    scenario, c = ev.scenarios[0], ev.candidates[i]
+    set_text(ws.cell(row, 1), c.label)
+    set_text(ws.cell(row, 2), c.offer.name)
+    set_text(ws.cell(row, 3), ev.tag_text(i) + (f" ±{100 * ev.band[i]:.0f} %" if ev.band[i] else ""))
+    for name in INPUTS:
+        cell = ws.cell(row, at.quantities[name])
+        value = _display(book, name, r.value(name, i))
+        cell.number(value)
+        styles.dress(cell, number_format=formats[name])
+        styles.editable(cell)             # the sheet is protected: a reader edits a price or a λ* here
+        book.entries.append(CellInfo(ws.title, cell.coordinate, name, scenario, k, "input", value))
+    sized = all(np.isfinite(r.value(name, i)) for name in DERIVED) and r.value("instance_max_rate", i) > 0
+    refs = _Refs(book, at.quantities, row)
+    for name in DERIVED:
+        cell = ws.cell(row, at.quantities[name])
+        if not sized:                     # no λ*: nothing to size (the row is infeasible, and says why)
+            set_text(cell, "–")
+            continue
+        book.formula(ws, cell, _sizing(book, refs, name), name, scenario, k, "derived",
+                     _display(book, name, r.value(name, i)))
+        styles.dress(cell, number_format=formats[name])
+    feasible = ws.cell(row, at.feasible)
+    feasible.number(0 if ev.reasons[i] else 1)
+    book.entries.append(CellInfo(ws.title, feasible.coordinate, "feasible", scenario, k, "input", feasible.value))
+    f, monthly = f"{column_letter(at.feasible)}{row}", f"{column_letter(at.quantities[ranked.MONTH])}{row}"
+    month_value = _display(book, ranked.MONTH, r.value(ranked.MONTH, i))
+    book.formula(ws, ws.cell(row, at.rank_key), f"IF({f}=1,{monthly},{INFEASIBLE_CELL})" if sized else INFEASIBLE_CELL,
+                 "rank key", scenario, k, "derived", month_value if not ev.reasons[i] else INFEASIBLE)
+    key = f"{column_letter(at.rank_key)}{row}"
+    book.formula(ws, ws.cell(row, at.rank), f"RANK({key},{at.span(at.rank_key)},1)+COUNTIF({at.span(at.rank_key, row)},"
+                 f"{key})-1", "rank", scenario, k, "derived", k + 1)
+
+
+def _sizing(book: Book, refs: _Refs, name: str) -> str:
+    """The model's formula of ``name`` over a candidate row's cells (units folded)."""
+    formula = book.model.quantities[name].formula_for(book.plan.switches)
+    text = ExcelPrinter(refs).doprint(book.formulas.folded(name, formula))
+    problems = lint_formula(text, book.formulas.name_set)
+    if problems:
+        raise InternalError(f"compiling {name} for the Candidates sheet: {'; '.join(problems)}")
+    return text
+
+
+def _infeasible_key(book: Book, ws: Sheet, scenario: str) -> None:
+    """The labelled cell the rank keys of infeasible rows read."""
+    styles = book.styles
     set_text(ws.cell(INFEASIBLE_ROW, 1), "An infeasible row ranks by (last):")
     styles.dress(ws.cell(INFEASIBLE_ROW, 1), styles.italic)
     ranked_last = ws.cell(INFEASIBLE_ROW, 2)
     ranked_last.number(INFEASIBLE)
     styles.dress(ranked_last, number_format="0E+00")
     styles.editable(ranked_last)
-    book.entries.append(CellInfo(ws.title, ranked_last.coordinate, "infeasible rank key", ev.scenarios[0], None,
-                               "input", INFEASIBLE))
-    rank_range = f"${column_letter(rank_col)}${FIRST}:${column_letter(rank_col)}${last}"
-    best = f"MATCH(1,{rank_range},0)"
+    book.entries.append(CellInfo(ws.title, ranked_last.coordinate, "infeasible rank key", scenario, None,
+                                 "input", INFEASIBLE))
+
+
+def _recommendation(book: Book, ws: Sheet, at: Columns, r) -> None:
+    """The candidate ranked 1 live, '<candidate> on <offer>'."""
+    best = f"MATCH(1,{at.span(at.rank)},0)"
     set_text(ws.cell(RECOMMENDED_ROW, 1), "Recommended (rank 1):")
-    styles.dress(ws.cell(RECOMMENDED_ROW, 1), styles.bold)
-    winner = r.order[0]
-    book.formula(ws, ws.cell(RECOMMENDED_ROW, 2), f'INDEX($A${FIRST}:$A${last},{best})&" on "&INDEX($B${FIRST}:$B${last},{best})',
-                 "recommendation", ev.scenarios[0], None, "derived",
+    book.styles.dress(ws.cell(RECOMMENDED_ROW, 1), book.styles.bold)
+    ev, winner, last = r.evaluated, r.order[0], at.last
+    book.formula(ws, ws.cell(RECOMMENDED_ROW, 2), f'INDEX($A${FIRST}:$A${last},{best})&" on "&'
+                 f'INDEX($B${FIRST}:$B${last},{best})', "recommendation", ev.scenarios[0], None, "derived",
                  f"{ev.candidates[winner].label} on {ev.candidates[winner].offer.name}")
-    return Written(ws, FIRST, last, columns, rank_col)
 
 
 def _format(book: Book, name: str, values) -> str:

@@ -16,7 +16,7 @@ import math
 
 from capplan import formatting
 from capplan.rendering.palette import color, palette
-from capplan.rendering.workbook.sheetmodel import (
+from capplan.xlsx.sheetmodel import (
     STYLE_FIELD,
     Alignment,
     Border,

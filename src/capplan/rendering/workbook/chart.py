@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from capplan.rendering.workbook import chartxml
+from capplan.xlsx import chartxml
 from capplan.rendering.workbook.layout import SheetLayout, TablePos
-from capplan.rendering.workbook.sheetmodel import Chart, Rule, Style, column_letter
+from capplan.xlsx.sheetmodel import Chart, Rule, Style, column_letter, quote_sheet
 from capplan.rendering.workbook.cellstyles import number_format
-from capplan.rendering.workbook.plantext import one_line, quote_sheet, set_text
+from capplan.rendering.workbook.plantext import one_line, set_text
 
 if TYPE_CHECKING:
-    from capplan.rendering.workbook.builder import Book
+    from capplan.rendering.workbook.book import Book
 
 
 def sweep_extras(book: Book, sheet: SheetLayout, pos: TablePos, r: int) -> None:

@@ -20,7 +20,7 @@ from capplan.rendering.workbook.formulaprinter import ExcelPrinter
 from capplan.rendering.workbook.lint import EXCEL_MAX_FORMULA, lint_formula
 from capplan.rendering.workbook.names import excel_name
 from capplan.rendering.workbook.unitfold import exact_factor, fold_units
-from capplan.rendering.workbook.plantext import quote_sheet
+from capplan.xlsx.sheetmodel import quote_sheet
 from capplan.rendering.workbook.rowtemplate import RowSlot, Slots, RowTemplate
 
 if TYPE_CHECKING:

@@ -20,16 +20,16 @@ from capplan.rendering.workbook.formulaprinter import ExcelPrinter
 from capplan.rendering.workbook.lint import lint_formula
 from capplan.rendering.workbook.unitfold import fold_units
 from capplan.rendering.holds import InputHolds, Side
-from capplan.rendering.workbook import chartxml
+from capplan.xlsx import chartxml
 from capplan.rendering.workbook.manifest import CellInfo
-from capplan.rendering.workbook.sheetmodel import Chart
+from capplan.xlsx.sheetmodel import Chart, quote_sheet
 from capplan.rendering.workbook.cellstyles import number_format
 from capplan.rendering.workbook.labels import label
 from capplan.rendering.workbook.scenariosheet import cell_number, wrapped_lines
-from capplan.rendering.workbook.plantext import one_line, quote_sheet, set_text
+from capplan.rendering.workbook.plantext import one_line, set_text
 
 if TYPE_CHECKING:
-    from capplan.rendering.workbook.builder import Book
+    from capplan.rendering.workbook.book import Book
     from capplan.rendering.workbook.layout import SheetLayout
 
 HEADERS = ("Input", "Today", "Flip below", "Flip above", "What flips (below; above)", "Margin below",

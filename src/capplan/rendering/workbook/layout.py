@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 
 from capplan.engine.evaluate import Evaluation
 from capplan.language.model import Model
-from capplan.rendering.workbook.plantext import quote_sheet
-from capplan.rendering.workbook.sheetmodel import Sheet, column_letter
+from capplan.xlsx.sheetmodel import Sheet, column_letter, quote_sheet
 
 
 @dataclass

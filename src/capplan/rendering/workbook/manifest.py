@@ -7,11 +7,16 @@ with ``expected``; a cell missing here is a cell nobody checks.
 
 from __future__ import annotations
 
+import datetime as dt
 import io
 from dataclasses import dataclass
 from functools import cached_property
 
-from capplan.rendering.workbook.sheetmodel import Run, Sheet, column_letter
+from capplan.rendering.workbook.template import config
+from capplan.xlsx import packaging
+from capplan.xlsx.sheetmodel import Run, Sheet, column_letter
+
+APPLICATION = "Microsoft Excel Compatible / capplan"
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +97,6 @@ class BuiltWorkbook:
                 for _, c in sorted(ws.all_cells().items()) if c.kind == "f"]
 
     def to_bytes(self) -> bytes:
-        from capplan.rendering.workbook.packaging import to_bytes
         return to_bytes(self)
 
     @cached_property
@@ -101,3 +105,26 @@ class BuiltWorkbook:
         it; building never needs openpyxl)."""
         from openpyxl import load_workbook
         return load_workbook(io.BytesIO(self.to_bytes()))
+
+
+def to_bytes(built: BuiltWorkbook, release: bool = False) -> bytes:
+    """The workbook's .xlsx bytes (:func:`capplan.xlsx.packaging.to_bytes`), compressed and dated
+    as ``templates/workbook.yaml`` says. ``release`` (the workbook's last use, :func:`.render_workbook`):
+    its cells and manifest are dropped as the parts are spelled."""
+    cfg = config()
+    if release:
+        built.entries = []
+        built.__dict__.pop("cells", None)
+    properties = packaging.Properties("capplan", APPLICATION, _timestamp(cfg.get("timestamp")))
+    return packaging.to_bytes(built.worksheets, properties, deflate=cfg.get("zip_compression") == "deflate",
+                              release=release)
+
+
+def _timestamp(stamp) -> dt.datetime:
+    """The configured timestamp (YAML reads it as a date, a datetime or text), 2000-01-01 by default."""
+    stamp = stamp or dt.datetime(2000, 1, 1)
+    if isinstance(stamp, str):
+        stamp = dt.datetime.fromisoformat(stamp)
+    if isinstance(stamp, dt.date) and not isinstance(stamp, dt.datetime):
+        stamp = dt.datetime(stamp.year, stamp.month, stamp.day)
+    return stamp

@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING
 from capplan.rendering.workbook.cellstyles import BOOLEAN_FORMAT
 from capplan.rendering.workbook.plantext import set_text
 from capplan.rendering.workbook.scenariosheet import pass_fail
-from capplan.rendering.workbook.sheetmodel import column_letter
+from capplan.xlsx.sheetmodel import column_letter
 
 if TYPE_CHECKING:
-    from capplan.rendering.workbook.builder import Book
-    from capplan.rendering.workbook.sheetmodel import Sheet
+    from capplan.rendering.workbook.book import Book
+    from capplan.xlsx.sheetmodel import Sheet
 
 NONE_HOLDS = "none (no option holds at the plan's peak)"
 NO_VALUE = "—"

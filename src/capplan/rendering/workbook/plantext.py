@@ -44,10 +44,6 @@ def sheet_title(name: str, taken: set[str]) -> str:
     return title
 
 
-def quote_sheet(title: str) -> str:
-    return "'" + title.replace("'", "''") + "'"
-
-
 def set_text(cell, value) -> None:
     """Write plan text as text: never as a formula, whatever it starts with (=, +, -, @)."""
     cell.text(clean_text(value))

@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING
 
 from capplan.rendering.workbook.holds import MARGIN_COLUMNS, MARGIN_FORMAT, flip_format
 from capplan.rendering.workbook.labels import label
-from capplan.rendering.workbook.plantext import quote_sheet, set_text
-from capplan.rendering.workbook.sheetmodel import column_letter
+from capplan.rendering.workbook.plantext import set_text
+from capplan.xlsx.sheetmodel import column_letter, quote_sheet
 
 if TYPE_CHECKING:
-    from capplan.rendering.workbook.builder import Book
-    from capplan.rendering.workbook.sheetmodel import Sheet
+    from capplan.rendering.workbook.book import Book
+    from capplan.xlsx.sheetmodel import Sheet
 
 FLIP_COLUMNS = {"below": 3, "above": 4}        # on the nominal sheet's holds table
 PROBABILITY_FORMAT = "0.0%"

@@ -20,12 +20,12 @@ from capplan.rendering.workbook.validation import validate_input
 from capplan.rendering.workbook.chart import sweep_extras
 from capplan.rendering.workbook.layout import SheetLayout
 from capplan.rendering.workbook.manifest import CellInfo
-from capplan.rendering.workbook.sheetmodel import Cell, Comment, Rule, Run, Sheet, Style, column_letter
+from capplan.xlsx.sheetmodel import Cell, Comment, Rule, Run, Sheet, Style, column_letter, quote_sheet
 from capplan.rendering.workbook.template import COLUMNS, config
-from capplan.rendering.workbook.plantext import clean_text, quote_sheet, set_text
+from capplan.rendering.workbook.plantext import clean_text, set_text
 
 if TYPE_CHECKING:
-    from capplan.rendering.workbook.builder import Book
+    from capplan.rendering.workbook.book import Book
 
 
 def cell_number(value: float):

@@ -28,13 +28,19 @@ from typing import TYPE_CHECKING
 from capplan.rendering.workbook import scenariosheet
 from capplan.rendering.workbook.layout import SheetLayout
 from capplan.rendering.workbook.manifest import SheetEntries
-from capplan.rendering.workbook.sheetmodel import Cell, Run, Sheet, cached_value
-from capplan.rendering.workbook.sheetxml import OPEN_TEXT, SLOT, CellXml, constant_tail
+from capplan.xlsx.sheetmodel import Cell, Run, Sheet, cached_value
+from capplan.xlsx.sheetxml import OPEN_TEXT, SLOT, CellXml, constant_tail
 
 if TYPE_CHECKING:
-    from capplan.rendering.workbook.builder import Book
+    from capplan.rendering.workbook.book import Book
 
 MARKERS = {"formula": ["\x01", "\x02"], "input": ["\x03"], "title": ["\x03"]}
+
+
+def write_scenarios(book: Book) -> None:
+    """Every scenario sheet, nominal first."""
+    for sheet in book.sheets:
+        write(book, sheet)
 
 
 def write(book: Book, sheet: SheetLayout) -> None:

@@ -15,13 +15,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from capplan.rendering.simulation import PERCENTILES, SimulationView
-from capplan.rendering.workbook import chartxml
+from capplan.xlsx import chartxml
 from capplan.rendering.workbook.cellstyles import number_format
-from capplan.rendering.workbook.sheetmodel import Chart, Sheet, column_letter
-from capplan.rendering.workbook.plantext import one_line, quote_sheet, set_text
+from capplan.xlsx.sheetmodel import Chart, Sheet, column_letter, quote_sheet
+from capplan.rendering.workbook.plantext import one_line, set_text
 
 if TYPE_CHECKING:
-    from capplan.rendering.workbook.builder import Book
+    from capplan.rendering.workbook.book import Book
 
 TITLE = "Simulation"
 CDF_STEP = 5                     # percent of the draws between rows of the CDF table
@@ -35,16 +35,13 @@ HEADER_LINE_PT = 15              # height of one line of a wrapped header
 WORD_SLACK = 5                   # characters a line of a wrapped header loses to whole words
 
 
-def write_simulation(book: Book, taken: set[str]) -> Sheet | None:
-    """The Simulation sheet of a plan with uncertain values (None for a plan without),
-    titled apart from the ``taken`` sheet titles."""
+def write_simulation(book: Book) -> None:
+    """The Simulation sheet of a plan with uncertain values (none for a plan without)."""
     shown: SimulationView | None = book.view.simulation
     if shown is None:
-        return None
-    title, n = TITLE, 2
-    while title.lower() in taken:
-        title, n = f"{TITLE}_{n}", n + 1
-    ws = Sheet(title)
+        return
+    ws = book.simulated = book.add_sheet(TITLE)
+    title = ws.title
     styles = book.styles
     ws.widths[1] = 48
     set_text(ws.cell(1, 1), f"Simulation output: {shown.samples:,} draws, seed {shown.seed} (values, not formulas)")
@@ -64,7 +61,6 @@ def write_simulation(book: Book, taken: set[str]) -> Sheet | None:
                  [(d.text, d.probability) for d in shown.decisions], PROBABILITY_FORMAT)
     book.odds_cells = [(d, f"{quote_sheet(title)}!$B${top + 2 + k}") for k, d in enumerate(shown.decisions)]
     _cdf(book, ws, row + 2, shown)
-    return ws
 
 
 def _heading(book: Book, ws: Sheet, row: int, title: str, headers, numeric=()) -> None:

@@ -21,11 +21,11 @@ from capplan.rendering.workbook.cellstyles import BOOLEAN_FORMAT
 from capplan.rendering.workbook.options import HOLDS, IF_HOLDS, MONTHLY, NO_VALUE, PER_MILLION
 from capplan.rendering.workbook.plantext import set_text
 from capplan.rendering.workbook.scenariosheet import pass_fail
-from capplan.rendering.workbook.sheetmodel import column_letter
+from capplan.xlsx.sheetmodel import column_letter
 
 if TYPE_CHECKING:
-    from capplan.rendering.workbook.builder import Book
-    from capplan.rendering.workbook.sheetmodel import Sheet
+    from capplan.rendering.workbook.book import Book
+    from capplan.xlsx.sheetmodel import Sheet
 
 HEADERS = {1: "Strategy", MONTHLY: "Monthly cost", PER_MILLION: "$ per 1M output tokens",
            HOLDS: "Holds the SLO", IF_HOLDS: "Monthly cost if it holds"}

@@ -19,16 +19,15 @@ from typing import TYPE_CHECKING
 from capplan import formatting
 from capplan.rendering.workbook import candidateoptions, options, risks, strategies
 from capplan.rendering.workbook.scenariosheet import pass_fail
-from capplan.rendering.workbook.sheetmodel import column_letter
+from capplan.xlsx.sheetmodel import column_letter, quote_sheet
 from capplan.rendering.workbook.cellstyles import number_format
 from capplan.rendering.workbook.template import TAG_KEYS
-from capplan.rendering.workbook.plantext import one_line, quote_sheet, set_text
+from capplan.rendering.workbook.plantext import one_line, set_text
 
 if TYPE_CHECKING:
-    from capplan.rendering.workbook.builder import Book
-    from capplan.rendering.workbook.candidatesheet import Written
+    from capplan.rendering.workbook.book import Book
     from capplan.rendering.workbook.layout import SheetLayout
-    from capplan.rendering.workbook.sheetmodel import Sheet
+    from capplan.xlsx.sheetmodel import Sheet
 
 
 @dataclass(frozen=True)
@@ -82,13 +81,13 @@ def gather(book: Book) -> Content:
                    rows, pending, dated)
 
 
-def write_summary(book: Book, ws, ranked: Written | None = None) -> None:
+def write_summary(book: Book) -> None:
     """The money and the decision first (options, recommendation, risks, price dates), then
     the decisions by scenario, the legend and the pending measurements. The recommendation is
-    the record's: the candidates' first rank (``ranked``, the Candidates sheet), else the
+    the record's: the candidates' first rank (``book.ranked``, the Candidates sheet), else the
     cheapest strategy through a traffic profile, else the cheapest deployment that holds."""
     content = gather(book)
-    styles = book.styles
+    ws, ranked, styles = book.summary, book.ranked, book.styles
     sheets = book.sheets
     ncols = 2 + len(sheets)
     look = book.cfg["summary"]

@@ -17,10 +17,7 @@ from __future__ import annotations
 
 from functools import cache
 
-from capplan.rendering.workbook.sheetmodel import Validation
-
-TITLE_LIMIT = 32        # Excel's limit for an error title
-MESSAGE_LIMIT = 255     # and for an error message
+from capplan.xlsx.sheetmodel import MESSAGE_LIMIT, TITLE_LIMIT, Validation, fit
 
 
 def validate_input(ws, cells: list[str], q) -> None:
@@ -33,7 +30,7 @@ def validate_input(ws, cells: list[str], q) -> None:
     found = ws.validations.get(message)
     if found is None:
         rule = {**q.domain.excel(cells[0]), "allowBlank": 1 if q.optional else 0, "showErrorMessage": 1,
-                "errorStyle": "stop", "errorTitle": _fit(q.name, TITLE_LIMIT), "error": message}
+                "errorStyle": "stop", "errorTitle": fit(q.name, TITLE_LIMIT), "error": message}
         found = ws.validations[message] = Validation(rule)
     found.cells.extend(cells)
 
@@ -41,8 +38,4 @@ def validate_input(ws, cells: list[str], q) -> None:
 @cache
 def _message(domain, name: str) -> str:
     """The refusal's words, made once per quantity (a column's every cell asks)."""
-    return _fit(domain.sentence(name) + ".", MESSAGE_LIMIT)
-
-
-def _fit(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    return fit(domain.sentence(name) + ".", MESSAGE_LIMIT)

@@ -2,14 +2,14 @@
 the simulation's distributions) and the tornado's bar chart, written as text from what they plot.
 
 Series read cell ranges (``'nominal'!$A$126:$A$132``), so a chart follows
-edited cells; the spreadsheet draws it, capplan stores no plotted number.
+edited cells; the spreadsheet draws it, the file stores no plotted number.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from capplan.rendering.workbook.xmlescape import text
+from .xmlescape import text
 
 CHART_NS = "http://schemas.openxmlformats.org/drawingml/2006/chart"
 A_NS = "http://schemas.openxmlformats.org/drawingml/2006/main"

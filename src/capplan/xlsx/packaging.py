@@ -1,11 +1,12 @@
 """The .xlsx bytes: a zip whose bytes depend only on the workbook's content.
 
-``capplan check`` compares ``out/`` byte for byte, so nothing may leak in from
-the clock, the zip library, or a library's version. Every part is written
+A build that is checked byte for byte lets nothing leak in from the clock,
+the zip library, or a library's version. Every part is written
 here as text (:mod:`.sheetxml`, :mod:`.stylesxml`, :mod:`.chartxml` and the
 small parts below): one spelling, attributes in a fixed order, no
 indentation. Zip entries are sorted (content types first), dated
 1980-01-01, and stored by default: deflate output depends on the zlib build.
+The document's dates and authors are the caller's (:class:`Properties`).
 """
 
 from __future__ import annotations
@@ -13,26 +14,18 @@ from __future__ import annotations
 import datetime as dt
 import io
 import zipfile
+from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING
 
-from capplan.rendering.workbook.sheetmodel import column_letter
-from capplan.rendering.workbook.sheetxml import R_NS, CellXml, sheet_xml
-from capplan.rendering.workbook.stylesxml import MAIN_NS, StyleSheet
-from capplan.rendering.workbook.template import config
-from capplan.rendering.workbook.plantext import quote_sheet
-from capplan.rendering.workbook.xmlescape import DECLARATION, attr, text
-
-if TYPE_CHECKING:
-    from capplan.rendering.workbook.manifest import BuiltWorkbook
-    from capplan.rendering.workbook.sheetmodel import Sheet
+from .sheetmodel import Sheet, column_letter, quote_sheet
+from .sheetxml import R_NS, CellXml, sheet_xml
+from .stylesxml import MAIN_NS, StyleSheet
+from .xmlescape import DECLARATION, attr, text
 
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/"
 PKG_RELS = "http://schemas.openxmlformats.org/package/2006/relationships"
 CT = "application/vnd.openxmlformats-officedocument."
-APP_XML = ('<Properties xmlns="http://schemas.openxmlformats.org/officeDocument/2006/extended-properties">'
-           '<Application>Microsoft Excel Compatible / capplan</Application></Properties>')
 CORE_REL = "http://schemas.openxmlformats.org/package/2006/relationships/metadata/core-properties"
 XDR_NS = "http://schemas.openxmlformats.org/drawingml/2006/spreadsheetDrawing"
 EMU_PER_CM = 360000
@@ -45,30 +38,37 @@ def _rels(targets: list[tuple[str, str, str]]) -> str:
     return f'<Relationships xmlns="{PKG_RELS}">{body}</Relationships>'
 
 
-def _core(stamp: str) -> str:
-    return ('<cp:coreProperties xmlns:cp="http://schemas.openxmlformats.org/package/2006/metadata/core-properties" '
-            'xmlns:dc="http://purl.org/dc/elements/1.1/" xmlns:dcterms="http://purl.org/dc/terms/" '
-            'xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"><dc:creator>capplan</dc:creator>'
-            f'<cp:lastModifiedBy>capplan</cp:lastModifiedBy>'
-            f'<dcterms:created xsi:type="dcterms:W3CDTF">{stamp}</dcterms:created>'
-            f'<dcterms:modified xsi:type="dcterms:W3CDTF">{stamp}</dcterms:modified></cp:coreProperties>')
+@dataclass(frozen=True)
+class Properties:
+    """What the file says of itself: its author (also every comment's), the application
+    named as its maker, and the one date it was created and modified (a fixed date by
+    default: the clock would change the bytes)."""
+
+    creator: str = "xlsx"
+    application: str = "Microsoft Excel Compatible"
+    stamp: dt.datetime = dt.datetime(2000, 1, 1)
+
+    def core(self) -> str:
+        when = self.stamp.strftime("%Y-%m-%dT%H:%M:%SZ")
+        who = text(self.creator)
+        return ('<cp:coreProperties xmlns:cp="http://schemas.openxmlformats.org/package/2006/metadata/core-properties" '
+                'xmlns:dc="http://purl.org/dc/elements/1.1/" xmlns:dcterms="http://purl.org/dc/terms/" '
+                f'xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"><dc:creator>{who}</dc:creator>'
+                f'<cp:lastModifiedBy>{who}</cp:lastModifiedBy>'
+                f'<dcterms:created xsi:type="dcterms:W3CDTF">{when}</dcterms:created>'
+                f'<dcterms:modified xsi:type="dcterms:W3CDTF">{when}</dcterms:modified></cp:coreProperties>')
+
+    def app(self) -> str:
+        return ('<Properties xmlns="http://schemas.openxmlformats.org/officeDocument/2006/extended-properties">'
+                f'<Application>{text(self.application)}</Application></Properties>')
 
 
-def _timestamp() -> str:
-    stamp = config().get("timestamp") or dt.datetime(2000, 1, 1)
-    if isinstance(stamp, str):
-        stamp = dt.datetime.fromisoformat(stamp)
-    if isinstance(stamp, dt.date) and not isinstance(stamp, dt.datetime):
-        stamp = dt.datetime(stamp.year, stamp.month, stamp.day)
-    return stamp.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _comments(cells: list) -> tuple[str, str]:
+def _comments(cells: list, author: str) -> tuple[str, str]:
     """The comments part of a sheet's cells that carry one (:meth:`.sheetmodel.Sheet.comments`)
     and its VML drawing (where Excel keeps each comment's box)."""
     listed = "".join(f'<comment ref="{c.coordinate}" authorId="0"><text><t>{text(c.comment.text)}</t></text></comment>'
                      for c in cells)
-    part = (f'<comments xmlns="{MAIN_NS}"><authors><author>capplan</author></authors>'
+    part = (f'<comments xmlns="{MAIN_NS}"><authors><author>{text(author)}</author></authors>'
             f"<commentList>{listed}</commentList></comments>")
     shapes = "".join(
         f'<v:shape id="_x0000_s{1026 + i}" type="#_x0000_t202" fillcolor="#ffffe1" o:insetmode="auto" '
@@ -129,11 +129,11 @@ def _workbook(sheets: list[Sheet]) -> str:
 
 @lru_cache(maxsize=None)
 def _name_tag(name: str) -> str:
-    """A defined name's element up to its sheet (every scenario sheet defines the same names)."""
+    """A defined name's element up to its sheet (sheets alike define the same names)."""
     return f'<definedName name="{attr(name)}'
 
 
-def parts(sheets: list[Sheet], release: bool = False) -> dict[str, str]:
+def parts(sheets: list[Sheet], properties: Properties = Properties(), release: bool = False) -> dict[str, str]:
     """Every part of the package, by name. ``release``: each sheet's cells are dropped
     once its part is spelled (the workbook is being written for the last time), so a
     workbook of many sheets is not held twice, as cells and as XML."""
@@ -162,7 +162,7 @@ def parts(sheets: list[Sheet], release: bool = False) -> dict[str, str]:
             notes += 1
             comments = "rId2"
             out[f"xl/comments/comment{notes}.xml"], out[f"xl/drawings/commentsDrawing{notes}.vml"] = \
-                _comments(commented)
+                _comments(commented, properties.creator)
             rels.append((comments, "vmlDrawing", f"/xl/drawings/commentsDrawing{notes}.vml"))
             rels.append(("rId3", "comments", f"/xl/comments/comment{notes}.xml"))
             overrides.append((f"/xl/comments/comment{notes}.xml", "spreadsheetml.comments+xml"))
@@ -180,8 +180,8 @@ def parts(sheets: list[Sheet], release: bool = False) -> dict[str, str]:
     out["_rels/.rels"] = _rels([("rId1", "officeDocument", "xl/workbook.xml"),
                                 ("rId2", CORE_REL, "docProps/core.xml"),
                                 ("rId3", "extended-properties", "docProps/app.xml")])
-    out["docProps/core.xml"] = _core(_timestamp())
-    out["docProps/app.xml"] = APP_XML
+    out["docProps/core.xml"] = properties.core()
+    out["docProps/app.xml"] = properties.app()
     types = "".join(f'<Override PartName="{name}" ContentType="'
                     f'{"application/vnd.openxmlformats-package.core-properties+xml" if kind is None else CT + kind}"/>'
                     for name, kind in overrides)
@@ -193,16 +193,15 @@ def parts(sheets: list[Sheet], release: bool = False) -> dict[str, str]:
     return out
 
 
-def to_bytes(built: BuiltWorkbook, release: bool = False) -> bytes:
-    """Serialise deterministically: canonical parts in a fixed zip layout. ``release``
-    (the workbook's last use, :func:`.render_workbook`): its cells and manifest are
-    dropped as the parts are spelled, and each part once it is in the zip."""
-    method = zipfile.ZIP_DEFLATED if config().get("zip_compression") == "deflate" else zipfile.ZIP_STORED
+def to_bytes(sheets: list[Sheet], properties: Properties = Properties(), *, deflate: bool = False,
+             release: bool = False) -> bytes:
+    """The sheets as an .xlsx, deterministically: canonical parts in a fixed zip layout,
+    stored (``deflate``: compressed, the bytes then depend on the zlib build). ``release``
+    (the sheets' last use): each sheet's cells are dropped as its part is spelled, and each
+    part once it is in the zip."""
+    method = zipfile.ZIP_DEFLATED if deflate else zipfile.ZIP_STORED
     out = io.BytesIO()
-    if release:
-        built.entries = []
-        built.__dict__.pop("cells", None)
-    written = parts(built.worksheets, release)
+    written = parts(sheets, properties, release)
     with zipfile.ZipFile(out, "w", method) as dst:
         for name in sorted(written, key=lambda n: (n != "[Content_Types].xml", n)):
             info = zipfile.ZipInfo(name, date_time=ZIP_DATE)

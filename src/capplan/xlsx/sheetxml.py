@@ -16,11 +16,9 @@ import math
 import re
 from functools import lru_cache
 
-from capplan import formatting
-from capplan.errors import InternalError
-from capplan.rendering.workbook.sheetmodel import Run, Sheet, column_letter
-from capplan.rendering.workbook.stylesxml import MAIN_NS, StyleSheet
-from capplan.rendering.workbook.xmlescape import attr, text
+from .sheetmodel import Run, Sheet, column_letter
+from .stylesxml import MAIN_NS, StyleSheet
+from .xmlescape import attr, text
 
 R_NS = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
 # Protected without a password: locked cells (formulas, labels) refuse an edit, unlocked
@@ -43,10 +41,10 @@ def _text_cell(ref: str, style: str, value: str) -> str:
 
 
 def _within_excel(value: str) -> str:
-    """``value``, which Excel can hold in a cell: a plan's texts have limits that keep every cell
-    within it (``loading.plan.context.TEXT_LIMITS``), so a longer one is capplan's mistake."""
+    """``value``, which Excel can hold in a cell: a caller that writes longer text has
+    broken a promise of its own (it should bound what it writes), so this is a ValueError."""
     if len(value) > EXCEL_CELL_CHARS:
-        raise InternalError(f"a workbook text cell of {len(value):,} characters, more than Excel's "
+        raise ValueError(f"a workbook text cell of {len(value):,} characters, more than Excel's "
                             f"{EXCEL_CELL_CHARS:,} (it begins '{value[:60]}')")
     return value
 
@@ -68,6 +66,17 @@ def constant_tail(kind: str, value) -> str:
     return f"><v>{number(value)}</v></c>"
 
 
+def significant(value):
+    """A cached number to 12 significant digits, a whole one as an int: a spreadsheet
+    recalculates anyway, and the last bits of a float differ between library versions
+    (7.000000000000001 for 7), which must not change the file's bytes."""
+    if isinstance(value, float):
+        value = float(f"{value:.12g}")
+        if value.is_integer() and abs(value) < 2 ** 53:
+            return int(value)
+    return value
+
+
 class _Slot:
     """A value left open in a sheet's XML (:meth:`CellXml.pieces`)."""
 
@@ -87,9 +96,7 @@ def _cached(value) -> tuple[str, str]:
         return ' t="str"', f"<v{space}>{text(_within_excel(value))}</v>"
     if isinstance(value, float) and not math.isfinite(value):
         return "", ""
-    # 12 significant digits, as the JSON document: a spreadsheet recalculates anyway, and the
-    # last bits of a float differ between the numpy/pint versions capplan supports
-    return "", f"<v>{number(formatting.plain(value))}</v>"
+    return "", f"<v>{number(significant(value))}</v>"
 
 
 class CellXml:
@@ -133,7 +140,7 @@ class CellXml:
     def rows(self, sheet: Sheet) -> str:
         """The <row> elements: each row's cells, and the cells its runs pass through
         (:class:`.sheetmodel.Run`), in column order; a sheet that shares its shape with
-        others, as the shape's XML with its own values (:mod:`.sheetshape`)."""
+        others, as the shape's XML with its own values (:attr:`.Sheet.shape`)."""
         if sheet.shape is not None:
             found = sheet.shape.rows(self, sheet)
             if found is not None:
@@ -151,7 +158,7 @@ class CellXml:
 
     def rules(self, sheet: Sheet) -> tuple[str, str]:
         """A sheet's conditional formats and data validations, spelled once for a shape's sheets
-        (they share them: :mod:`.sheetshape`)."""
+        (they share them: :attr:`.Sheet.shape`)."""
         if sheet.shape is None:
             return _conditional(sheet, self.styles), _validations(sheet)
         found = self._rules.get(id(sheet.shape))
@@ -294,7 +301,7 @@ def _conditional(sheet: Sheet, styles: StyleSheet) -> str:
 
 @lru_cache(maxsize=4096)
 def _rule(items: tuple) -> tuple[str, str]:
-    """A validation rule's attributes and formulas (scenario sheets repeat their rules)."""
+    """A validation rule's attributes and formulas (sheets alike repeat their rules)."""
     rule = dict(items)
     attrs = "".join(f' {k}="{attr(str(rule[k]))}"' for k in VALIDATION_ORDER if k in rule)
     formulas = "".join(f"<{k}>{text(rule[k])}</{k}>" for k in ("formula1", "formula2") if k in rule)

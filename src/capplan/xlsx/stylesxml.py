@@ -9,11 +9,11 @@ reader expects second; no border).
 
 from __future__ import annotations
 
-from capplan.rendering.workbook.sheetmodel import PLAIN, Border, Fill, Font, Style
-from capplan.rendering.workbook.xmlescape import attr
+from .sheetmodel import PLAIN, Border, Fill, Font, Style
+from .xmlescape import attr
 
 MAIN_NS = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
-# Excel's built-in number formats that capplan uses; others get ids from 164.
+# Excel's built-in number formats met often; others get ids from 164.
 BUILTIN_FORMATS = {"General": 0, "0": 1, "0.00": 2, "#,##0": 3, "#,##0.00": 4, "0%": 9, "0.00%": 10, "@": 49}
 DEFAULT_FONT = '<font><name val="Calibri"/><family val="2"/><sz val="11"/></font>'
 

@@ -1,9 +1,8 @@
-"""A worksheet as capplan writes it: rows of typed cells with styles, and the
+"""A worksheet as plain data: rows of typed cells with styles, and the
 sheet's furniture (widths, heights, freeze panes, validations, conditional
-formats, names, comments, charts, page setup) as plain data.
+formats, names, comments, charts, page setup).
 
-Any sheet (a scenario, the Summary, a new kind) is written by filling one of
-these; :mod:`.sheetxml` serialises it. Styles are immutable values
+Any sheet is written by filling one of these; :mod:`.sheetxml` serialises it. Styles are immutable values
 (:class:`Style` and its parts), so cells that look alike share one object and
 the style table is built once, at serialisation. Nothing here imports
 openpyxl: its cell objects cost ~40 ms per sheet to create and write.
@@ -79,6 +78,11 @@ def column_letter(index: int) -> str:
         index, rest = divmod(index - 1, 26)
         letters = chr(65 + rest) + letters
     return letters
+
+
+def quote_sheet(title: str) -> str:
+    """A sheet title as a formula or a chart series names it: ``'it''s here'``."""
+    return "'" + title.replace("'", "''") + "'"
 
 
 @dataclass
@@ -166,10 +170,21 @@ class Run:
 
 @dataclass
 class Validation:
-    """A data validation shared by cells (Excel's rule attributes, and its cells)."""
+    """A data validation shared by cells (Excel's rule attributes, and its cells): its
+    ``errorTitle`` at most :data:`TITLE_LIMIT` characters, its ``error`` :data:`MESSAGE_LIMIT`
+    (:func:`fit`)."""
 
     rule: dict
     cells: list[str] = field(default_factory=list)
+
+
+TITLE_LIMIT = 32        # Excel's limit for a validation's error title
+MESSAGE_LIMIT = 255     # and for its error message
+
+
+def fit(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, an ellipsis its last where cut."""
+    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 @dataclass(frozen=True)
@@ -230,7 +245,8 @@ class Sheet:
         self.charts: list[Chart] = []
         self.page = PageSetup()
         self.protected = False                            # only unlocked cells take an edit (no password)
-        self.shape = None                                 # shared with sheets that repeat it (:mod:`.sheetshape`)
+        self.shape = None       # shared with sheets that repeat it: ``shape.rows(cell_xml, sheet)`` spells its
+                                # rows, or returns None to have them spelled cell by cell (:meth:`.CellXml.rows`)
 
     def cell(self, row: int, column: int) -> Cell:
         found = self.cells.get((row, column))

@@ -1,4 +1,4 @@
-"""Escaping for the XML parts capplan writes itself: one way, whatever the text."""
+"""Escaping for the XML parts this package writes: one way, whatever the text."""
 
 from __future__ import annotations
 

@@ -1,0 +1,42 @@
+"""How a sheet prints: paper, margins, fitting, repeated titles and page breaks around charts.
+
+A sheet prints one page wide (fit to width, as many pages down as it takes)
+unless it is too wide to fit, when its pages go across, then down, at full
+size, its label columns repeated. Each chart that stands alone
+(:attr:`.Chart.alone`) prints on a page of its own (manual breaks above and
+below it), so none is split; ``charts_per_page`` of them may share a page. A
+chart that reads with the table above it is no break of its own: the writer
+asks for a page to start above the table (``page.starts``).
+"""
+
+from __future__ import annotations
+
+from .sheetmodel import Sheet
+
+
+def print_setup(ws: Sheet, *, paper: int, orientation: str, margins: dict, title_rows: tuple[int, int] | None,
+                one_page: bool = False, wide: bool = False, charts_per_page: int = 1) -> None:
+    """``paper``: Excel's paperSize (9 = A4); ``margins`` in inches (left, right, top, bottom,
+    header, footer); ``title_rows`` repeat on every page; ``one_page``: fit the sheet on one
+    page; ``wide``: too wide to fit, so pages go across then down at full size, the first two
+    (label) columns repeated."""
+    page = ws.page
+    page.paper = paper
+    page.orientation = orientation
+    page.margins = dict(margins)
+    page.title_rows = title_rows
+    if wide:
+        page.title_columns, page.across_first = (1, 2), True
+    else:
+        page.fit_width, page.fit_height = 1, (1 if one_page else 0)
+    breaks = {r - 1 for r in page.starts if r > 1}
+    alone = [c for c in ws.charts if c.alone]
+    ends = set()
+    for group in range(0, len(alone), charts_per_page):
+        charts = alone[group:group + charts_per_page]
+        if charts[0].row > 0:
+            breaks.add(charts[0].row)                       # 0-based anchor = the 1-based row above
+        ends.add(max(c.row + c.rows for c in charts) + 1)
+    # a page ends below a chart group, unless the next page starts there anyway (no empty page)
+    breaks |= {e for e in ends if not any(e - 2 <= b <= e + 2 for b in breaks)}
+    page.breaks = sorted(b for b in breaks if b < ws.bottom)
