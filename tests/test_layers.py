@@ -194,6 +194,8 @@ ANALYSIS_IN_RENDERING_LEFT = {
     "capplan.rendering.candidates imports capplan.analysis.transfer",
     "capplan.rendering.demand imports capplan.analysis.demand",
     "capplan.rendering.firstscreen imports capplan.analysis.declared",
+    "capplan.rendering.firstscreen imports capplan.analysis.demand",
+    "capplan.rendering.firstscreen imports capplan.analysis.ranking",
     "capplan.rendering.holds imports capplan.analysis.collector",
     "capplan.rendering.holds imports capplan.analysis.declared",
     "capplan.rendering.holds imports capplan.analysis.flips.answers",
@@ -308,15 +310,15 @@ def test_a_cycle_inside_a_package_is_found_through_annotations_and_across_subpac
     annotated = {**CLEAN, "rendering/sub/__init__.py": "",
                  "rendering/a.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from capplan.rendering.sub.b import B\n",
                  "rendering/sub/b.py": "from capplan.rendering import a\n"}
-    assert circles_in_packages(_tree(tmp_path, annotated)) == [
+    assert circles_in_packages(tree_of(tmp_path, annotated)) == [
         "import cycle in capplan.rendering: capplan.rendering.a → capplan.rendering.sub.b → capplan.rendering.a"]
-    assert circles_in_packages(_tree(tmp_path / "clean", CLEAN)) == []
+    assert circles_in_packages(tree_of(tmp_path / "clean", CLEAN)) == []
 
 
 def test_an_analysis_import_in_rendering_is_found(tmp_path):
     planted = {**CLEAN, "analysis/__init__.py": "", "analysis/ranking.py": "",
                "rendering/view.py": "def f():\n    from capplan.analysis.ranking import MONTH\n"}
-    assert analysis_in_rendering(_tree(tmp_path, planted)) == [
+    assert analysis_in_rendering(tree_of(tmp_path, planted)) == [
         "capplan/rendering/view.py:2: capplan.rendering.view imports capplan.analysis.ranking"]
 
 
