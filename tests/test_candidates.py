@@ -328,3 +328,13 @@ def test_a_free_offer_wins_and_the_others_are_priced_in_dollars(write_plan, run_
     assert code == 0, err
     record = (write_plan(plan).parents[1] / "out" / "test-plan.md").read_text()
     assert "h200-sxm-141gb TP1 on p5e: +$73,200.00 a month; no price wins: the winner is free" in record
+
+
+@pytest.mark.parametrize("ratio, band, inside", [
+    (0.04, 0.75, False), (0.32, 0.75, True), (1.8, 0.75, False), (1.75, 0.75, True),
+    (0.6, 0.35, False), (1.4, 0.35, False), (1.3, 0.35, True)])
+def test_a_band_is_checked_on_both_sides(ratio, band, inside):
+    """'The transfer lies inside the tool's band for 12 of 12' counted only the low side (issue 39)."""
+    from capplan.rendering.candidates import within_band
+
+    assert within_band(ratio, band) is inside

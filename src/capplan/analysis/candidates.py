@@ -31,6 +31,10 @@ from capplan.language import units
 from capplan.loading.plan.candidates import KV_DTYPES, Candidate
 
 PINS = ("instance_max_rate", "compliant_share")
+# what a candidate reads of the configuration the plan's sweep measured: the plan's own values
+REFERENCE = ("reference_max_rate", "reference_decode_bound", "reference_decode_time", "reference_prefill_time")
+# the model's λ* of a candidate no file measures, its band and the transfer's ratio (the estimate group)
+LAMBDAS = ("estimated_max_rate", "estimate_band", "transferred_max_rate", "transfer_ratio")
 # what each candidate's batch keeps, per scenario (base units)
 KEEP = ("instance_max_rate", "safe_rate_per_replica", "active_replicas", "resilient_replicas", "active_gpus",
         "deployments.nodes", "deployments.deployed_gpus", "deployments.monthly_cost",
@@ -115,7 +119,8 @@ def _layout(e: Evaluation, cands, nominal: bool):
     """The scenario's graph with λ* pinned, its inputs (the scenario's own, the candidates' in
     place of the plan's; ``(1, …)`` or ``(C, 1)``) and its table rows (deployments: one, the offer)."""
     model, plan = e.model, e.plan
-    pinned = frozenset(n for n, i in e.scenario.inputs.items() if i.pinned) | frozenset(PINS)
+    pinned = (frozenset(n for n, i in e.scenario.inputs.items() if i.pinned) | frozenset(PINS)
+              | frozenset(n for n in REFERENCE if n in e.values))
     graph = _pruned(model, build(model, plan.switches, pinned, nominal=nominal))
     rows = {t: len(d.rows) for t, d in e.scenario.tables.items()}
     rows["deployments"] = 1
@@ -133,11 +138,12 @@ _PRUNED: dict[int, tuple] = {}
 
 
 def _pruned(model, graph):
-    """The graph cut to what a candidate's ranking reads (:data:`KEEP`, the λ* inputs, the model's
-    checks) and what they are computed from: the queueing figures no ranking reads are left out."""
+    """The graph cut to what a candidate's ranking reads (:data:`KEEP`, the λ* of each provenance,
+    the model's checks) and what they are computed from: the queueing figures no ranking reads are
+    left out."""
     held = _PRUNED.get(id(graph))
     if held is None or held[0] is not graph:
-        held = _PRUNED[id(graph)] = (graph, graph.cut((*KEEP, *transfer.READS)))
+        held = _PRUNED[id(graph)] = (graph, graph.cut((*KEEP, *(n for n in LAMBDAS if n in graph.nodes))))
     return held[1]
 
 
@@ -204,6 +210,11 @@ def _scalar(e: Evaluation, name: str) -> float:
     return float(np.asarray(e.values[name]).reshape(-1)[0])
 
 
+def _column(values: dict[str, np.ndarray], name: str, n: int) -> np.ndarray:
+    """A batch result as one value per candidate (a ``(1, 1)`` result is the same for all)."""
+    return np.broadcast_to(values[name], (n, 1))[:, 0]
+
+
 def _lambda_star(evaluations, cands, first):
     """λ* per candidate and scenario ``(C, S)``, with each candidate's tag, basis, band, compliant
     share ``(C, S)`` and the λ* a transfer gives ``(C,)`` (the basis in words as the nominal scenario has it)."""
@@ -222,17 +233,13 @@ def _lambda_star(evaluations, cands, first):
     share = np.zeros((n, s))
     band = np.zeros(n)
     for j, (e, (values, *_)) in enumerate(zip(evaluations, first)):
-        reads = {name: values[name] for name in transfer.READS}
-        step = transfer.step(reads, _slo(e, "tpot"), _slo(e, "e2e"))
         own = _scalar(e, "instance_max_rate")
         if reference is not None:
-            decode = bool(np.broadcast_to(step.decode_bound(own), (n, 1))[reference, 0])
-            ratio = np.broadcast_to(transfer.ratio(reads, reference, decode), (n, 1))[:, 0]
-            lam[:, j] = own * ratio
+            lam[:, j] = _column(values, "transferred_max_rate", n)
             band[:] = transfer.TRANSFER_BAND
         else:
-            lam[:, j] = np.broadcast_to(step.rate(), (n, 1))[:, 0]
-            band[:] = np.broadcast_to(step.band(), (n, 1))[:, 0]
+            lam[:, j] = _column(values, "estimated_max_rate", n)
+            band[:] = _column(values, "estimate_band", n)
         if j == 0:
             transferred = lam[:, 0].copy()
         lam[files, j] = swept[files, j]
@@ -242,8 +249,9 @@ def _lambda_star(evaluations, cands, first):
         for i, g in given.items():
             lam[i, j] = g.value
         if j == 0:
-            basis = _basis(cands, tag, lam[:, 0], given, own, reference, ratio if reference is not None else None,
-                           decode if reference is not None else None, files)
+            ratio = _column(values, "transfer_ratio", n) if reference is not None else None
+            decode = bool(_scalar(e, "reference_decode_bound")) if reference is not None else None
+            basis = _basis(cands, tag, lam[:, 0], given, own, reference, ratio, decode, files)
     band[files] = transfer.TOOL_BAND
     band[(tag == transfer.MEASURED) | (tag == transfer.GIVEN)] = 0
     share[tag != transfer.MEASURED] = 0

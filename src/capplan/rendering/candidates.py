@@ -193,11 +193,12 @@ class CandidatesView:
         mid = factors[len(factors) // 2] if len(factors) % 2 else (factors[len(factors) // 2 - 1]
                                                                   + factors[len(factors) // 2]) / 2
         ref = self.evaluated.candidates[self.evaluated.reference].label
-        in_tool = sum(1 / r["factor"] >= 1 - transfer.TOOL_BAND for r in rows)
-        in_transfer = sum(r["factor"] <= 1 + transfer.TRANSFER_BAND for r in rows)
+        in_tool = sum(within_band(1 / r["factor"], transfer.TOOL_BAND) for r in rows)
+        in_transfer = sum(within_band(r["factor"], transfer.TRANSFER_BAND) for r in rows)
         return (f"Over the {len(rows)} configurations with both, the estimate files' λ* is {factors[0]:.2f} to "
                 f"{factors[-1]:.2f} times (median {mid:.2f}) the λ* transferred from the measured {ref}. The transfer "
-                f"lies inside the tool's band (down to {100 * (1 - transfer.TOOL_BAND):.0f} % of its prediction) for "
+                f"lies inside the tool's band ({100 * (1 - transfer.TOOL_BAND):.0f} % to {100 * (1 + transfer.TOOL_BAND):.0f} % "
+                f"of its prediction) for "
                 f"{in_tool} of {len(rows)}, the tool's λ* inside the transfer's (±{100 * transfer.TRANSFER_BAND:.0f} %) "
                 f"for {in_transfer}: until one of them is benchmarked, the error of either is this wide.")
 
@@ -484,3 +485,8 @@ def options(ranking: Ranking, money=formatting.money, count: int = 3) -> list[Op
         out.append(Option(ranked.option_name(ranking, i), money(ranking.value(ranked.MONTH, i)),
                           money(ranking.value(ranked.PER_M, i) * 1e6), holds, note))
     return out
+
+
+def within_band(ratio: float, band: float) -> bool:
+    """Whether a value ``ratio`` times another lies inside the other's ± ``band``: both sides."""
+    return 1 - band <= ratio <= 1 + band

@@ -72,6 +72,7 @@ def _load(path: Path, model: Model, display: str | None) -> Plan:
     model_entry = ctx.model_entry = entries.entry(ctx, "model")
     ctx.switches = document.switches(ctx, model_entry)
     traffic.switch(ctx)
+    candidates.switch(ctx)
     ctx.slos = document.slos(ctx)
     ctx.model = ctx.model.with_slos(ctx.slos)
     ctx.active = set(ctx.model.active(ctx.switches))

@@ -55,6 +55,16 @@ KV_DTYPES = {"auto": None, "bf16": 2.0, "bfloat16": 2.0, "fp16": 2.0, "float16":
              "fp8": 1.0, "fp8_e4m3": 1.0, "fp8_e5m2": 1.0}
 
 
+def switch(ctx: Context) -> None:
+    """``candidates: ranked`` when the plan has ``candidates:``, which brings in the model's
+    estimate group (the λ* of a candidate no file measures); no such switch otherwise, so a
+    plan without candidates is the same plan (and the same outputs) as before."""
+    if ctx.data.get(SECTION) is None:
+        ctx.switches.pop(SECTION, None)
+    else:
+        ctx.switches[SECTION] = "ranked"
+
+
 @dataclass(frozen=True)
 class Offer:
     """One offer: a deployment row and the GPU it rents."""
