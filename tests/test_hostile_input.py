@@ -66,6 +66,21 @@ def test_hostile_file_is_refused_with_a_located_message(case, write_plan, run_ma
         assert fragment in first, f"{fragment!r} not in {first!r}"
 
 
+@pytest.mark.parametrize("text, expected", [
+    ("gpu: !!bool maybe\n", ":1: gpu: 'maybe' is not a valid bool: "),
+    ("tables:\n  as_of: !!timestamp soon\n", ":2: tables.as_of: 'soon' is not a valid timestamp: "),
+    ("gpu: !!float fast\n", ":1: gpu: 'fast' is not a valid float: "),
+], ids=["bool", "timestamp", "float"])
+def test_a_tagged_value_that_its_tag_cannot_build_is_refused(text, expected, write_plan, run_main, tmp_path,
+                                                              monkeypatch):
+    """An explicit tag (!!bool, !!timestamp) on text that is no such value is a located
+    message, as an impossible date is, never a traceback."""
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run_main("eval", write_plan(text))
+    assert code == 1, err
+    assert expected in err.splitlines()[0]
+
+
 BOMBS = {
     "alias bomb": ALIAS_BOMB,
     "deep flow nesting": "a: " + "[" * 5000 + "]" * 5000,

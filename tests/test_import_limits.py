@@ -16,9 +16,11 @@ import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 from conftest import BASE_PLAN, ROOT
 
 from capplan.errors import CapplanError
+from capplan.language import yamlevents
 from capplan.loading import hf_config
 from capplan.loading.sweeps import files, read_sweep, reading
 
@@ -374,6 +376,34 @@ def test_a_hostile_yaml_report_is_refused_naming_the_file(tmp_path, text, messag
         read_sweep(tmp_path, ["benchmarks.yaml"])
     assert info.value.message.startswith(message)
     assert (info.value.file, info.value.line) == ("benchmarks.yaml", line)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("benchmarks: [0b_]\n", "'0b_' is not a valid int: "),
+    ("benchmarks: [!!int many]\n", "'many' is not a valid int: "),
+    ("benchmarks: [!!bool maybe]\n", "'maybe' is not a valid bool: "),
+], ids=["binary without digits", "tagged int", "tagged bool"])
+def test_a_yaml_report_value_its_type_cannot_build_is_refused(tmp_path, text, message):
+    """A value YAML resolves (or a tag declares) as a number or a boolean but that is none
+    is refused at its line, as in a plan, never a traceback."""
+    (tmp_path / "benchmarks.yaml").write_text(text, encoding="utf-8")
+    with pytest.raises(CapplanError) as info:
+        read_sweep(tmp_path, ["benchmarks.yaml"])
+    assert info.value.message.startswith(message)
+    assert (info.value.file, info.value.line) == ("benchmarks.yaml", 1)
+
+
+@pytest.mark.parametrize("loader", ["CSafeLoader", "SafeLoader"])
+def test_half_a_surrogate_pair_in_a_yaml_report_is_refused_by_both_loaders(tmp_path, monkeypatch, loader):
+    """libyaml refuses the escape "\\uD800"; the pure-Python parser builds a string no output
+    could encode, so the report is refused at its line there too, as a plan is."""
+    if not hasattr(yaml, loader):
+        pytest.skip("PyYAML without libyaml")
+    monkeypatch.setattr(yamlevents, "LOADER", getattr(yaml, loader))
+    (tmp_path / "benchmarks.yaml").write_text('benchmarks: []\nnote: "x\\uD800y"\n', encoding="utf-8")
+    with pytest.raises(CapplanError) as info:
+        read_sweep(tmp_path, ["benchmarks.yaml"])
+    assert (info.value.file, info.value.line) == ("benchmarks.yaml", 2)
 
 
 def test_a_yaml_report_reads_as_its_json_twin_with_shared_values_counted_once(tmp_path):

@@ -52,7 +52,7 @@ def placeholders(plan) -> list[str]:
     left. A value stays a placeholder while its text says so, whatever the number beside it."""
     if plan.doc is None:
         return []
-    from capplan.language.yamlfile import dotted
+    from capplan.language.yamlevents import dotted
 
     out = []
 

@@ -11,8 +11,8 @@ JSON is parsed by the standard library's C scanner, which recurses once per
 level of nesting and turns an integer of thousands of digits into a number
 with work quadratic in its length. So the depth is measured first, in one
 linear pass over the bytes with the strings blanked out, and refused beyond
-:data:`~capplan.language.yamlfile.MAX_DEPTH` (the limit plans have); an
-integer longer than :data:`~capplan.language.yamlfile.MAX_NUMBER_CHARS`
+:data:`~capplan.language.yamlevents.MAX_DEPTH` (the limit plans have); an
+integer longer than :data:`~capplan.language.yamlevents.MAX_NUMBER_CHARS`
 digits is refused as the scanner meets it. Each refusal names the line in its
 text (a plan's message about an import names the file, not the file's line).
 
@@ -30,11 +30,12 @@ import numpy as np
 
 from capplan import bounded
 from capplan.errors import CapplanError
-from capplan.language.yamlfile import MAX_BYTES, MAX_DEPTH, MAX_NUMBER_CHARS
+from capplan.language.yamlevents import MAX_DEPTH, MAX_NUMBER_CHARS
+from capplan.language.yamlfile import MAX_BYTES
 
 MIB = 2 ** 20
 MAX_FILE_BYTES = 64 * MIB         # one benchmark file; a vLLM --save-result of 10,000 requests (texts too) is ~55 MB
-MAX_YAML_BYTES = MAX_BYTES        # a YAML report (built from libyaml's events, see yamldata): a plan's limit
+MAX_YAML_BYTES = MAX_BYTES        # a YAML report (built from the parser's events, see yamldata): a plan's limit
 MAX_REQUESTS = 1_000_000          # per-request entries of one run
 MAX_GAPS = 10_000_000             # inter-token gaps (vLLM itls) of one run: 10,000 requests of 1,000 tokens
 MAX_IMPORT_BYTES = 256 * MIB      # every file of one import together
