@@ -118,3 +118,16 @@ def test_the_script_writes_every_mapped_row_as_json(measured, tmp_path, capsys):
     assert {w["group"] for w in written} == {"trtllm-perf", "vllm-llm-k8s"}
     assert len(written) == sum(1 for r in measured.values() if not r.group.startswith("mlperf"))
     assert "| **all** |" in capsys.readouterr().out
+
+
+def test_the_fits_grid_is_the_model_evaluated_with_those_constants(measured, tmp_path):
+    """--fit runs the plan's own graph over the grid in one batch: a grid point's estimate is the
+    estimate of the plan given those constants as inputs (--constants)."""
+    from calibration import fit
+
+    m = rows.map_row(measured[1])
+    point = {"hbm_efficiency": 0.8, "tensor_efficiency": 0.6, "estimate_slowdown": 2.0}
+    grid = fit.over_grid(predict.evaluated(m, tmp_path))[fit.points().index(point)]
+    given = predict.estimate_values(predict.evaluated(m, tmp_path, point))
+    assert grid["estimated_max_rate"] == pytest.approx(given["estimated_max_rate"], rel=1e-12)
+    assert grid["estimate_band"] == pytest.approx(given["estimate_band"], rel=1e-12)
