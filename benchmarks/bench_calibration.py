@@ -1,0 +1,103 @@
+"""capplan's built-in throughput estimate against published measurements (issue 39).
+
+    python benchmarks/bench_calibration.py [--csv FILE] [--json FILE] [--constants FILE.yaml]
+                                           [--leave-out SOURCE_PREFIX ...] [--fit]
+
+For every row of ``../shared/calibration/measurements.csv`` (``--csv``; ``$CAPPLAN_SHARED`` names
+the shared folder) it writes, in a scratch folder, the plan that states the measured point as
+capplan would plan it (``calibration/rows.py``), evaluates it in-process and compares the
+model's estimate group with the measurement (``calibration/predict.py``): λ̂* × replicas
+against req/s for offline and MLPerf-server rows, the mixed-batch step t(λ) at the achieved
+rate against the median TPOT for open-loop rows. It prints Markdown: per row, measured,
+predicted, their ratio and whether the band holds the measurement; then by source, engine,
+GPU and format the median and 90th-percentile factor off and the share inside the band.
+
+``--constants FILE.yaml`` sets inputs on every plan (``hbm_efficiency: 0.8``); a key
+``engines: {vllm: {...}, trt-llm: {...}}`` sets inputs on that engine's rows only.
+``--leave-out PREFIX`` leaves out the rows whose source group (``mlperf-v4.1``,
+``trtllm-perf``, ``vllm-llm-k8s``) or source starts with PREFIX from the comparison.
+``--fit`` grid-searches hbm_efficiency, tensor_efficiency and estimate_slowdown per engine,
+leaving each source group out in turn, and reports the held-out error
+(``calibration/fit.py``). ``--json FILE`` writes the per-row results.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import yaml
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from calibration import fit, predict, report, rows  # noqa: E402
+
+from capplan.errors import CapplanError  # noqa: E402
+
+SHARED = Path(os.environ.get("CAPPLAN_SHARED") or HERE.parent.parent / "shared")
+
+
+def arguments(argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--csv", type=Path, default=SHARED / "calibration" / "measurements.csv")
+    parser.add_argument("--json", type=Path, help="write the per-row results here")
+    parser.add_argument("--constants", type=Path, help="YAML of inputs set on every plan")
+    parser.add_argument("--leave-out", action="append", default=[], metavar="SOURCE_PREFIX",
+                        help="leave out rows whose source group or source starts with this (repeatable)")
+    parser.add_argument("--fit", action="store_true", help="leave-one-source-out grid search per engine")
+    return parser.parse_args(argv)
+
+
+def constants_for(given: dict, engine: str) -> dict:
+    """The inputs ``--constants`` sets on an engine's rows: the common ones, then the engine's own."""
+    common = {k: v for k, v in given.items() if k != "engines"}
+    return {**common, **(given.get("engines") or {}).get(engine, {})}
+
+
+def left_out(row: rows.Row, prefixes: list[str]) -> bool:
+    return any(row.group.startswith(p) or row.source.startswith(p) for p in prefixes)
+
+
+def main(argv=None) -> int:
+    args = arguments(argv)
+    if not args.csv.exists():
+        print(f"no calibration set at {args.csv} (give --csv, or set CAPPLAN_SHARED)", file=sys.stderr)
+        return 2
+    given = yaml.safe_load(args.constants.read_text(encoding="utf-8")) or {} if args.constants else {}
+    if not isinstance(given, dict):
+        print(f"{args.constants}: a mapping of input names to values is expected", file=sys.stderr)
+        return 2
+    kept = [r for r in rows.read(args.csv) if not left_out(r, args.leave_out)]
+    mapped, skipped = [], []
+    for row in kept:
+        m = rows.map_row(row)
+        (mapped.append(m) if isinstance(m, rows.Mapped) else skipped.append((row, m)))
+    with tempfile.TemporaryDirectory(prefix="capplan-calibration-") as scratch:
+        evaluations = []
+        for m in mapped:
+            try:
+                evaluations.append(predict.evaluated(m, Path(scratch), constants_for(given, m.row.engine)))
+            except CapplanError as err:     # the plan is a scratch file: name the row and the constants
+                print(f"{args.constants or 'bench_calibration.py'}: row {m.row.number}'s plan: {err.message}",
+                      file=sys.stderr)
+                return 1
+        results = [predict.compare(m, predict.estimate_values(e)) for m, e in zip(mapped, evaluations)]
+        heading = "capplan's estimate against the calibration set" + (
+            f" (constants from {args.constants.name})" if args.constants else "") + (
+            f", leaving out {', '.join(args.leave_out)}" if args.leave_out else "")
+        print(report.markdown(results, skipped, heading))
+        if args.fit:
+            print(fit.markdown(fit.cross_validate(mapped, evaluations)))
+    if args.json:
+        args.json.write_text(json.dumps([report.as_json(r) for r in results], indent=1, ensure_ascii=False) + "\n",
+                             encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,84 @@
+"""What capplan's estimate group predicts for a mapped row, against what was measured.
+
+Rate rows (``offline``, ``mlperf-server``): the model's ``estimated_max_rate`` × replicas
+(n_gpus / TP) against the measured req/s. The estimate is a bound with a band below it, so a
+measurement is *inside* when ``estimated × (1 − estimate_band) ≤ measured ≤ estimated``.
+
+Open-loop rows (``vllm bench serve`` at a fixed rate): the model's mixed-batch step at the
+achieved rate per replica, ``t(λ) = R₀ / (1 − λ·a)``, against the measured median TPOT. The band
+of a step is the same slower step the rate's band rests on, ``s·R₀ / (1 − λ·s·a)`` with
+``s = estimate_slowdown``: inside when ``t(λ) ≤ measured ≤ s·R₀ / (1 − λ·s·a)``. A rate at or past
+the model's saturation (λ·a ≥ 1) predicts an unbounded step: never inside.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import yaml
+from calibration.rows import RATE_MODES, Mapped, plan
+
+from capplan.analysis.pipeline import evaluate_plan
+
+
+@dataclass
+class Result:
+    """One row's comparison (rates in req/s, steps in ms)."""
+
+    mapped: Mapped
+    measured: float
+    predicted: float
+    low: float                   # the band's ends, in the measured quantity's unit
+    high: float
+    limit: str                   # what bounds the estimate: the SLO step, the KV pool, or the step at λ
+    values: dict[str, float]     # the estimate group's values (base units) the prediction read
+
+    @property
+    def ratio(self) -> float:
+        return self.predicted / self.measured
+
+    @property
+    def factor_off(self) -> float:
+        return max(self.ratio, 1 / self.ratio) if self.ratio > 0 else math.inf
+
+    @property
+    def inside(self) -> bool:
+        return self.low <= self.measured <= self.high
+
+    @property
+    def unit(self) -> str:
+        return "req/s" if self.mapped.row.mode in RATE_MODES else "ms TPOT p50"
+
+
+def evaluated(m: Mapped, folder: Path, constants: dict | None = None):
+    """The nominal evaluation of ``m``'s plan, written to ``folder``."""
+    path = folder / f"row-{m.row.number:02d}.yaml"
+    path.write_text(yaml.safe_dump(plan(m, constants), sort_keys=False, allow_unicode=True), encoding="utf-8")
+    return evaluate_plan(path)[1][0]
+
+
+def estimate_values(evaluation) -> dict[str, float]:
+    """The estimate group's values of an evaluation (base units: s, req/s)."""
+    return {n: float(v) for n, v in evaluation.values.items() if n.startswith("estimate") and np.ndim(v) == 0}
+
+
+def compare(m: Mapped, values: dict[str, float]) -> Result:
+    """``m``'s measurement against what ``values`` (the estimate group) predict for it."""
+    row = m.row
+    if row.mode in RATE_MODES:
+        estimate = values["estimated_max_rate"] * m.replicas
+        limit = "KV pool" if values["estimate_kv_rate"] <= values["estimate_slo_rate"] else "SLO step"
+        return Result(m, row.req_per_s, estimate, estimate * (1 - values["estimate_band"]), estimate, limit, values)
+    rate = row.req_per_s / m.replicas
+    r0, a, s = values["estimate_weights_time"], values["estimate_step_growth"], values["estimate_slowdown"]
+    step = 1000 * r0 / (1 - rate * a) if rate * a < 1 else math.inf
+    slow = 1000 * s * r0 / (1 - rate * s * a) if rate * s * a < 1 else math.inf
+    return Result(m, row.tpot_p50_ms, step, step, slow, f"step at {rate:.3g} req/s", values)
+
+
+def predict(m: Mapped, folder: Path, constants: dict | None = None) -> Result:
+    """Write, evaluate and compare one mapped row."""
+    return compare(m, estimate_values(evaluated(m, folder, constants)))

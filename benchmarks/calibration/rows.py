@@ -1,0 +1,204 @@
+"""The calibration set's rows as the plans capplan would write for them.
+
+``../shared/calibration/measurements.csv`` holds published measurements (MLPerf, TensorRT-LLM's
+performance tables, ``vllm bench serve`` files), each with its source. A row capplan can state
+becomes one plan: the catalog GPU and model (the row's weight format where the catalog has it,
+else the format's bytes per parameter as an input, said so), ``gpus_per_replica`` = the row's TP,
+one traffic class of the row's mean lengths, the SLOs of the row's mode, a ``candidates:``
+section of just that configuration (so the model's estimate group is evaluated) and a load sweep
+the plan needs but nobody compares. A row it cannot state is skipped with the reason.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from capplan.loading import catalog
+
+# the three groups of the set's README, by the repository that publishes them
+SOURCES = {"mlcommons/inference_results_v4.1": "mlperf-v4.1",
+           "NVIDIA/TensorRT-LLM": "trtllm-perf",
+           "surajssd/llm-k8s": "vllm-llm-k8s"}
+# bytes per parameter of a format the catalog lacks for a model (models.yaml's header: FP8 1 B,
+# NVFP4 4-bit values and one 8-bit scale per 16 = 0.5625 B; unconverted layers left out)
+FORMAT_BYTES = {"bf16": 2.0, "fp8": 1.0, "nvfp4": 0.5625}
+# precision a row leaves blank, as the set's README and the row's notes suggest
+ASSUMED_FORMAT = {("mlperf-v4.1", "b200-hgx"): ("nvfp4", "NVIDIA's B200 preview was publicised as FP4 (row notes)"),
+                  ("mlperf-v4.1", None): ("fp8", "NVIDIA's Hopper llama2 submissions are usually FP8 (README)")}
+MLPERF_SERVER = {"ttft_p99_slo": "2 s", "tpot_p99_slo": "200 ms", "e2e_p99_slo": "1 h"}
+# no latency limit: loose SLOs, so the KV pool or the compute the step takes limits the estimate
+LOOSE = {"ttft_p99_slo": "1 h", "tpot_p99_slo": "10 s", "e2e_p99_slo": "1 h"}
+SLOS = {"mlperf-server": MLPERF_SERVER, "offline": LOOSE, "open-loop rate": LOOSE}
+RATE_MODES = ("mlperf-server", "offline")
+
+
+@dataclass
+class Row:
+    """One measurement as the CSV states it (lengths and rates as numbers; blank: None)."""
+
+    number: int                    # 1-based, in file order
+    source: str
+    group: str                     # short name of the source (SOURCES)
+    model: str
+    gpu: str
+    n_gpus: int
+    tp: int | None
+    precision: str
+    engine: str                    # trt-llm or vllm
+    isl: float
+    osl: float
+    mode: str
+    req_per_s: float | None        # measured (offline TensorRT-LLM rows: output tok/s over osl)
+    tpot_p50_ms: float | None
+    derived_rate: bool = False     # req/s computed from output tok/s
+
+
+@dataclass
+class Mapped:
+    """A row stated as capplan would plan it, with every assumption the statement makes."""
+
+    row: Row
+    gpu: str                       # catalog id
+    model: str                     # catalog id
+    tp: int
+    format: str                    # bf16, fp8, nvfp4
+    in_catalog: bool               # the model's catalog lists the format
+    kv_bytes: float | None         # 1 for a stated FP8 KV cache
+    assumptions: list[str] = field(default_factory=list)
+
+    @property
+    def replicas(self) -> float:
+        return self.row.n_gpus / self.tp
+
+
+def number(text: str) -> float | None:
+    """The leading number of a cell (``222.33 (mean …)`` -> 222.33; ``inf`` -> inf); None when blank."""
+    found = re.match(r"\s*(inf|[0-9]+(?:\.[0-9]*)?)", text or "")
+    return None if found is None else float(found.group(1))
+
+
+def group(source: str) -> str:
+    """The short name of a row's source: its group in the README, else its repository's name."""
+    repo = source.partition("@")[0]
+    return SOURCES.get(repo, repo.rpartition("/")[2])
+
+
+def read(path: Path) -> list[Row]:
+    """Every row of the CSV, numbered from 1."""
+    with path.open(newline="", encoding="utf-8") as handle:
+        return [_row(k, cells) for k, cells in enumerate(csv.DictReader(handle), 1)]
+
+
+def _row(k: int, cells: dict[str, str]) -> Row:
+    rate, osl = number(cells["req_per_s"]), number(cells["osl"])
+    tokens = number(cells["output_tok_per_s"])
+    derived = rate is None and tokens is not None and osl
+    tp = number(cells["tp"])
+    return Row(number=k, source=cells["source"], group=group(cells["source"]), model=cells["model"],
+               gpu=cells["gpu"], n_gpus=int(number(cells["n_gpus"])), tp=None if tp is None else int(tp),
+               precision=cells["precision"], engine=cells["engine"].split()[0].lower(),
+               isl=number(cells["isl"]), osl=osl, mode=cells["mode"],
+               req_per_s=tokens / osl if derived else rate, tpot_p50_ms=number(cells["tpot_p50_ms"]),
+               derived_rate=bool(derived))
+
+
+def catalog_id(kind: str, name: str) -> str | None:
+    """The catalog id a published name means: the name, else the longest leading part of it the
+    catalog knows (``B200-SXM-180GB`` -> b200-hgx, ``Llama-3.1-8B-Instruct-FP8`` -> llama-3.1-8b,
+    ``Llama-2-70b-chat-hf`` -> llama-2-70b; a part must be a whole name the catalog lists, so
+    ``Llama`` alone means none); None when no part is known."""
+    words = catalog.normal(name.split("(")[0]).split("-")
+    for end in range(len(words), 0, -1):
+        found = catalog.resolve(kind, "-".join(words[:end]))
+        if found is not None:
+            return found
+    return None
+
+
+def weight_format(row: Row, gpu: str) -> tuple[str, str | None]:
+    """The row's weight format and, when the row does not state it, the assumption made."""
+    text = row.precision.lower()
+    for fmt, marks in (("nvfp4", ("fp4",)), ("fp8", ("fp8",)), ("bf16", ("bf16", "bfloat16"))):
+        if any(m in text for m in marks):
+            return fmt, None
+    fmt, why = ASSUMED_FORMAT.get((row.group, gpu)) or ASSUMED_FORMAT.get((row.group, None)) or ("bf16", None)
+    return fmt, f"precision not stated: {fmt} assumed ({why or 'capplan default'})"
+
+
+def map_row(row: Row) -> Mapped | str:
+    """The row as capplan would plan it, or why it cannot be stated (a string)."""
+    gpu, model = catalog_id("gpu", row.gpu), catalog_id("model", row.model)
+    if gpu is None:
+        return f"GPU '{row.gpu}' is not in capplan's catalog"
+    if model is None:
+        return f"model '{row.model}' is not in capplan's catalog"
+    if row.mode not in SLOS:
+        return f"mode '{row.mode}' has no mapping to a plan"
+    measured = row.tpot_p50_ms if row.mode == "open-loop rate" else row.req_per_s
+    if measured is None:
+        return "the row states no " + ("tpot_p50_ms" if row.mode == "open-loop rate" else "req_per_s or output tok/s")
+    assumptions = []
+    if catalog.normal(row.gpu.split("(")[0]) != catalog.normal(gpu):
+        assumptions.append(f"GPU {row.gpu.split('(')[0].strip()} read as catalog {gpu}")
+    tp = row.tp
+    if tp is None:
+        tp = row.n_gpus
+        assumptions.append(f"TP not stated: TP{tp} assumed (all {row.n_gpus} GPUs one replica)")
+    fmt, assumed = weight_format(row, gpu)
+    if assumed:
+        assumptions.append(assumed)
+    in_catalog = fmt in catalog.lookup("model", model).weights or (fmt == "bf16" and not
+                                                                      catalog.lookup("model", model).weights)
+    if not in_catalog:
+        assumptions.append(f"{model} has no {fmt} format in the catalog: weight_bytes_per_param "
+                           f"{FORMAT_BYTES[fmt]:g} B given as an input (compute still at the BF16 rate)")
+    kv = 1.0 if "fp8 kv" in row.precision.lower() else None
+    if kv:
+        assumptions.append("FP8 KV cache (stated): kv_bytes_per_element 1 B")
+    if row.derived_rate:
+        assumptions.append("req/s = output tok/s ÷ osl")
+    return Mapped(row=row, gpu=gpu, model=model, tp=tp, format=fmt, in_catalog=in_catalog, kv_bytes=kv,
+                  assumptions=assumptions)
+
+
+def plan(m: Mapped, constants: dict | None = None) -> dict:
+    """The plan stating ``m``'s measured point: ``constants`` (input name -> value) set on it last."""
+    row = m.row
+    model = {"id": m.model, "weights": m.format} if m.in_catalog and catalog.lookup("model", m.model).weights \
+        else m.model
+    per_node = max(8, m.tp)
+    inputs = {"gpus_per_replica": f"{m.tp} GPU",
+              "peak_arrival_rate": f"{_rate(row):g} req/s",
+              "peak_to_average_ratio": 1.0, **SLOS[row.mode]}
+    if not m.in_catalog:
+        inputs["weight_bytes_per_param"] = {"value": f"{FORMAT_BYTES[m.format]} B",
+                                            "source": f"{m.format} (not a catalog format of {m.model})"}
+    if m.kv_bytes:
+        inputs["kv_bytes_per_element"] = f"{m.kv_bytes:g} B"
+    for name, value in (constants or {}).items():
+        inputs[name] = {"value": value, "source": "bench_calibration.py --constants"}
+    offer = {"name": "bench", "gpu": m.gpu, "gpus_per_node": per_node, "node_hourly_cost": "1 USD/h",
+             "as_of": "2026-01-01", "source": "a dummy offer: the harness compares λ*, not prices"}
+    return {
+        "title": f"calibration row {row.number}: {row.model} on {row.gpu} x{row.n_gpus} ({row.mode})",
+        "gpu": m.gpu, "model": model, "inputs": inputs,
+        "tables": {
+            "classes": {"rows": [{"name": "bench", "weight": 1.0, "prompt_tokens": row.isl,
+                                  "output_tokens": row.osl}]},
+            "load_sweep": {"note": "a passing row the plan needs; not what the harness compares",
+                           "rows": [{"arrival_rate": "0.01 req/s", "ttft_p99": "1 ms", "tpot_p99": "1 ms",
+                                     "e2e_p99": "1 s"}]},
+            "deployments": {"rows": [{"name": "bench", "gpus_per_node": per_node,
+                                      "node_hourly_cost": "1 USD/h"}]}},
+        "candidates": {"gpus": [m.gpu], "tp": [m.tp], "offers": [offer]},
+    }
+
+
+def _rate(row: Row) -> float:
+    """A peak for the plan: the measured rate where it is finite, else 1 req/s (not compared)."""
+    rate = row.req_per_s
+    return rate if rate is not None and math.isfinite(rate) and rate > 0 else 1.0

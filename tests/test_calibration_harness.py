@@ -1,0 +1,133 @@
+"""benchmarks/bench_calibration.py: a published measurement stated as the plan capplan would write,
+and the comparison it prints (issue 39).
+
+The rows come from ``../shared/calibration/measurements.csv``; tests that read it are skipped,
+saying why, when the shared folder is absent. The comparison itself is checked on values given
+by hand, so the factor and the band rule are tested wherever the suite runs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+
+import pytest
+from conftest import ROOT
+from shared_examples import SHARED
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import bench_calibration  # noqa: E402
+from calibration import predict, rows  # noqa: E402
+
+CSV = SHARED / "calibration" / "measurements.csv"
+
+
+@pytest.fixture(scope="module")
+def measured():
+    if not CSV.exists():
+        pytest.skip(f"the shared calibration set is not here: {CSV} (set CAPPLAN_SHARED to the folder "
+                    "that holds calibration/)")
+    return {r.number: r for r in rows.read(CSV)}
+
+
+def test_an_mlperf_server_row_is_planned_on_its_gpu_with_mlperfs_slos(measured):
+    row = measured[1]
+    assert (row.group, row.mode, row.gpu) == ("mlperf-v4.1", "mlperf-server", "H200-SXM-141GB")
+    m = rows.map_row(row)
+    plan = rows.plan(m)
+    assert plan["gpu"] == "h200-sxm-141gb" and plan["candidates"]["gpus"] == ["h200-sxm-141gb"]
+    assert plan["inputs"]["gpus_per_replica"] == "8 GPU" and plan["candidates"]["tp"] == [8]
+    assert plan["tables"]["classes"]["rows"] == [{"name": "bench", "weight": 1.0, "prompt_tokens": 222.33,
+                                                  "output_tokens": 294.45}]
+    assert (plan["inputs"]["ttft_p99_slo"], plan["inputs"]["tpot_p99_slo"]) == ("2 s", "200 ms")
+    assert any("TP not stated: TP8 assumed" in a for a in m.assumptions)
+    assert plan["inputs"]["weight_bytes_per_param"]["value"] == "1.0 B"     # llama-2-70b lists no FP8 format
+
+
+def test_a_tensorrt_llm_row_takes_the_catalog_format_and_its_rate_from_tokens(measured):
+    row = measured[17]
+    m = rows.map_row(row)
+    plan = rows.plan(m)
+    assert plan["model"] == {"id": "llama-3.3-70b", "weights": "fp8"} and "weight_bytes_per_param" not in plan["inputs"]
+    assert (m.gpu, m.tp, m.replicas) == ("h100-sxm5-80gb", 2, 1)
+    assert row.req_per_s == pytest.approx(4205 / 1000)
+    assert plan["inputs"]["tpot_p99_slo"] == "10 s"       # offline: loose SLOs
+
+
+def test_a_gpu_the_catalog_lacks_is_skipped_with_the_reason():
+    row = rows.Row(number=99, source="x/y@0:z", group="y", model="meta-llama/Llama-3.3-70B-Instruct",
+                   gpu="TPU v5e", n_gpus=8, tp=8, precision="bf16", engine="vllm", isl=100, osl=100,
+                   mode="offline", req_per_s=1.0, tpot_p50_ms=None)
+    assert rows.map_row(row) == "GPU 'TPU v5e' is not in capplan's catalog"
+
+
+def test_published_names_map_to_catalog_ids():
+    assert rows.catalog_id("gpu", "B200-SXM-180GB") == "b200-hgx"
+    assert rows.catalog_id("gpu", "A100-SXM4-40GB (inferred from Azure ND96asr_v4)") == "a100-sxm4-40gb"
+    assert rows.catalog_id("model", "nvidia/Llama-3.1-8B-Instruct-FP8") == "llama-3.1-8b"
+    assert rows.catalog_id("model", "meta-llama/Llama-2-70b-chat-hf") == "llama-2-70b"
+    assert rows.catalog_id("model", "Llama") is None
+
+
+def _mapped(mode: str, measured_value: float, n_gpus: int = 8, tp: int = 4) -> rows.Mapped:
+    row = rows.Row(number=1, source="s", group="g", model="m", gpu="g", n_gpus=n_gpus, tp=tp, precision="",
+                   engine="vllm", isl=100, osl=100, mode=mode,
+                   req_per_s=measured_value if mode != "open-loop rate" else 4.0,
+                   tpot_p50_ms=measured_value if mode == "open-loop rate" else None)
+    return rows.Mapped(row=row, gpu="h100-sxm5-80gb", model="llama-3.3-70b", tp=tp, format="bf16",
+                       in_catalog=True, kv_bytes=None)
+
+
+def test_a_rate_row_compares_the_estimate_times_replicas_and_its_band_below_it():
+    values = {"estimated_max_rate": 3.0, "estimate_band": 0.4, "estimate_kv_rate": 5.0, "estimate_slo_rate": 3.0}
+    r = predict.compare(_mapped("mlperf-server", 10.0), values)          # 8 GPUs / TP4: two replicas
+    assert r.predicted == 6.0 and r.ratio == 0.6
+    assert r.factor_off == pytest.approx(10 / 6)
+    assert (r.low, r.high, r.inside, r.limit) == (pytest.approx(3.6), 6.0, False, "SLO step")
+    assert predict.compare(_mapped("offline", 5.0), values).inside          # 3.6 ≤ 5 ≤ 6
+
+
+def test_an_open_loop_row_compares_the_step_at_the_achieved_rate_per_replica():
+    values = {"estimate_weights_time": 0.010, "estimate_step_growth": 0.1, "estimate_slowdown": 1.5}
+    r = predict.compare(_mapped("open-loop rate", 20.0), values)         # 4 req/s over two replicas: λ = 2
+    assert r.predicted == pytest.approx(10 / (1 - 0.2))                   # t = R0 / (1 − λa) = 12.5 ms
+    assert r.high == pytest.approx(15 / (1 - 0.3))                        # s·R0 / (1 − λ·s·a) ≈ 21.4 ms
+    assert r.inside and r.factor_off == pytest.approx(20 / 12.5)
+    saturated = predict.compare(_mapped("open-loop rate", 20.0), dict(values, estimate_step_growth=0.5))
+    assert math.isinf(saturated.predicted) and not saturated.inside
+
+
+def test_the_harness_computes_one_rows_factor_from_the_models_values(measured, tmp_path):
+    """Row 17 (Llama-3.3-70B FP8, H100 TP2, 1000/1000, offline): the factor by hand from the
+    estimate group's own values, R₀, a, the step target and the KV rate."""
+    m = rows.map_row(measured[17])
+    r = predict.predict(m, tmp_path)
+    v = r.values
+    slo = (v["estimate_step_target"] - v["estimate_weights_time"]) / (v["estimate_step_target"] * v["estimate_step_growth"])
+    by_hand = min(slo, v["estimate_kv_rate"]) * 1        # one replica
+    assert r.predicted == pytest.approx(by_hand)
+    assert r.factor_off == pytest.approx(max(by_hand / (4205 / 1000), (4205 / 1000) / by_hand))
+
+
+def test_the_script_writes_every_mapped_row_as_json(measured, tmp_path, capsys):
+    out = tmp_path / "rows.json"
+    assert bench_calibration.main(["--csv", str(CSV), "--json", str(out), "--leave-out", "mlperf"]) == 0
+    written = json.loads(out.read_text())
+    assert {w["group"] for w in written} == {"trtllm-perf", "vllm-llm-k8s"}
+    assert len(written) == sum(1 for r in measured.values() if not r.group.startswith("mlperf"))
+    assert "| **all** |" in capsys.readouterr().out
+
+
+def test_the_fits_grid_is_the_model_evaluated_with_those_constants(measured, tmp_path):
+    """--fit runs the plan's own graph over the grid in one batch: a grid point's estimate is the
+    estimate of the plan given those constants as inputs (--constants)."""
+    from calibration import fit
+
+    m = rows.map_row(measured[1])
+    point = {"hbm_efficiency": 0.8, "tensor_efficiency": 0.6, "estimate_slowdown": 2.0}
+    grid = fit.over_grid(predict.evaluated(m, tmp_path))[fit.points().index(point)]
+    given = predict.estimate_values(predict.evaluated(m, tmp_path, point))
+    assert grid["estimated_max_rate"] == pytest.approx(given["estimated_max_rate"], rel=1e-12)
+    assert grid["estimate_band"] == pytest.approx(given["estimate_band"], rel=1e-12)
