@@ -114,7 +114,7 @@ def test_sheets_print_one_page_wide_with_headers_repeated_and_charts_alone():
     assert holds - 1 in {b.id for b in nominal.row_breaks.brk}      # the table and its tornado start a page
     summary = wb["Summary"]
     assert (summary.page_setup.orientation, summary.page_setup.fitToWidth, summary.page_setup.fitToHeight) == \
-        ("portrait", 1, 1)
+        ("landscape", 1, 0)
     simulation = wb.worksheets[-1]                      # its title (seed, draws) on every page; two charts a page
     assert simulation.title == "Simulation" and simulation.print_title_rows == "$1:$1"
     anchors = [chart.anchor._from.row for chart in simulation._charts]
