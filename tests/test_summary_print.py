@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -29,7 +30,17 @@ LIBREOFFICE_PT_PER_CHARACTER = 7.0     # a column's printed width in LibreOffice
 
 @pytest.fixture(scope="module", params=BOOKS, ids=lambda p: p.stem)
 def book(request):
-    return (load_workbook(request.param), load_workbook(request.param, data_only=True))
+    formulas = load_workbook(request.param)
+    formulas.path = request.param
+    return (formulas, load_workbook(request.param, data_only=True))
+
+
+def _filled(path: Path) -> set[str]:
+    """The Summary's cells that hold a value or a formula, read from its XML (openpyxl drops what
+    a merge covers)."""
+    with zipfile.ZipFile(path) as z:
+        xml = z.read("xl/worksheets/sheet1.xml").decode()
+    return set(re.findall(r'<c r="([A-Z]+\d+)"[^>]*>(?=<[fvi])', xml))
 
 
 def _column_a(ws) -> list[str]:
@@ -124,6 +135,11 @@ def test_a_long_text_wraps_in_merged_cells_inside_the_print_area(book):
     ws = formulas["Summary"]
     merged = [str(r) for r in ws.merged_cells.ranges]
     column_a = _column_a(ws)
+    filled = _filled(ws.parent.path)
+    for m in ws.merged_cells.ranges:                              # only the first cell of a merge holds a value
+        inside = {f"{column_letter(c)}{r}" for r in range(m.min_row, m.max_row + 1)
+                  for c in range(m.min_col, m.max_col + 1)}
+        assert inside & filled == {f"{column_letter(m.min_col)}{m.min_row}"}, str(m)
     if "Input" in column_a:                                       # the risks' header
         first = column_a.index("Input") + 2
         assert any(m.startswith(f"E{first}:") for m in merged), merged
