@@ -248,3 +248,67 @@ def test_a_bad_chart_ink_is_located(palette_file, charts, key, words):
         palette()
     assert err.value.key == key and err.value.file.endswith("palette.yaml")
     assert words in str(err.value)
+
+
+TITLE_SIZE = "15"
+DIURNAL = ROOT / "plans" / "llama3-8b-a100-diurnal.yaml"
+
+
+def _title_lines(root) -> list[str]:
+    return [t.text for t in root.iter(f"{SVG}text") if t.get("font-size") == TITLE_SIZE]
+
+
+def test_no_chart_title_is_cut_and_each_fits_the_chart():
+    """#41: the diurnal demand chart's title ended '…through a da…': a title wraps instead, every
+    line within the chart's width at the title's size (bold), and the content moves down under it."""
+    for path in sorted((ROOT / "plans").glob("*.yaml")):
+        v = _view(path)
+        for name, text in v.charts().items():
+            root = ET.fromstring(text)
+            lines = _title_lines(root)
+            assert lines and not any(line.endswith("…") for line in lines), (name, lines)
+            for t in root.iter(f"{SVG}text"):
+                if t.get("font-size") == TITLE_SIZE:
+                    drawn = svg.text_width(t.text, int(TITLE_SIZE)) * svg.BOLD
+                    assert float(t.get("x")) + drawn <= float(root.get("width")), (name, t.text)
+
+
+def test_a_long_title_wraps_and_pushes_the_chart_down():
+    c = svg.Canvas(300, 100)
+    c.title("a title far too long for a chart three hundred pixels wide to hold on one line", "and its subtitle")
+    c.rect(0, 50, 10, 10, fill=svg.ink("knee"))
+    root = ET.fromstring(c.render())
+    assert len(_title_lines(root)) == 3 and float(root.get("height")) == 100 + 2 * 19
+    assert root.find(f"{SVG}g").get("transform") == "translate(0,38)"
+
+
+def test_no_latex_in_chart_text():
+    """'λ_t' in the demand chart is LaTeX a reader does not parse: λₜ, as the record's prose writes it."""
+    latex = re.compile(r"\\[a-zA-Z]|[_^]\{|[α-ωΑ-Ω][_^]")
+    for path in sorted((ROOT / "plans").glob("*.yaml")):
+        for name, text in _view(path).charts().items():
+            assert not [t for t in _texts(ET.fromstring(text)) if t and latex.search(t)], name
+
+
+def test_the_scenarios_chart_title_says_how_many_scenarios_break_todays_fleet():
+    lines = _title_lines(_svg(_view(MAIN_PLAN), "scenarios"))
+    assert " ".join(lines).startswith(f"3 of 6 scenarios break today's fleet on {FRACTIONAL}")
+
+
+def test_the_demand_chart_says_capacity_covers_demand_and_lists_no_absent_mark():
+    """No interval of the diurnal profile is short: the title says capacity covers demand in every
+    hour, and the legend has no entry for the red 'short' shading that is not drawn."""
+    root = _svg(_view(DIURNAL), "demand")
+    assert " ".join(_title_lines(root)).startswith("Capacity covers demand in every hour")
+    assert not [r for r in root.iter(f"{SVG}rect") if r.get("fill") == svg.ink("knee")]
+    assert not [t for t in _texts(root) if "short" in t]
+
+
+def test_the_demand_chart_shades_and_names_the_short_intervals():
+    from capplan.rendering.charts import demand as demandchart
+    data = {"start": [0.0, 1.0, 2.0], "arrival": [10.0, 30.0, 20.0], "requested": [20.0, 40.0, 30.0],
+            "serving": [20.0, 20.0, 30.0], "risk": [0.0, 0.5, 0.0], "step": 1.0}
+    root = ET.fromstring(demandchart.svg(data, "A plan"))
+    assert " ".join(_title_lines(root)).startswith("Capacity is short of demand in 1 of 3 hours")
+    assert [r for r in root.iter(f"{SVG}rect") if r.get("fill") == svg.ink("knee")]
+    assert any(t.startswith("short of λₜ") for t in _texts(root))

@@ -18,7 +18,7 @@ from openpyxl import load_workbook
 from capplan.build import compile_plan
 
 PLANS = sorted((ROOT / "plans").glob("*.yaml"))
-HEADERS = {"SummaryOption", "Strategy", "Candidate (the Candidates sheet)"}
+HEADERS = {"Option", "Strategy", "Candidate (the Candidates sheet)"}
 
 
 def _first_block(ws) -> tuple[list[str], str]:

@@ -521,6 +521,22 @@ def test_every_workbook_of_out_exports_to_pdf(tmp_path):
             pages = len(re.findall(rb"/Type\s*/Page[^s]", data))
         assert pages >= sheets, (book.name, pages, sheets)
         counted[book.stem] = pages
+        if shutil.which("pdftotext"):                   # #41: the Summary (page 1) prints no text under 8 pt
+            assert _smallest_text_pt(pdf) >= 8, book.name
     # #24: the main workbook printed to 115 A4 pages (14 of a scenario sheet's pages held only the
     # repeated column A); folded to the page's width it prints in 37
     assert counted[CHAT.stem] < 40, counted
+
+
+TEXT_HEIGHT_PER_PT = 1.30      # a word's box in pdftotext, per pt of font size (Carlito, as LibreOffice prints Calibri)
+
+
+def _smallest_text_pt(pdf: Path) -> float:
+    """The smallest font size on a PDF's first page, from pdftotext's word boxes (words of Latin
+    letters and digits only: a fallback font for λ or → has another box height)."""
+    boxes = subprocess.run(["pdftotext", "-f", "1", "-l", "1", "-bbox", str(pdf), "-"], capture_output=True, text=True,
+                           check=True).stdout
+    heights = [float(y1) - float(y0) for y0, y1, word in
+               re.findall(r'yMin="([\d.]+)" xMax="[\d.]+" yMax="([\d.]+)">([^<]*)</word>', boxes)
+               if re.fullmatch(r"[A-Za-z0-9$.,%()]+", word)]
+    return min(heights) / TEXT_HEIGHT_PER_PT

@@ -113,11 +113,10 @@ class PlanView:
                     out[part["sweep"]["chart_file"]] = sweepchart.svg(
                         part["sweep"]["chart"], f"Latency against each SLO: {self.plan.title}")
             if section.get("demand"):
-                out[section["demand"]["chart_file"]] = demandchart.svg(
-                    demandview.chart_data(self.nominal), f"Demand curve and the autoscaled fleet: {self.plan.title}")
+                out[section["demand"]["chart_file"]] = demandchart.svg(demandview.chart_data(self.nominal),
+                                                                       self.plan.title)
             if section["sensitivity"] and section["sensitivity"]["chart"]:
-                out[section["sensitivity"]["chart"]] = scenariochart.svg(
-                    self, f"Nodes and monthly cost per scenario: {self.plan.title}")
+                out[section["sensitivity"]["chart"]] = scenariochart.svg(self, self.plan.title)
         return out
 
     @cached_property

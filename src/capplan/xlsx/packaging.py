@@ -117,6 +117,10 @@ def _workbook(sheets: list[Sheet]) -> str:
         if s.page.title_rows:
             first, last = s.page.title_rows
             spans.append(f"{qs}!${first}:${last}")
+        if s.page.area:
+            first, last = s.page.area.split(":")
+            names.append(f'<definedName name="_xlnm.Print_Area" localSheetId="{i}">'
+                         f'{text(f"{qs}!{_absolute(first)}:{_absolute(last)}")}</definedName>')
         if spans:
             names.append(f'<definedName name="_xlnm.Print_Titles" localSheetId="{i}">{text(",".join(spans))}'
                          "</definedName>")
@@ -125,6 +129,12 @@ def _workbook(sheets: list[Sheet]) -> str:
     defined = f"<definedNames>{''.join(names)}</definedNames>" if names else ""
     return (f'<workbook xmlns="{MAIN_NS}" xmlns:r="{R_NS}"><workbookPr/><bookViews><workbookView activeTab="0"/>'
             f'</bookViews><sheets>{listed}</sheets>{defined}<calcPr calcId="124519" fullCalcOnLoad="1"/></workbook>')
+
+
+def _absolute(cell: str) -> str:
+    """'I40' -> '$I$40'."""
+    letters = cell.rstrip("0123456789")
+    return f"${letters}${cell[len(letters):]}"
 
 
 @lru_cache(maxsize=None)

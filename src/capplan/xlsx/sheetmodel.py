@@ -228,6 +228,7 @@ class PageSetup:
     breaks: list[int] = field(default_factory=list)  # a page starts after each of these rows
     starts: list[int] = field(default_factory=list)  # rows a writer wants a page to start at
     across_first: bool = False        # page order: over, then down
+    area: str | None = None           # the print area ('A1:I40'); None: everything the sheet holds
 
 
 class Sheet:
@@ -241,6 +242,7 @@ class Sheet:
         self.freeze: str | None = None
         self.validations: dict[str, Validation] = {}      # keyed by the rule's error message
         self.conditional: list[tuple[str, Rule]] = []
+        self.merged: list[str] = []                       # ranges shown as one cell ('E7:I7'), the first cell's
         self.names: dict[str, str] = {}                   # sheet-scoped defined names
         self.charts: list[Chart] = []
         self.page = PageSetup()

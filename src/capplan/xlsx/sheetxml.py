@@ -319,6 +319,14 @@ def _validations(sheet: Sheet) -> str:
     return "".join(out)
 
 
+def _merged_cells(sheet: Sheet) -> str:
+    """The ranges shown as one cell (the first holds the value), in the order written."""
+    if not sheet.merged:
+        return ""
+    return (f'<mergeCells count="{len(sheet.merged)}">' + "".join(f'<mergeCell ref="{r}"/>' for r in sheet.merged)
+            + "</mergeCells>")
+
+
 def _page(sheet: Sheet) -> str:
     p = sheet.page
     margins = "".join(f' {k}="{p.margins[k]:g}"' for k in ("left", "right", "top", "bottom", "header", "footer"))
@@ -347,6 +355,7 @@ def sheet_xml(sheet: Sheet, cells: CellXml, selected: bool, drawing: str | None,
              f"<cols>{widths}</cols>" if widths else "",
              f"<sheetData>{cells.rows(sheet)}</sheetData>",
              PROTECTION if sheet.protected else "",
+             _merged_cells(sheet),
              *cells.rules(sheet),
              _page(sheet),
              f'<drawing r:id="{drawing}"/>' if drawing else "",

@@ -98,6 +98,14 @@ class Decision:
     ASKED = ("owner", "approver", "date", "commitment", "review_trigger")    # what check wants stated
 
     @property
+    def shown(self) -> list[tuple[str, str]]:
+        """(label, text) of each field as the record's first screen shows it: a default where the
+        plan states none ('not yet named' for the approver, 'not stated' for the rest)."""
+        return [("Status", self.status), ("Owner", self.owner or "not stated"),
+                ("Approver", self.approver or "not yet named"), ("Date", self.date or "not stated"),
+                ("Commitment", self.commitment or "not stated"), ("Review if", self.review_trigger or "not stated")]
+
+    @property
     def unstated(self) -> list[str]:
         """The fields a reviewer signs that the plan leaves empty (the owner counts when the plan's own names one)."""
         return [k for k in self.ASKED if not getattr(self, k)]

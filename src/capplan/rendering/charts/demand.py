@@ -1,10 +1,12 @@
 """The record's demand chart: the traffic profile and the fleet through it, as SVG text.
 
-One panel over the profile's time (hours from its start): the arrival rate λ_t, the
+One panel over the profile's time (hours from its start): the arrival rate λₜ, the
 capacity the autoscaler asks for and the capacity actually serving (replicas at their
-measured rate λ*), both as steps, and the time the serving capacity is short of λ_t
+measured rate λ*), both as steps, and the time the serving capacity is short of λₜ
 shaded red (the start of an interval, while the replicas asked for boot): the scale-up
-lag's SLO risk. A long profile (a year of hours) is
+lag's SLO risk. The title says what the chart shows: that capacity covers demand in
+every interval, or in how many it is short; the legend names the shading only where
+some is drawn. A long profile (a year of hours) is
 drawn in buckets, each the largest value of its intervals, so the chart keeps its size
 and never hides a peak or a shortfall. Every number comes from the view
 (:func:`capplan.rendering.demand.chart_data`); only positions are computed here.
@@ -34,10 +36,21 @@ def _buckets(data: dict) -> tuple[list[float], dict[str, list[float]], float]:
     return [data["start"][i] for i in range(0, n, size)], out, data["step"] * size
 
 
-def svg(data: dict, title: str) -> str:
+def headline(data: dict) -> str:
+    """The chart's message: whether the serving capacity covers demand in every interval."""
+    n, short = len(data["risk"]), sum(1 for share in data["risk"] if float(share) > 0)
+    unit = "hour" if data["step"] == 1 else "interval"
+    if not short:
+        return f"Capacity covers demand in every {unit} of the profile"
+    return f"Capacity is short of demand in {short} of {n} {unit}s, while the replicas asked for start"
+
+
+def svg(data: dict, plan_title: str) -> str:
     starts, series, step = _buckets(data)
+    shaded = any(share > 0 for share in series["risk"])
     c = Canvas(WIDTH, HEIGHT)
-    c.title(title, "Arrival rate, capacity asked for and serving (replicas at λ*); red: short of λ_t (the lag)")
+    c.title(headline(data), f"{plan_title}: arrival rate λₜ, capacity asked for and serving (replicas at λ*)"
+                            + ("; red: short of λₜ (the scale-up lag)" if shaded else ""))
     left, right, top, bottom = LEFT, WIDTH - RIGHT, TOP, HEIGHT - BOTTOM
     span = starts[-1] + step - starts[0] or 1.0
     peak = max(max(series["arrival"]), max(series["requested"]), max(series["serving"])) or 1.0
@@ -63,7 +76,7 @@ def svg(data: dict, title: str) -> str:
                    fill=ink("muted"))
     c.text((left + right) / 2, bottom + 36, "hours from the profile's start", size=13, anchor="middle")
     c.text(28, (top + bottom) / 2, "req/s", size=13, anchor="middle", rotate=True)
-    names = (("arrival", "arrival rate λ_t"), ("requested", "capacity asked for"), ("serving", "capacity serving"))
+    names = (("arrival", "arrival rate λₜ"), ("requested", "capacity asked for"), ("serving", "capacity serving"))
     for i, (key, _) in enumerate(names):
         points = []
         for t0, v in zip(starts, series[key]):
@@ -74,6 +87,7 @@ def svg(data: dict, title: str) -> str:
         c.rect(lx, HEIGHT - 22, 16, 4, fill=in_turn("series", i))
         c.text(lx + 22, HEIGHT - 16, label, size=11)
         lx += 40 + 7 * len(label)
-    c.rect(lx, HEIGHT - 27, 16, 13, fill=ink("knee"))
-    c.text(lx + 22, HEIGHT - 16, "short of λ_t: SLO risk", size=11, fill=ink("fail"))
+    if shaded:                  # no legend entry for a mark the chart does not draw
+        c.rect(lx, HEIGHT - 27, 16, 13, fill=ink("knee"))
+        c.text(lx + 22, HEIGHT - 16, "short of λₜ: SLO risk", size=11, fill=ink("fail"))
     return c.render()

@@ -5,7 +5,8 @@ One row per scenario (nominal first), one bar per deployment in each of
 two panels: the nodes the scenario needs and what they cost a month. Where
 today's fleet (sized for the nominal plan) would not carry the scenario's
 peak, the deployment's bar is outlined in red and marked "✗ today's fleet
-breaks", so the scenarios that break a cheap fleet stand out. The values
+breaks", so the scenarios that break a cheap fleet stand out, and the title
+says how many do ("3 of 6 scenarios break today's fleet on …"). The values
 and verdicts are the scenarios' key results of the view (the ones with role
 ``size``, ``cost`` and ``verdict`` in ``templates/layout.yaml``); only
 positions are computed here.
@@ -13,6 +14,7 @@ positions are computed here.
 
 from __future__ import annotations
 
+from capplan import formatting
 from capplan.rendering.charts.svg import Canvas, in_turn, ink, text_width
 
 WIDTH, LABEL_WIDTH, GAP, RIGHT = 880, 250, 30, 16
@@ -37,15 +39,28 @@ def bars(view) -> list[dict]:
     return out if len(out) > 1 else []
 
 
-def svg(view, title: str) -> str:
+def headline(scenarios: list[dict]) -> str:
+    """The chart's message: how many scenarios break today's fleet, on which deployments; which hold."""
+    rows = [b["row"] for b in scenarios[0]["bars"]]
+    broken = [r for k, r in enumerate(rows) if any(not s["bars"][k]["holds"] for s in scenarios)]
+    count = sum(1 for s in scenarios if not all(b["holds"] for b in s["bars"]))
+    if not count:
+        return f"Today's fleet holds in all {len(scenarios)} scenarios"
+    held = [r for r in rows if r not in broken]
+    return (f"{count} of {len(scenarios)} scenarios break today's fleet on {formatting.and_list(broken)}"
+            + (f"; {formatting.and_list(held)} {'holds' if len(held) == 1 else 'hold'} in every one" if held else ""))
+
+
+def svg(view, plan_title: str) -> str:
     """The chart of every scenario of the view (when :func:`bars` finds any)."""
     scenarios = bars(view)
     per_row = len(scenarios[0]["bars"])
     row_height = per_row * (BAR + BAR_GAP) - BAR_GAP + ROW_GAP
     height = TOP + row_height * len(scenarios) + BOTTOM
     c = Canvas(WIDTH, height)
-    c.title(title, "Per scenario: the fleet re-sized for it; a red outline where today's fleet "
-                   "(sized for the nominal plan) would not carry its peak")
+    c.title(headline(scenarios), f"Nodes and monthly cost per scenario, {plan_title}: the fleet re-sized for "
+                                 "each; a red outline where today's fleet (sized for the nominal plan) would not "
+                                 "carry its peak")
     size_label, cost_label = (scenarios[0]["bars"][0][k].label for k in ("size", "cost"))
     panel = (WIDTH - LABEL_WIDTH - GAP - RIGHT) / 2
     size_texts = [f"{b['size'].text}" + ("" if b["holds"] else f"  {BREAKS}") for s in scenarios for b in s["bars"]]

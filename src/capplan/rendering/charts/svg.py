@@ -57,14 +57,22 @@ class Canvas:
     def __init__(self, width: int, height: int, font_size: int = 12):
         self.width, self.height, self.font_size = width, height, font_size     # the size may grow until render
         self.items: list[str] = []
+        self.heading: list[str] = []        # a title of more lines than a chart's layout leaves room for
+        self.shift = 0.0                    # pushes the rest down by this much (render)
 
     def title(self, text: str, subtitle: str = "") -> None:
-        """The chart's title (bold, top left; cut with an ellipsis where it would run past the
-        right edge) and a grey line under it saying how to read it."""
-        room = int((self.width - 20) / (text_width("x", 15) * BOLD))
-        self.text(10, 22, text if len(text) <= room else text[:room - 1].rstrip() + "…", size=15, weight="bold")
-        if subtitle:
-            self.text(10, 40, subtitle, fill=ink("muted"))
+        """The chart's title (bold, top left) and a grey line under it saying how to read it, each
+        wrapped, never cut: a chart lays out under a title of one line and a subtitle of one, and
+        every line more moves the chart down (:meth:`render`)."""
+        titles = wrap(text, self.width - 20, 15, BOLD)
+        subtitles = wrap(subtitle, self.width - 20, self.font_size)
+        items, self.items = self.items, self.heading
+        for i, line in enumerate(titles):
+            self.text(10, 22 + 19 * i, line, size=15, weight="bold")
+        for i, line in enumerate(subtitles):
+            self.text(10, 40 + 19 * (len(titles) - 1) + 17 * i, line, fill=ink("muted"))
+        self.items = items
+        self.shift = 19.0 * (len(titles) - 1) + 17.0 * max(len(subtitles) - 1, 0)
 
     def wrapped_title(self, text: str, subtitle: str = "") -> float:
         """The chart's title in full, wrapped over as many lines as it needs, and the
@@ -115,11 +123,13 @@ class Canvas:
         self.path(f"M{_n(x)},{_n(top)} L{_n(tip)},{_n((top + bottom) / 2)} L{_n(x)},{_n(bottom)} z", fill=fill)
 
     def render(self) -> str:
-        w, h = self.width, self.height
+        w, h = self.width, math.ceil(self.height + self.shift)
         head = [(f"<svg xmlns='http://www.w3.org/2000/svg' width='{w}' height='{h}' "
                  f"viewBox='0 0 {w} {h}' {FONT} font-size='{self.font_size}'>"),
                 f"<rect width='{w}' height='{h}' fill='{ink('page')}'/>"]
-        return "\n".join(head + self.items + ["</svg>"]) + "\n"
+        body = ([f"<g transform='translate(0,{_n(self.shift).removesuffix('.0')})'>", *self.items, "</g>"]
+                if self.shift else self.items)
+        return "\n".join(head + self.heading + body + ["</svg>"]) + "\n"
 
 
 def text_width(text: str, size: int = 11) -> float:

@@ -5,7 +5,8 @@ colours from ``templates/palette.yaml`` (shared with the record's dependency
 graph), every other look (widths, row positions, freeze panes, fonts, the
 chart) from ``templates/workbook.yaml`` (:mod:`.template`, :mod:`.cellstyles`):
 
-* **Summary** (:mod:`.summary`), one printed page – the options with their
+* **Summary** (:mod:`.summary`), one landscape page wide (:mod:`.summarypage`) – the decision
+  record's fields, the options with their
   monthly and annual cost and $/1M tokens and the recommendation
   (:mod:`.options`), the top risks (:mod:`.risks`), price dates; then the
   decisions per scenario, one column per scenario, each cell a link into that

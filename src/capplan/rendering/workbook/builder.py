@@ -144,16 +144,17 @@ def print_sheets(cfg: dict, summary_ws: Sheet, sheets: list[SheetLayout], simula
     headers repeated, each chart on a page of its own (:func:`capplan.xlsx.printing.print_setup`).
     A scenario sheet is only as wide as its five columns and a table's band (:mod:`.layout`), so
     fitting it prints legible text. The Simulation sheet's charts go ``simulation_charts_per_page``
-    to a page. The Summary, up to ``summary_fit_columns`` scenarios, fits one page; with more, its
-    scenario columns print across pages at full size, its label columns repeated."""
+    to a page. The Summary, up to ``summary_fit_columns`` scenarios, prints one page wide (as many
+    down as it takes: :mod:`.summarypage`); with more, its scenario columns print across pages at
+    full size, its label columns repeated. The Summary and the nominal sheet print their print area."""
     look = cfg["print"]
     page = {"paper": int(look["paper_size"]), "orientation": look["orientation"], "margins": look["margins_in"]}
     few = len(sheets) <= look["summary_fit_columns"]
-    print_setup(summary_ws, **{**page, "orientation": look["summary_orientation"]}, title_rows=None, one_page=few,
-                wide=not few)
+    print_setup(summary_ws, **{**page, "orientation": look["summary_orientation"]}, title_rows=None, wide=not few,
+                area=True)
     header = cfg["sheets"]["header_row"]
     for s in sheets:
-        print_setup(s.ws, **page, title_rows=(header, header))
+        print_setup(s.ws, **page, title_rows=(header, header), area=s is sheets[0])
     if simulated is not None:
         print_setup(simulated, **page, title_rows=(1, 1), charts_per_page=look["simulation_charts_per_page"])
     if ranked is not None:

@@ -56,9 +56,9 @@ class SummaryOption:
 # (header, SummaryOption field) of the linked columns, in order from column B; the number format is the quantity's
 LINKED = (("Nodes", "nodes"), ("GPUs rented", "gpus"), ("Monthly cost", "monthly"), ("Annual cost", "annual"),
           ("$ per 1M output tokens", "per_million"))
-HEADERS = ("SummaryOption", *(h for h, _ in LINKED), "Holds in every scenario", "Scenarios it breaks in",
+HEADERS = ("Option", *(h for h, _ in LINKED), "Holds in every scenario", "Scenarios it breaks in",
            "Monthly cost if it holds at the peak")
-MONTHLY, PER_MILLION, HOLDS, BREAKS, IF_HOLDS = 4, 6, 7, 8, 9      # columns (the other blocks align to them)
+MONTHLY, ANNUAL, PER_MILLION, HOLDS, BREAKS, IF_HOLDS = 4, 5, 6, 7, 8, 9    # columns (the other blocks align to them)
 
 
 def deployment_options(book: Book) -> list[SummaryOption]:
@@ -88,10 +88,10 @@ def deployment_options(book: Book) -> list[SummaryOption]:
 
 
 def write_options(book: Book, ws: Sheet, row: int, options: list[SummaryOption], verdict_rows: list[str | None],
-                  label: str = "Recommended") -> int:
+                  label: str | None = "Recommended") -> int:
     """The options table from ``row`` and the recommendation under it; ``verdict_rows`` the range of
-    each option's verdicts on the grid (None: none); ``label`` words the pick (another block may
-    make the recommendation). Returns the next free row."""
+    each option's verdicts on the grid (None: none); ``label`` words the pick, None when another
+    block makes the recommendation (no second budget under the table). Returns the next free row."""
     styles = book.styles
     scenario = book.evs[0].scenario.name
     for i, title in enumerate(HEADERS, start=1):
@@ -130,6 +130,8 @@ def write_options(book: Book, ws: Sheet, row: int, options: list[SummaryOption],
     last = first + len(options) - 1
     book.styles.dress(ws.cell(row, IF_HOLDS), styles.note)
     pass_fail(book, ws, [f"{ws.cell(first, HOLDS).coordinate}:{ws.cell(last, HOLDS).coordinate}"])
+    if label is None:
+        return last + 1
     return _recommendation(book, ws, last + 1, options, first, last, expected_if_holds, label)
 
 

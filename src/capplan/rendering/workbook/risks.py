@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from capplan.rendering.workbook.holds import MARGIN_COLUMNS, MARGIN_FORMAT, flip_format
+from capplan.rendering.workbook import summarypage
 from capplan.rendering.workbook.labels import label
 from capplan.rendering.workbook.plantext import set_text
 from capplan.xlsx.sheetmodel import column_letter, quote_sheet
@@ -65,7 +66,7 @@ def write_risks(book: Book, ws: Sheet, row: int, heading) -> int:
         row = _header(book, ws, row, ("Input", "Today", "Nearest flip", "Margin", "What flips"))
         for h, r, side in flips:
             name = h.variable.name
-            set_text(ws.cell(row, 1), label(book.model.quantities[name]))
+            summarypage.long_text(book, ws, row, 1, label(book.model.quantities[name]), last=1)
             flip = h.display(side.flip.value)
             for col, source, expected, fmt in (
                     (2, f"$B${r}", h.display(h.today), book.number_format(name)),
@@ -76,10 +77,8 @@ def write_risks(book: Book, ws: Sheet, row: int, heading) -> int:
                     continue
                 c = ws.cell(row, col)
                 book.formula(ws, c, f"={qs}!{source}", name, scenario, None, "holds", expected)
-                styles.dress(c, number_format=fmt)
-            what = ws.cell(row, 5)
-            set_text(what, h.sentence(side))
-            styles.dress(what, styles.note)
+                styles.dress(c, styles.top, number_format=fmt)          # level with the wrapped texts
+            summarypage.long_text(book, ws, row, 5, h.sentence(side), styles.note)
             row += 1
         row += 1
     odds = _odds(book)

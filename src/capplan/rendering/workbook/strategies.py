@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from capplan.analysis import demand
 from capplan.rendering.workbook.cellstyles import BOOLEAN_FORMAT
-from capplan.rendering.workbook.options import HOLDS, IF_HOLDS, MONTHLY, NO_VALUE, PER_MILLION
+from capplan.rendering.workbook.options import ANNUAL, HOLDS, IF_HOLDS, MONTHLY, NO_VALUE, PER_MILLION
 from capplan.rendering.workbook.plantext import set_text
 from capplan.rendering.workbook.scenariosheet import pass_fail
 from capplan.xlsx.sheetmodel import column_letter
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from capplan.rendering.workbook.book import Book
     from capplan.xlsx.sheetmodel import Sheet
 
-HEADERS = {1: "Strategy", MONTHLY: "Monthly cost", PER_MILLION: "$ per 1M output tokens",
+HEADERS = {1: "Strategy", MONTHLY: "Monthly cost", ANNUAL: "Annual cost", PER_MILLION: "$ per 1M output tokens",
            HOLDS: "Holds the SLO", IF_HOLDS: "Monthly cost if it holds"}
 NONE_HOLDS = "none (no strategy holds the SLO)"
 
@@ -37,14 +37,15 @@ def listed(book: Book) -> list[demand.Strategy]:
     return demand.strategies(book.nominal)
 
 
-def rows_needed(found: list[demand.Strategy]) -> int:
-    """Rows the block takes: its heading and header, a row per strategy, the recommendation, a blank."""
-    return len(found) + 4 if found else 0
+def rows_needed(found: list[demand.Strategy], picks: bool = True) -> int:
+    """Rows the block takes: its heading and header, a row per strategy, the recommendation (where
+    it ``picks`` one), a blank."""
+    return len(found) + 3 + picks if found else 0
 
 
-def write(book: Book, ws: Sheet, row: int, found: list[demand.Strategy], label: str = "Recommended") -> int:
+def write(book: Book, ws: Sheet, row: int, found: list[demand.Strategy], label: str | None = "Recommended") -> int:
     """The strategies from ``row`` (the header) and the recommendation under them, worded ``label``
-    (another block may make the recommendation); the next free row."""
+    (None: another block makes the recommendation, and this one names none); the next free row."""
     styles, nominal = book.styles, book.sheets[0]
     scenario = book.evs[0].scenario.name
     for column, title in HEADERS.items():
@@ -55,6 +56,7 @@ def write(book: Book, ws: Sheet, row: int, found: list[demand.Strategy], label: 
     names = list(book.nominal.display("deployments.name"))
     money, per_million = book.number_format("deployments.monthly_cost"), \
         book.number_format("deployments.cost_per_million_tokens")
+    months = nominal.link("months_per_year").removeprefix("=")
     for k, s in enumerate(found):
         r, index = first + k, names.index(s.deployment)
         link = (lambda name: nominal.link(name, index).removeprefix("="))
@@ -66,6 +68,10 @@ def write(book: Book, ws: Sheet, row: int, found: list[demand.Strategy], label: 
         book.formula(ws, monthly, f"={link(demand.COSTS[s.kind])}", demand.COSTS[s.kind], scenario, index,
                      "summary", s.monthly_cost)
         styles.dress(monthly, number_format=money)
+        annual = ws.cell(r, ANNUAL)
+        book.formula(ws, annual, f"={monthly.coordinate}*{months}", "strategies.annual_cost", scenario, k, "summary",
+                     s.monthly_cost * book.nominal.display("months_per_year"))
+        styles.dress(annual, number_format=money)
         fixed = link("deployments.monthly_cost")
         rate = ws.cell(r, PER_MILLION)
         book.formula(ws, rate, f"=IF({fixed}=0,0,{monthly.coordinate}*"
@@ -83,6 +89,8 @@ def write(book: Book, ws: Sheet, row: int, found: list[demand.Strategy], label: 
         styles.dress(if_holds, styles.note, styles.right, number_format=money)
     last = first + len(found) - 1
     pass_fail(book, ws, [f"{ws.cell(first, HOLDS).coordinate}:{ws.cell(last, HOLDS).coordinate}"])
+    if label is None:
+        return last + 1
     return _recommendation(book, ws, last + 1, found, first, last, (money, per_million), label)
 
 
@@ -97,7 +105,9 @@ def _recommendation(book: Book, ws: Sheet, r: int, found: list[demand.Strategy],
     book.formula(ws, head, f'=IFERROR("{label}: "&INDEX($A${first}:$A${last},{pick}),"{label}: {NONE_HOLDS}")',
                  "strategies.recommendation", scenario, None, "summary", f"{label}: " + (best.name if best else NONE_HOLDS))
     styles.dress(head, styles.bold)
+    months = book.nominal.display("months_per_year")
     for column, quantity, value, fmt in ((MONTHLY, "monthly", best and best.monthly_cost, formats[0]),
+                                         (ANNUAL, "annual_cost", best and best.monthly_cost * months, formats[0]),
                                          (PER_MILLION, "cost_per_million", best and best.cost_per_million,
                                           formats[1])):
         letter = column_letter(column)

@@ -1,7 +1,9 @@
-"""The Summary sheet, one printed page: the options with their money and the
+"""The Summary sheet, printed one page wide (:mod:`.summarypage`): the decision record's
+fields (the plan's ``decision:``), the options with their money and the one
 recommendation the record makes (the candidates by rank, :mod:`.candidateoptions`; the
 strategies through a traffic profile, :mod:`.strategies`; the deployments,
-:mod:`.options`), the top risks (:mod:`.risks`), the price dates; then the
+:mod:`.options`: the first of these that the plan has recommends, the others list
+their rows), the top risks (:mod:`.risks`), the price dates; then the
 decisions per scenario, one column per scenario, each cell a link into that
 scenario's sheet; the legend of the cell styles (the one input
 style, links, overrides, formulas, and the tags' colours); pending measurements.
@@ -17,8 +19,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from capplan import formatting
-from capplan.rendering.workbook import candidateoptions, options, risks, strategies
+from capplan.rendering.workbook import candidateoptions, options, risks, strategies, summarypage
 from capplan.rendering.workbook.scenariosheet import pass_fail
+from capplan.xlsx.printing import column_px
 from capplan.xlsx.sheetmodel import column_letter, quote_sheet
 from capplan.rendering.workbook.cellstyles import number_format
 from capplan.rendering.workbook.template import TAG_KEYS
@@ -95,21 +98,20 @@ def write_summary(book: Book) -> None:
     ws.widths[2] = look["widths"]["unit"]
     for i in range(max(len(sheets), options.IF_HOLDS - 2)):
         ws.widths[3 + i] = look["widths"]["scenario"]
-    c = ws.cell(1, 1)
-    set_text(c, content.title)
-    styles.dress(c, styles.title)
-    set_text(ws.cell(2, 1), content.subtitle)
-    set_text(ws.cell(3, 1), "Every number below is a live formula over the scenario sheets. Edit the yellow input "
-                            "cells of the 'nominal' sheet; scenarios follow unless they override.")
-    styles.dress(ws.cell(2, 1), styles.muted)
-    styles.dress(ws.cell(3, 1), styles.muted)
+    summarypage.long_text(book, ws, 1, 1, content.title, styles.title)
+    summarypage.long_text(book, ws, 2, 1, content.subtitle, styles.muted)
+    summarypage.long_text(book, ws, 3, 1, "Every number below is a live formula over the scenario sheets. Edit the "
+                                          "yellow input cells of the 'nominal' sheet; scenarios follow unless they "
+                                          "override.", styles.muted)
     candidates = candidateoptions.rows_needed(book) if ranked is not None else 0
     profile = strategies.listed(book)       # a plan with a traffic profile: the record recommends a strategy
     listed = [] if profile else options.deployment_options(book)
+    fields = book.plan.decision.shown
     first = look["first_row"]
-    top = candidates + (len(listed) + 4 if listed else 0) + strategies.rows_needed(profile) + \
-        risks.rows_needed(book) + (len(content.dated) + 2 if content.dated else 0)
-    label = "Cheapest that holds" if candidates else "Recommended"
+    top = len(fields) + 2 + candidates + (len(listed) + 3 + (not candidates) if listed else 0) + \
+        strategies.rows_needed(profile, picks=not candidates) + risks.rows_needed(book) + \
+        (len(content.dated) + 2 if content.dated else 0)
+    label = None if candidates else "Recommended"      # one recommendation, one budget: the candidates' if any
 
     def heading(row: int, title: str, width: int = options.IF_HOLDS) -> int:
         set_text(ws.cell(row, 1), title)
@@ -119,7 +121,7 @@ def write_summary(book: Book) -> None:
         return row + 1
 
     verdicts = _grid(book, ws, first + top, content, ncols, heading)
-    row = first
+    row = _decision(book, ws, heading(first, "The decision (the plan's decision: section)"), fields) + 1
     if candidates:
         row = heading(row, "Candidates and the recommendation (nominal scenario)")
         row = candidateoptions.write(book, ws, row, ranked) + 1
@@ -128,7 +130,7 @@ def write_summary(book: Book) -> None:
                       (" (nominal scenario)" if candidates else " and the recommendation (nominal scenario)"))
         row = strategies.write(book, ws, row, profile, label) + 1
     if listed:
-        row = heading(row, "The plan's deployments (nominal scenario)" if candidates else
+        row = heading(row, "The baseline: the plan's deployments (nominal scenario)" if candidates else
                       "Options and the recommendation (nominal scenario)")
         row = options.write_options(book, ws, row, listed, [verdicts.get(o.name.row) for o in listed], label) + 1
     row = risks.write_risks(book, ws, row, heading)
@@ -137,6 +139,18 @@ def write_summary(book: Book) -> None:
     row = _legend(book, ws, ws.max_row + 2, 1) + 1
     if content.pending:
         _pending(book, ws, row, content.pending)
+    summarypage.legible(ws, look["min_font_pt"])
+
+
+def _decision(book: Book, ws: Sheet, row: int, fields: list[tuple[str, str]]) -> int:
+    """The decision record's fields, a row each (a default where the plan states none, as the record
+    says it); the next free row."""
+    for label, text in fields:
+        set_text(ws.cell(row, 1), label)
+        book.styles.dress(ws.cell(row, 1), book.styles.bold, book.styles.top)
+        summarypage.long_text(book, ws, row, 2, text)
+        row += 1
+    return row
 
 
 def _grid(book: Book, ws, row: int, content: Content, ncols: int, heading) -> dict[int, str]:
@@ -156,15 +170,16 @@ def _grid(book: Book, ws, row: int, content: Content, ncols: int, heading) -> di
         c = ws.cell(row, 3 + i)
         set_text(c, s.ev.scenario.title)
         styles.dress(c, styles.top_center_wrapped, styles.small)
-    ws.heights[row] = look["heights"]["scenario"]
+    ws.heights[row] = _tall(book, [s.ev.scenario.title for s in sheets], look["heights"]["scenario"])
     row += 1
     set_text(ws.cell(row, 1), "changes")
     styles.dress(ws.cell(row, 1), styles.top)
-    for i, s in enumerate(sheets):
+    changes = ["; ".join(s.ev.scenario.changes) or "(as written)" for s in sheets]
+    for i, text in enumerate(changes):
         c = ws.cell(row, 3 + i)
-        set_text(c, "; ".join(s.ev.scenario.changes) or "(as written)")
+        set_text(c, text)
         styles.dress(c, styles.top_wrapped, styles.changes)
-    ws.heights[row] = look["heights"]["changes"]
+    ws.heights[row] = _tall(book, changes, look["heights"]["changes"])
     row += 1
     bool_cells: list[str] = []
     verdicts: dict[int, str] = {}
@@ -182,6 +197,13 @@ def _grid(book: Book, ws, row: int, content: Content, ncols: int, heading) -> di
             row = _decision_row(book, ws, row, item, bool_cells)
     pass_fail(book, ws, bool_cells)
     return verdicts
+
+
+def _tall(book: Book, texts: list[str], least: float) -> float:
+    """The height of a row of scenario cells holding ``texts`` wrapped at the Summary's smallest font."""
+    size = book.cfg["summary"]["min_font_pt"]
+    width = column_px(book.cfg["summary"]["widths"]["scenario"]) - 6
+    return max(least, max(summarypage.lines(t, width, size) for t in texts) * size * summarypage.LINE_PT)
 
 
 def _listing(styles, ws, row: int, heading: str, entries) -> int:
@@ -212,9 +234,7 @@ def _pending(book: Book, ws: Sheet, row: int, entries: list[Pending]) -> int:
                      p.name, p.sheet.ev.scenario.name, None, "summary", p.sheet.display(p.name))
         styles.dress(value, number_format=book.number_format(p.name))
         styles.apply(value, "pending", linked=True)
-        source = ws.cell(row, 3)
-        set_text(source, p.source)
-        styles.dress(source, styles.small)
+        summarypage.long_text(book, ws, row, 3, p.source, styles.small)
     return row + 1
 
 
