@@ -16,7 +16,7 @@ GPU and format the median and 90th-percentile factor off and the share inside th
 ``engines: {vllm: {...}, trt-llm: {...}}`` sets inputs on that engine's rows only.
 ``--leave-out PREFIX`` leaves out the rows whose source group (``mlperf-v4.1``,
 ``trtllm-perf``, ``vllm-llm-k8s``) or source starts with PREFIX from the comparison.
-``--fit`` grid-searches hbm_efficiency, tensor_efficiency and estimate_slowdown per engine,
+``--fit`` grid-searches engine_step_factor per engine (and the band that holds 75 % of its rows),
 leaving each source group out in turn, and reports the held-out error
 (``calibration/fit.py``). ``--json FILE`` writes the per-row results.
 """

@@ -43,7 +43,7 @@ def test_an_mlperf_server_row_is_planned_on_its_gpu_with_mlperfs_slos(measured):
                                                   "output_tokens": 294.45}]
     assert (plan["inputs"]["ttft_p99_slo"], plan["inputs"]["tpot_p99_slo"]) == ("2 s", "200 ms")
     assert any("TP not stated: TP8 assumed" in a for a in m.assumptions)
-    assert plan["inputs"]["weight_bytes_per_param"]["value"] == "1.0 B"     # llama-2-70b lists no FP8 format
+    assert plan["model"] == {"id": "llama-2-70b", "weights": "fp8"}       # the catalog's FP8 checkpoint
 
 
 def test_a_tensorrt_llm_row_takes_the_catalog_format_and_its_rate_from_tokens(measured):
@@ -80,21 +80,23 @@ def _mapped(mode: str, measured_value: float, n_gpus: int = 8, tp: int = 4) -> r
                        in_catalog=True, kv_bytes=None)
 
 
-def test_a_rate_row_compares_the_estimate_times_replicas_and_its_band_below_it():
+def test_a_rate_row_compares_the_estimate_times_replicas_and_its_band_on_both_sides():
     values = {"estimated_max_rate": 3.0, "estimate_band": 0.4, "estimate_kv_rate": 5.0, "estimate_slo_rate": 3.0}
     r = predict.compare(_mapped("mlperf-server", 10.0), values)          # 8 GPUs / TP4: two replicas
     assert r.predicted == 6.0 and r.ratio == 0.6
     assert r.factor_off == pytest.approx(10 / 6)
-    assert (r.low, r.high, r.inside, r.limit) == (pytest.approx(3.6), 6.0, False, "SLO step")
-    assert predict.compare(_mapped("offline", 5.0), values).inside          # 3.6 ≤ 5 ≤ 6
+    assert (r.low, r.high, r.inside, r.limit) == (pytest.approx(3.6), pytest.approx(8.4), False, "SLO step")
+    assert predict.compare(_mapped("offline", 5.0), values).inside          # 3.6 ≤ 5 ≤ 8.4
+    assert predict.compare(_mapped("offline", 8.0), values).inside          # above the prediction, inside the band
 
 
-def test_an_open_loop_row_compares_the_step_at_the_achieved_rate_per_replica():
-    values = {"estimate_weights_time": 0.010, "estimate_step_growth": 0.1, "estimate_slowdown": 1.5}
+def test_an_open_loop_row_compares_the_engine_step_at_the_achieved_rate_per_replica():
+    values = {"estimate_weights_time": 0.010, "estimate_step_growth": 0.1, "engine_step_factor": 1.5,
+              "estimate_band": 0.4}
     r = predict.compare(_mapped("open-loop rate", 20.0), values)         # 4 req/s over two replicas: λ = 2
-    assert r.predicted == pytest.approx(10 / (1 - 0.2))                   # t = R0 / (1 − λa) = 12.5 ms
-    assert r.high == pytest.approx(15 / (1 - 0.3))                        # s·R0 / (1 − λ·s·a) ≈ 21.4 ms
-    assert r.inside and r.factor_off == pytest.approx(20 / 12.5)
+    assert r.predicted == pytest.approx(15 / (1 - 0.3))                   # t = f·R0 / (1 − λ·f·a) ≈ 21.4 ms
+    assert (r.low, r.high) == (pytest.approx(r.predicted * 0.6), pytest.approx(r.predicted * 1.4))
+    assert r.inside and r.factor_off == pytest.approx(r.predicted / 20)
     saturated = predict.compare(_mapped("open-loop rate", 20.0), dict(values, estimate_step_growth=0.5))
     assert math.isinf(saturated.predicted) and not saturated.inside
 
@@ -105,7 +107,9 @@ def test_the_harness_computes_one_rows_factor_from_the_models_values(measured, t
     m = rows.map_row(measured[17])
     r = predict.predict(m, tmp_path)
     v = r.values
-    slo = (v["estimate_step_target"] - v["estimate_weights_time"]) / (v["estimate_step_target"] * v["estimate_step_growth"])
+    f = v["engine_step_factor"]
+    slo = (v["estimate_step_target"] - f * v["estimate_weights_time"]) / (f * v["estimate_step_target"]
+                                                                            * v["estimate_step_growth"])
     by_hand = min(slo, v["estimate_kv_rate"]) * 1        # one replica
     assert r.predicted == pytest.approx(by_hand)
     assert r.factor_off == pytest.approx(max(by_hand / (4205 / 1000), (4205 / 1000) / by_hand))
@@ -126,7 +130,7 @@ def test_the_fits_grid_is_the_model_evaluated_with_those_constants(measured, tmp
     from calibration import fit
 
     m = rows.map_row(measured[1])
-    point = {"hbm_efficiency": 0.8, "tensor_efficiency": 0.6, "estimate_slowdown": 2.0}
+    point = {"engine_step_factor": 0.9}
     grid = fit.over_grid(predict.evaluated(m, tmp_path))[fit.points().index(point)]
     given = predict.estimate_values(predict.evaluated(m, tmp_path, point))
     assert grid["estimated_max_rate"] == pytest.approx(given["estimated_max_rate"], rel=1e-12)

@@ -1,20 +1,19 @@
-"""Leave-one-source-out cross-validation of three constants of the estimate, per engine.
+"""Leave-one-source-out cross-validation of the estimate's engine factor and band, per engine.
 
-For each plan the model's own formulas are run once over a grid of ``hbm_efficiency``,
-``tensor_efficiency`` and ``estimate_slowdown`` (one batch of the plan's graph cut to the
-estimate group: no second implementation of the estimate). Then, for each source group left
-out in turn and each engine, the constants are chosen on the other groups' rows of that engine:
-the efficiencies that minimise the mean |log(predicted / measured)| (the slowdown moves no
-prediction, only the band), then the smallest slowdown whose band holds at least
-:data:`COVER` of those rows (the one holding most when none does). The left-out rows are
-predicted with them: that is the held-out error. The efficiencies stay in their domain (0, 1],
-so a best value at the grid's edge says the model lacks something (formats' tensor rates, for
-one), not that the constant is right.
+For each plan the model's own formulas are run once over a grid of ``engine_step_factor`` (one
+batch of the plan's graph cut to the estimate group: no second implementation of the estimate);
+the efficiencies stay at the model's defaults (fitting them too on two dozen points overfits:
+the held-out error grew). Then, for each source group left out in turn and each engine, the
+factor is the one that minimises the mean |log(predicted / measured)| on the other groups'
+rows of that engine, and the band is the smallest share ``b`` (in steps of 0.05) with
+``|measured / predicted − 1| ≤ b`` on at least :data:`COVER` of those rows. The left-out rows
+are predicted with both: that is the held-out error, and their share inside the band.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 from calibration.predict import Result, compare
@@ -22,16 +21,15 @@ from calibration.report import figures
 
 from capplan.engine.evaluate import run_batch
 
-GRID = {"hbm_efficiency": np.round(np.arange(0.40, 1.0001, 0.05), 2),
-        "tensor_efficiency": np.round(np.arange(0.20, 1.0001, 0.05), 2),
-        "estimate_slowdown": np.round(np.arange(1.0, 4.0001, 0.1), 1)}
+GRID = {"engine_step_factor": np.round(np.arange(0.50, 2.5001, 0.02), 2)}
+BANDS = np.round(np.arange(0.05, 0.9501, 0.05), 2)
 READ = ("estimated_max_rate", "estimate_band", "estimate_kv_rate", "estimate_slo_rate", "estimate_weights_time",
-        "estimate_step_growth", "estimate_slowdown")
+        "estimate_step_growth", "engine_step_factor")
 COVER = 0.75
 
 
 def points() -> list[dict[str, float]]:
-    """Every grid point, slowdown varying fastest."""
+    """Every grid point."""
     mesh = np.meshgrid(*GRID.values(), indexing="ij")
     return [dict(zip(GRID, (float(c.flat[k]) for c in mesh))) for k in range(mesh[0].size)]
 
@@ -50,15 +48,21 @@ def over_grid(evaluation) -> list[dict[str, float]]:
     return [{n: float(columns[n][k]) for n in READ} for k in range(len(grid))]
 
 
-def choose(results: list[list[Result]]) -> int:
-    """The grid point fitted on ``results`` (per row, per point): efficiencies first, then the slowdown."""
+def choose(results: list[list[Result]]) -> tuple[int, float]:
+    """The grid point fitted on ``results`` (per row, per point), and the band that holds
+    :data:`COVER` of those rows at it."""
     n = len(results[0])
     loss = np.array([np.mean([abs(math.log(r[k].ratio)) if 0 < r[k].ratio < math.inf else 50.0 for r in results])
                      for k in range(n)])
-    best = np.flatnonzero(loss <= loss.min() + 1e-12)
-    cover = np.array([np.mean([r[k].inside for r in results]) for k in best])
-    enough = best[cover >= COVER]
-    return int(enough[0] if enough.size else best[int(np.argmax(cover))])
+    point = int(np.argmin(loss))
+    misses = [abs(1 / r[point].ratio - 1) if r[point].ratio > 0 else math.inf for r in results]
+    band = next((float(b) for b in BANDS if np.mean([x <= b + 1e-12 for x in misses]) >= COVER), float(BANDS[-1]))
+    return point, band
+
+
+def _with_band(result: Result, band: float) -> Result:
+    """The same prediction, its band ``band`` on both sides."""
+    return replace(result, low=result.predicted * (1 - band), high=result.predicted * (1 + band))
 
 
 def cross_validate(mapped, evaluations) -> dict:
@@ -73,32 +77,37 @@ def cross_validate(mapped, evaluations) -> dict:
             train = [k for k, m in enumerate(mapped) if m.row.engine == engine and m.row.group != out]
             if not test:
                 continue
-            point = choose([table[k] for k in train]) if train else None
-            chosen = [table[k][point] for k in test] if train else [compare(mapped[k], table[k][0].values)
-                                                                    for k in test]
+            if train:
+                point, band = choose([table[k] for k in train])
+                chosen = [_with_band(table[k][point], band) for k in test]
+            else:
+                point, band = None, None
+                chosen = [compare(mapped[k], table[k][0].values) for k in test]
             held.extend(chosen)
             folds.append({"out": out, "engine": engine, "train": len(train),
-                          "constants": grid[point] if train else None, "held": chosen})
-    fitted = {engine: grid[choose([table[k] for k, m in enumerate(mapped) if m.row.engine == engine])]
-              for engine in engines}
+                          "constants": {**grid[point], "estimate_band": band} if train else None, "held": chosen})
+    fitted = {}
+    for engine in engines:
+        point, band = choose([table[k] for k, m in enumerate(mapped) if m.row.engine == engine])
+        fitted[engine] = {**grid[point], "estimate_band": band}
     return {"folds": folds, "held": held, "fitted": fitted}
 
 
 def _constants(c: dict | None) -> str:
     if c is None:
-        return "no other source: not fitted | | "
-    edge = lambda n: " (edge)" if c[n] in (GRID[n][0], GRID[n][-1]) else ""  # noqa: E731
-    return " | ".join(f"{c[n]:g}{edge(n)}" for n in GRID)
+        return "no other source: not fitted | "
+    edge = " (edge)" if c["engine_step_factor"] in (GRID["engine_step_factor"][0], GRID["engine_step_factor"][-1]) else ""
+    return f"{c['engine_step_factor']:g}{edge} | ±{c['estimate_band']:g}"
 
 
 def markdown(cv: dict) -> str:
     """The folds, the pooled held-out figures by source, and the constants fitted on every row."""
     lines = ["## Leave-one-source-out cross-validation (per engine)", "",
-             f"Grid: {', '.join(f'{n} {v[0]:g}–{v[-1]:g}' for n, v in GRID.items())}; efficiencies by least mean "
-             f"|log(p/m)|, then the smallest slowdown whose band holds ≥ {COVER:.0%} of the training rows.", "",
-             "| held out | engine | training rows | hbm_efficiency | tensor_efficiency | estimate_slowdown "
+             f"Grid: engine_step_factor {GRID['engine_step_factor'][0]:g}–{GRID['engine_step_factor'][-1]:g} by least "
+             f"mean |log(p/m)|, then the smallest band (±) that holds ≥ {COVER:.0%} of the training rows.", "",
+             "| held out | engine | training rows | engine_step_factor | estimate_band "
              "| held-out rows | median factor off | p90 factor off | inside |",
-             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for f in cv["folds"]:
         s = figures(f["held"])
         lines.append(f"| {f['out']} | {f['engine']} | {f['train']} | {_constants(f['constants'])} | {s['rows']} "
@@ -112,5 +121,5 @@ def markdown(cv: dict) -> str:
                      f"| {s['inside']} of {s['rows']} ({s['share_inside']:.0%}) |")
     lines += ["", "Fitted on every row (a `--constants` file):", "", "```yaml", "engines:"]
     for engine, c in cv["fitted"].items():
-        lines.append(f"  {engine}: {{{', '.join(f'{n}: {c[n]:g}' for n in GRID)}}}")
+        lines.append(f"  {engine}: {{{', '.join(f'{n}: {v:g}' for n, v in c.items())}}}")
     return "\n".join(lines + ["```", ""])

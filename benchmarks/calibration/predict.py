@@ -1,14 +1,14 @@
 """What capplan's estimate group predicts for a mapped row, against what was measured.
 
 Rate rows (``offline``, ``mlperf-server``): the model's ``estimated_max_rate`` × replicas
-(n_gpus / TP) against the measured req/s. The estimate is a bound with a band below it, so a
-measurement is *inside* when ``estimated × (1 − estimate_band) ≤ measured ≤ estimated``.
+(n_gpus / TP) against the measured req/s. The estimate is a prediction with a band on both
+sides, so a measurement is *inside* when ``estimated × (1 − b) ≤ measured ≤ estimated × (1 + b)``,
+``b = estimate_band``.
 
-Open-loop rows (``vllm bench serve`` at a fixed rate): the model's mixed-batch step at the
-achieved rate per replica, ``t(λ) = R₀ / (1 − λ·a)``, against the measured median TPOT. The band
-of a step is the same slower step the rate's band rests on, ``s·R₀ / (1 − λ·s·a)`` with
-``s = estimate_slowdown``: inside when ``t(λ) ≤ measured ≤ s·R₀ / (1 − λ·s·a)``. A rate at or past
-the model's saturation (λ·a ≥ 1) predicts an unbounded step: never inside.
+Open-loop rows (``vllm bench serve`` at a fixed rate): the model's engine step at the achieved
+rate per replica, ``t(λ) = f·R₀ / (1 − λ·f·a)`` with ``f = engine_step_factor``, against the
+measured median TPOT, inside when ``t(λ)·(1 − b) ≤ measured ≤ t(λ)·(1 + b)``. A rate at or past
+the model's saturation (λ·f·a ≥ 1) predicts an unbounded step: never inside.
 """
 
 from __future__ import annotations
@@ -62,21 +62,23 @@ def evaluated(m: Mapped, folder: Path, constants: dict | None = None):
 
 def estimate_values(evaluation) -> dict[str, float]:
     """The estimate group's values of an evaluation (base units: s, req/s)."""
-    return {n: float(v) for n, v in evaluation.values.items() if n.startswith("estimate") and np.ndim(v) == 0}
+    return {n: float(v) for n, v in evaluation.values.items()
+            if n.startswith("estimate") or n == "engine_step_factor" if np.ndim(v) == 0}
 
 
 def compare(m: Mapped, values: dict[str, float]) -> Result:
     """``m``'s measurement against what ``values`` (the estimate group) predict for it."""
     row = m.row
+    band = values["estimate_band"]
     if row.mode in RATE_MODES:
         estimate = values["estimated_max_rate"] * m.replicas
         limit = "KV pool" if values["estimate_kv_rate"] <= values["estimate_slo_rate"] else "SLO step"
-        return Result(m, row.req_per_s, estimate, estimate * (1 - values["estimate_band"]), estimate, limit, values)
+        return Result(m, row.req_per_s, estimate, estimate * (1 - band), estimate * (1 + band), limit, values)
     rate = row.req_per_s / m.replicas
-    r0, a, s = values["estimate_weights_time"], values["estimate_step_growth"], values["estimate_slowdown"]
-    step = 1000 * r0 / (1 - rate * a) if rate * a < 1 else math.inf
-    slow = 1000 * s * r0 / (1 - rate * s * a) if rate * s * a < 1 else math.inf
-    return Result(m, row.tpot_p50_ms, step, step, slow, f"step at {rate:.3g} req/s", values)
+    r0, a, f = values["estimate_weights_time"], values["estimate_step_growth"], values["engine_step_factor"]
+    step = 1000 * f * r0 / (1 - rate * f * a) if rate * f * a < 1 else math.inf
+    return Result(m, row.tpot_p50_ms, step, step * (1 - band), step * (1 + band), f"step at {rate:.3g} req/s",
+                  values)
 
 
 def predict(m: Mapped, folder: Path, constants: dict | None = None) -> Result:

@@ -26,6 +26,7 @@ SOURCES = {"mlcommons/inference_results_v4.1": "mlperf-v4.1",
 # bytes per parameter of a format the catalog lacks for a model (models.yaml's header: FP8 1 B,
 # NVFP4 4-bit values and one 8-bit scale per 16 = 0.5625 B; unconverted layers left out)
 FORMAT_BYTES = {"bf16": 2.0, "fp8": 1.0, "nvfp4": 0.5625}
+FORMAT_BITS = {"bf16": 16, "fp8": 8, "nvfp4": 4}      # the width its products run in
 # precision a row leaves blank, as the set's README and the row's notes suggest
 ASSUMED_FORMAT = {("mlperf-v4.1", "b200-hgx"): ("nvfp4", "NVIDIA's B200 preview was publicised as FP4 (row notes)"),
                   ("mlperf-v4.1", None): ("fp8", "NVIDIA's Hopper llama2 submissions are usually FP8 (README)")}
@@ -155,7 +156,7 @@ def map_row(row: Row) -> Mapped | str:
                                                                       catalog.lookup("model", model).weights)
     if not in_catalog:
         assumptions.append(f"{model} has no {fmt} format in the catalog: weight_bytes_per_param "
-                           f"{FORMAT_BYTES[fmt]:g} B given as an input (compute still at the BF16 rate)")
+                           f"{FORMAT_BYTES[fmt]:g} B and tensor_format_bits {FORMAT_BITS[fmt]} given as inputs")
     kv = 1.0 if "fp8 kv" in row.precision.lower() else None
     if kv:
         assumptions.append("FP8 KV cache (stated): kv_bytes_per_element 1 B")
@@ -177,6 +178,8 @@ def plan(m: Mapped, constants: dict | None = None) -> dict:
     if not m.in_catalog:
         inputs["weight_bytes_per_param"] = {"value": f"{FORMAT_BYTES[m.format]} B",
                                             "source": f"{m.format} (not a catalog format of {m.model})"}
+        inputs["tensor_format_bits"] = {"value": f"{FORMAT_BITS[m.format]} bit",
+                                        "source": f"{m.format} (not a catalog format of {m.model})"}
     if m.kv_bytes:
         inputs["kv_bytes_per_element"] = f"{m.kv_bytes:g} B"
     for name, value in (constants or {}).items():

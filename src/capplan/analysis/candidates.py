@@ -175,6 +175,9 @@ def _candidate_inputs(e: Evaluation, graph, cands, inputs: dict) -> None:
     inputs["weight_bytes_per_param"] = np.where(np.isnan(static["weights"]), _scalar(e, "weight_bytes_per_param"),
                                                 static["weights"])
     inputs["kv_bytes_per_element"] = np.where(np.isnan(static["kv"]), _scalar(e, "kv_bytes_per_element"), static["kv"])
+    if "tensor_format_bits" in graph.nodes:
+        inputs["tensor_format_bits"] = np.where(np.isnan(static["weights"]), _scalar(e, "tensor_format_bits"),
+                                                static["tensor_bits"])
     inputs["deployments.gpus_per_node"] = static["gpus_per_node"]
     inputs["deployments.node_hourly_cost"] = static["node_hourly_cost"]
     for name in sorted({i.name for c in cands for i in c.overrides} - set(PINS)):
@@ -195,11 +198,13 @@ def _static(plan, cands) -> dict[str, np.ndarray]:
     held = _STATIC.get(id(cands))
     if held is None or held[0] is not cands:
         weights = {fmt: units.parse_value(spec["value"], "B") for fmt, spec in plan.model_entry.weights.items()}
+        bits = {fmt: float(spec.get("tensor_bits") or 16) for fmt, spec in plan.model_entry.weights.items()}
         column = lambda xs: np.fromiter(xs, dtype=float, count=len(cands)).reshape((-1, 1))  # noqa: E731
         _STATIC.clear()
         _STATIC[id(cands)] = held = (cands, {
             "gpus_per_replica": column(c.tp for c in cands),
             "weights": column(weights[c.weights] if c.weights else np.nan for c in cands),
+            "tensor_bits": column(bits[c.weights] if c.weights else np.nan for c in cands),
             "kv": column(KV_DTYPES.get(c.kv_cache_dtype) or np.nan for c in cands),
             "gpus_per_node": column(c.offer.gpus_per_node for c in cands),
             "node_hourly_cost": column(c.offer.node_hourly_cost for c in cands)})
@@ -251,14 +256,14 @@ def _lambda_star(evaluations, cands, first):
         if j == 0:
             ratio = _column(values, "transfer_ratio", n) if reference is not None else None
             decode = bool(_scalar(e, "reference_decode_bound")) if reference is not None else None
-            basis = _basis(cands, tag, lam[:, 0], given, own, reference, ratio, decode, files)
+            basis = _basis(cands, tag, lam[:, 0], band, given, own, reference, ratio, decode, files)
     band[files] = transfer.TOOL_BAND
     band[(tag == transfer.MEASURED) | (tag == transfer.GIVEN)] = 0
     share[tag != transfer.MEASURED] = 0
     return lam, list(tag), basis, band, reference, share, transferred
 
 
-def _basis(cands, tag, lam, given, own, reference, ratio, decode, files) -> list[str]:
+def _basis(cands, tag, lam, band, given, own, reference, ratio, decode, files) -> list[str]:
     """What each candidate's λ* rests on, in words."""
     measured_on = f"{_rate(own)} measured on {cands[reference].label}" if reference is not None else ""
     bound = ("decode-bound: HBM bandwidth × GPUs / bytes per decode step" if decode
@@ -278,7 +283,8 @@ def _basis(cands, tag, lam, given, own, reference, ratio, decode, files) -> list
         elif t == transfer.TRANSFERRED:
             out.append(f"{ratio[i]:.3g} × {measured_on} ({bound})")
         else:
-            out.append(f"mixed-batch roofline and Little's law ({_rate(lam[i])}, a bound)")
+            out.append(f"the mixed-batch roofline and Little's law at the engine's step factor ({_rate(lam[i])}, "
+                       f"predicted: ±{100 * band[i]:.0f} % on the calibration points)")
     return out
 
 

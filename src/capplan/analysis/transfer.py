@@ -14,12 +14,11 @@ Four provenances, each shown next to the candidate's cost:
   kernels) in the same proportion, so it carries a band of
   ±:data:`TRANSFER_BAND`, which the simulation draws from;
 - ``estimated``: no measurement to scale, so the model's ``estimated_max_rate``:
-  Little's law and a **mixed-batch** decode step, ``t = R₀ / (1 − λ·a)``,
-  whose highest rate meeting the SLOs' step target lies within the KV pool
-  (``capplan explain PLAN estimated_max_rate`` shows the derivation). Its band
-  is the model's ``estimate_band``: down to the λ* of a step
-  ``estimate_slowdown`` times slower (1.6, the most the calibration against
-  the real sweep in ``../shared/examples`` saw: tests/test_candidates_calibration.py).
+  Little's law and a **mixed-batch** decode step at the serving engine's step factor,
+  ``t = f·R₀ / (1 − λ·f·a)``, whose highest rate meeting the SLOs' step target lies within
+  the KV pool (``capplan explain PLAN estimated_max_rate`` shows the derivation). Its band is
+  the model's ``estimate_band`` on both sides, the prediction's error on the published
+  measurements of ``../shared/calibration`` (docs/calibration.md).
 
 A λ* read from a performance model's estimate file (``candidates: evidence:``,
 NVIDIA aiconfigurator's predictions) carries ±:data:`TOOL_BAND`: its low end

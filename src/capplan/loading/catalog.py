@@ -150,5 +150,9 @@ def with_weights(entry: Entry, fmt: str | None = None) -> Entry:
     cited = {"value": spec["value"], "source": f"weights {chosen} ({spec['checkpoint']}): {spec['source']}"}
     if spec.get("note"):
         cited["note"] = spec["note"]
-    return replace(entry, name=f"{entry.name} ({chosen.upper()})", weight_format=chosen,
-                   values={**entry.values, "weight_bytes_per_param": cited})
+    values = {**entry.values, "weight_bytes_per_param": cited}
+    if spec.get("tensor_bits"):
+        values["tensor_format_bits"] = {"value": f"{spec['tensor_bits']} bit",
+                                        "source": f"weights {chosen} ({spec['checkpoint']}): products in "
+                                                  f"{spec['tensor_bits']}-bit numbers"}
+    return replace(entry, name=f"{entry.name} ({chosen.upper()})", weight_format=chosen, values=values)

@@ -140,7 +140,7 @@ class CandidatesView:
             text += f" (as of {c.offer.as_of})" if c.offer.as_of else ""
             text += f", {c.offer.source}" if c.offer.source else ""
             if ev.tags[i] == transfer.ESTIMATED and ev.from_file(i) is None:
-                text += "; its latencies are a bound, not a percentile"
+                text += "; its latencies are predicted means, not percentiles"
             out.append(text)
         return out
 
