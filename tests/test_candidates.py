@@ -261,10 +261,11 @@ def test_without_a_measured_candidate_every_lambda_is_estimated_with_its_band(wr
     evaluations, r = ranking_of(write_plan, plan)
     ev = r.evaluated
     assert ev.tags == ["estimated"] and ev.reference is None
-    assert 0 < ev.band[0] < 0.9 and ev.values["instance_max_rate"][0, 0] > 0
-    assert ev.basis[0].startswith("mixed-batch roofline and Little's law (")
+    assert ev.band[0] == 0.35 and ev.values["instance_max_rate"][0, 0] > 0       # the model's estimate_band
+    assert ev.basis[0].startswith("the mixed-batch roofline and Little's law at the engine's step factor (")
+    assert ev.basis[0].endswith("predicted: ±35 % on the calibration points)")
     view = CandidatesView(r, evaluations)
-    assert view.rests_on[0].endswith("its latencies are a bound, not a percentile")
+    assert view.rests_on[0].endswith("its latencies are predicted means, not percentiles")
 
 
 def test_p_winner_stays_draws_the_plans_uncertain_inputs_too(write_plan):

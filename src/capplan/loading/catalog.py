@@ -153,6 +153,6 @@ def with_weights(entry: Entry, fmt: str | None = None) -> Entry:
     values = {**entry.values, "weight_bytes_per_param": cited}
     if spec.get("tensor_bits"):
         values["tensor_format_bits"] = {"value": f"{spec['tensor_bits']} bit",
-                                        "source": f"weights {chosen} ({spec['checkpoint']}): products in "
-                                                  f"{spec['tensor_bits']}-bit numbers"}
+                                        "source": f"weights {chosen} ({spec['checkpoint']}), products in "
+                                                  f"{spec['tensor_bits']}-bit numbers: {spec['source']}"}
     return replace(entry, name=f"{entry.name} ({chosen.upper()})", weight_format=chosen, values=values)
