@@ -278,7 +278,7 @@ def _basis(cands, tag, lam, band, given, own, reference, ratio, decode, files) -
         elif t == transfer.MEASURED:
             out.append(f"the plan's sweep ({_rate(own)})")
         elif files[i]:
-            out.append(f"the predictions of {ev.tool} in {_files(ev)} ({_rate(lam[i])} at the plan's SLOs; its "
+            out.append(f"the predictions of {ev.tool_name} in {_files(ev)} ({_rate(lam[i])} at the plan's SLOs; its "
                        "latencies are the tool's predictions, not percentiles)")
         elif t == transfer.TRANSFERRED:
             out.append(f"{ratio[i]:.3g} × {measured_on} ({bound})")

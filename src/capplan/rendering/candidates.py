@@ -157,6 +157,9 @@ class CandidatesView:
         if not items:
             return []
         out = []
+        tools = sorted({item.tool for item, _ in items.values() if item.tool})
+        if tools:
+            out.append(f"Estimate files: predictions of {formatting.and_list(tools)}, written by `capplan estimate`")
         if ev.reference is not None:
             out.append(f"{ev.candidates[ev.reference].label}: measured, {ev.basis[ev.reference]}")
         for item, members in (items[k] for k in sorted(items)):

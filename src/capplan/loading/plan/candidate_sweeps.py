@@ -70,8 +70,14 @@ class Evidence:
 
     @property
     def tag(self) -> str:
-        """'measured', or 'estimated (aiconfigurator 0.12.0, vllm 0.24.0 database)'."""
-        return f"{self.kind} ({self.tool})" if self.tool else self.kind
+        """'measured', or 'estimated (aiconfigurator)': the tool by name, its release said once
+        where the record lists the evidence (:attr:`tool`)."""
+        return f"{self.kind} ({self.tool_name})" if self.tool else self.kind
+
+    @property
+    def tool_name(self) -> str:
+        """The estimating tool's name without its release ('aiconfigurator')."""
+        return self.tool.split()[0].rstrip(",") if self.tool else ""
 
     @property
     def names(self) -> str:
