@@ -260,7 +260,18 @@ def _lambda_star(evaluations, cands, first):
     band[files] = transfer.TOOL_BAND
     band[(tag == transfer.MEASURED) | (tag == transfer.GIVEN)] = 0
     share[tag != transfer.MEASURED] = 0
-    return lam, list(tag), basis, band, reference, share, transferred
+    return _settled(lam), list(tag), basis, band, reference, share, _settled(transferred)
+
+
+SIGNIFICANT = 12      # digits of a λ* the model's batch computes: the last ones move with the library versions
+
+
+def _settled(values: np.ndarray) -> np.ndarray:
+    """λ* to :data:`SIGNIFICANT` digits. The batch evaluates the model's formulas in the order
+    sympy prints them, which changes between sympy releases, so the last bits of a transferred
+    or estimated λ* did (4.673522760444507 and …508 under sympy 1.12 and 1.14); the outputs,
+    which the lowest and newest versions must write alike, carry the settled value."""
+    return np.vectorize(lambda x: float(f"{x:.{SIGNIFICANT}g}"), otypes=[float])(values)
 
 
 def _basis(cands, tag, lam, band, given, own, reference, ratio, decode, files) -> list[str]:
