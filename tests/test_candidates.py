@@ -138,7 +138,7 @@ def test_the_reference_plan_recommends_and_shows_every_tag_next_to_its_cost():
     assert view.sentence.startswith("Recommended: ")
     options = view.options()
     assert options and options[0].monthly_cost.startswith("$") and "λ*" in options[0].note
-    estimated = "estimated (aiconfigurator)"
+    estimated = "estimated by aiconfigurator"
     assert {row.tag for row in view.rows} == {"measured", "transferred", estimated}
     assert sum(row.tag == estimated for row in view.rows) == 9      # H100, H200, B200 × TP2/4/8, BF16
     assert 0 <= r.stays <= 1

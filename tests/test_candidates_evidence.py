@@ -33,7 +33,7 @@ ESTIMATES = ROOT / "plans" / "estimates"
 H100_TP4 = "llama-3.3-70b-sharegpt-h100-sxm5-80gb-tp4.estimate.yaml"
 H100_TP2 = "llama-3.3-70b-sharegpt-h100-sxm5-80gb-tp2.estimate.yaml"
 H200_TP4 = "llama-3.3-70b-sharegpt-h200-sxm-141gb-tp4.estimate.yaml"
-TOOL = "estimated (aiconfigurator)"
+TOOL = "estimated by aiconfigurator"
 
 
 def plan_with(evidence, tmp_path, files=(H100_TP4,), tps=(4, 8), **top):

@@ -73,8 +73,8 @@ class Evaluated:
             transfer.MEASURED, transfer.ESTIMATED) else None
 
     def tag_text(self, i: int) -> str:
-        """The tag as every output shows it: 'estimated (aiconfigurator 0.12.0, vllm 0.24.0 database)'
-        for a λ* from a performance model's estimate file."""
+        """The tag as every output shows it: 'estimated by aiconfigurator' for a λ* from a
+        performance model's estimate file."""
         ev = self.from_file(i)
         return ev.tag if ev is not None else self.tags[i]
 

@@ -70,9 +70,9 @@ class Evidence:
 
     @property
     def tag(self) -> str:
-        """'measured', or 'estimated (aiconfigurator)': the tool by name, its release said once
+        """'measured', or 'estimated by aiconfigurator': the tool by name, its release said once
         where the record lists the evidence (:attr:`tool`)."""
-        return f"{self.kind} ({self.tool_name})" if self.tool else self.kind
+        return f"{self.kind} by {self.tool_name}" if self.tool else self.kind
 
     @property
     def tool_name(self) -> str:
