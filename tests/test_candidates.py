@@ -245,8 +245,10 @@ def test_the_peak_flip_is_where_the_fleets_steps_cross(write_plan):
     (7 × 10.5) the h100 TP2 needs 8 + 1 replicas, 3 nodes, $87,840, the h200 ceil(73.5 / 6.3) + 1 = 13,
     still 2 nodes, $73,200."""
     _, r = ranking_of(write_plan, three())
-    assert r.flips.peak_below == pytest.approx(44.1)
-    assert r.flips.peak_above == pytest.approx(73.5)
+    h200 = next(i for i, c in enumerate(r.evaluated.candidates) if c.label == "h200-sxm-141gb TP1")
+    assert r.flips.peak_below.at == pytest.approx(44.1) and r.flips.peak_below.by == h200
+    assert r.flips.peak_above.at == pytest.approx(73.5) and r.flips.peak_above.by == h200
+    assert r.flips.peak_above.until > r.flips.peak_above.at and r.flips.peak_below.until < 44.1
     for peak, winner in (("44.1 req/s", "h200-sxm-141gb TP1"), ("44.2 req/s", "h100-sxm5-80gb TP2"),
                          ("73.5 req/s", "h100-sxm5-80gb TP2"), ("73.6 req/s", "h200-sxm-141gb TP1")):
         plan = three()
@@ -339,3 +341,17 @@ def test_a_band_is_checked_on_both_sides(ratio, band, inside):
     from capplan.rendering.candidates import within_band
 
     assert within_band(ratio, band) is inside
+
+
+def test_the_peak_flip_names_the_candidate_that_is_cheapest_over_an_interval():
+    """Issue 41: "above 22.9 req/s b200 TP1 fp8 becomes the cheapest" held only between 22.899 and
+    22.900 req/s (the runner-up against the winner alone); past 22.9 the H200 needs a second node and
+    b200 TP2 bf16 is the cheapest of all, one node, up to 31.06 req/s."""
+    _, evaluations = evaluate_plan(REFERENCE)
+    r = ranked.rank(evaluations, batch.evaluate(evaluations), draws=20)
+    above = r.flips.peak_above
+    assert r.evaluated.candidates[above.by].label == "b200-hgx TP2 bf16"
+    assert above.at == pytest.approx(22.9, abs=0.001) and above.until == pytest.approx(31.06, abs=0.01)
+    assert above.until - above.at >= ranked.ROBUST * r.value("peak_arrival_rate", r.winner)
+    text = "\n".join(CandidatesView(r, evaluations).flips)
+    assert "b200-hgx TP2 bf16 on spheron-8x-b200 is the cheapest for a peak above 22.9 and up to 31.06 req/s" in text

@@ -40,6 +40,8 @@ MAX_ROWS = 200_000            # contenders × draws evaluated in one batch at mo
 SEED = 20261111
 PEAK_SPAN = 4                 # the peak flip is looked for from 0 to 4 × today's peak
 MAX_EDGES = 10_000            # whole-replica steps of one candidate looked at, at most
+PEAK_CONTENDERS = 20          # the cheapest feasible candidates today whose costs the peak flip follows
+ROBUST = 0.01                 # a peak flip holds over at least this share of today's peak
 _Z90 = 1.6448536269514722     # the standard normal's 95th percentile: a band is a 90 % interval
 MONTH = "deployments.monthly_cost"
 PER_M = "deployments.cost_per_million_tokens"
@@ -53,8 +55,19 @@ class Flips:
     winner_price: float | None     # the winner loses above this node price
     runner_lambda: float | None    # the runner-up wins at or above this λ*
     runner_rho: float | None = None   # … or at or above this ρ (at its λ*), when ρ ≤ 1 reaches it
-    peak_above: float | None = None   # the runner-up is cheaper once the peak exceeds this
-    peak_below: float | None = None   # … or once it falls to this or less
+    peak_above: PeakFlip | None = None   # the nearest peak above today's past which another is cheapest
+    peak_below: PeakFlip | None = None   # … and below today's, at or under which another is
+
+
+@dataclass(frozen=True)
+class PeakFlip:
+    """Where another candidate becomes the cheapest as the peak moves, and over how much it stays so:
+    ``by`` is the cheapest for every peak from ``at`` to ``until`` (req/s in base units; above
+    today's peak ``at`` itself still belongs to the winner, below it ``at`` belongs to ``by``)."""
+
+    at: float
+    until: float
+    by: int
 
 
 @dataclass
@@ -151,32 +164,55 @@ def flips(ranking: Ranking, nominal: Evaluation) -> Flips:
                  *_peak_flips(ranking, nominal))
 
 
-def _peak_flips(ranking: Ranking, e: Evaluation) -> tuple[float | None, float | None]:
-    """The nearest peaks above and below today's at which the runner-up costs less than the winner.
+def _peak_flips(ranking: Ranking, e: Evaluation) -> tuple[PeakFlip | None, PeakFlip | None]:
+    """The nearest peaks above and below today's at which another candidate becomes the cheapest,
+    and the candidate, each holding over at least :data:`ROBUST` of today's peak.
 
-    Either fleet's size changes only where the peak crosses a whole number of its λ_safe
-    (``ceil(peak / λ_safe)``), so both costs are constant between those points: the model's
-    formulas are evaluated once inside each interval (one batch), from 0 to :data:`PEAK_SPAN`
-    times today's peak."""
-    ev, w, r = ranking.evaluated, ranking.winner, ranking.runner_up
+    A fleet's size changes only where the peak crosses a whole number of its λ_safe (``ceil(peak /
+    λ_safe)``), so every cost is constant between those points: the model's formulas are evaluated
+    once inside each interval (one batch over the :data:`PEAK_CONTENDERS` cheapest feasible
+    candidates), from 0 to :data:`PEAK_SPAN` times today's peak, and the cheapest of each interval
+    is taken by the ranking's own order (monthly cost, $ per 1M tokens, GPUs, name). An interval
+    narrower than the robust share (the winner needs one more node a thousandth of a req/s before
+    the next fleet steps down) is passed over: its cheapest is no decision a reviewer can act on."""
+    ev, w = ranking.evaluated, ranking.winner
+    chosen = ranking.feasible[:PEAK_CONTENDERS]
     peak = ranking.value("peak_arrival_rate", w)
-    edges = {0.0, PEAK_SPAN * peak}
-    for i in (w, r):
+    edges = {0.0, PEAK_SPAN * peak, peak}
+    for i in chosen:
         safe = ranking.value("safe_rate_per_replica", i)
         count = min(int(PEAK_SPAN * peak / safe), MAX_EDGES)
         edges.update(k * safe for k in range(1, count + 1))
     edges = np.array(sorted(edges))
     mids = (edges[:-1] + edges[1:]) / 2
-    pair = (ev.candidates[w], ev.candidates[r])
-    lam = np.tile(ev.values["instance_max_rate"][[w, r], 0], len(mids))
-    compliant = np.zeros(2 * len(mids))
-    out, *_ = batch.run_candidates(e, pair, lam, compliant, None, tile=len(mids),
-                                   drawn={"peak_arrival_rate": np.repeat(mids, 2).reshape((-1, 1))})
-    cost = np.broadcast_to(out[MONTH], (2 * len(mids), 1)).reshape((len(mids), 2))
-    cheaper = cost[:, 1] < cost[:, 0]
-    above = [k for k in range(len(mids)) if mids[k] > peak and cheaper[k]]
-    below = [k for k in range(len(mids)) if mids[k] < peak and cheaper[k]]
-    return (float(edges[above[0]]) if above else None, float(edges[below[-1] + 1]) if below else None)
+    n = len(chosen)
+    lam = np.tile(ev.values["instance_max_rate"][chosen, 0], len(mids))
+    out, *_ = batch.run_candidates(e, tuple(ev.candidates[i] for i in chosen), lam, np.zeros(n * len(mids)), None,
+                                   tile=len(mids), drawn={"peak_arrival_rate": np.repeat(mids, n).reshape((-1, 1))})
+    columns = [np.broadcast_to(out[name], (n * len(mids), 1)).reshape((len(mids), n))
+               for name in (MONTH, PER_M, "deployments.deployed_gpus")]
+    names = [ev.candidates[i].name for i in chosen]
+    cheapest = [chosen[min(range(n), key=lambda k: (*(float(c[m, k]) for c in columns), names[k]))]
+                for m in range(len(mids))]
+    return (_first_change(edges, cheapest, w, peak, up=True), _first_change(edges, cheapest, w, peak, up=False))
+
+
+def _first_change(edges: np.ndarray, cheapest: list[int], winner: int, peak: float, up: bool) -> PeakFlip | None:
+    """The first run of intervals away from today's peak whose cheapest is another candidate
+    and which spans at least :data:`ROBUST` of the peak (consecutive intervals of one candidate join)."""
+    order = [k for k in range(len(cheapest)) if (edges[k] >= peak if up else edges[k + 1] <= peak)]
+    order = order if up else order[::-1]
+    runs: list[list[int]] = []
+    for k in order:
+        if runs and cheapest[runs[-1][-1]] == cheapest[k]:
+            runs[-1].append(k)
+        else:
+            runs.append([k])
+    for run in runs:
+        low, high = float(edges[min(run)]), float(edges[max(run) + 1])
+        if cheapest[run[0]] != winner and high - low >= ROBUST * peak:
+            return PeakFlip(low, high, cheapest[run[0]]) if up else PeakFlip(high, low, cheapest[run[0]])
+    return None
 
 
 def _lambda_flip(ranking: Ranking, r: int, cost_w: float) -> float | None:

@@ -217,11 +217,14 @@ class CandidatesView:
                f"(today {money(u.offer.node_hourly_cost * 3600)}/h)",
                f"{w.label} on {w.offer.name} loses above {money(f.winner_price * 3600)}/h a node "
                f"(today {money(w.offer.node_hourly_cost * 3600)}/h)"]
-        peaks = [f"above {formatting.number(f.peak_above, 4)} req/s" if f.peak_above is not None else "",
-                 f"at {formatting.number(f.peak_below, 4)} req/s or less" if f.peak_below is not None else ""]
-        if any(peaks):
-            out.append(f"{u.label} is cheaper when the peak is {' or '.join(p for p in peaks if p)} (today "
-                       f"{formatting.number(self._value('peak_arrival_rate', r.winner), 4)} req/s, every λ* as today)")
+        today = formatting.number(self._value("peak_arrival_rate", r.winner), 4)
+        for flip, where in ((f.peak_above, "above {at} and up to {until} req/s"),
+                            (f.peak_below, "from {until} to {at} req/s")):
+            if flip is not None:
+                c = ev.candidates[flip.by]
+                out.append(f"{c.label} on {c.offer.name} is the cheapest for a peak "
+                           + where.format(at=formatting.number(flip.at, 4), until=formatting.number(flip.until, 4))
+                           + f" (today {today} req/s, every λ* as today)")
         if f.runner_lambda is not None:
             out.append(f"{u.label} wins at a λ* of {formatting.number(f.runner_lambda, 3)} req/s or more "
                        f"(today {self._lambda(r.runner_up)}, {ev.tag_text(r.runner_up)})")
@@ -257,11 +260,13 @@ class CandidatesView:
                                                  f"req/s; today {self._lambda(r.runner_up)}, {ev.tag_text(r.runner_up)})",
                                 swap, moved, weak))
             peak = self._value("peak_arrival_rate", r.winner)
-            for at, word in ((f.peak_above, "higher"), (f.peak_below, "lower")):
-                if at is not None and peak > 0:
-                    out.append(Risk("peak_arrival_rate", f"{_percent(abs(at / peak - 1))} {word} ({number(at, 4)} "
-                                                         f"req/s; today {number(peak, 4)} req/s)", swap,
-                                    abs(at / peak - 1)))
+            for flip, word in ((f.peak_above, "higher"), (f.peak_below, "lower")):
+                if flip is not None and peak > 0:
+                    c = ev.candidates[flip.by]
+                    out.append(Risk("peak_arrival_rate", f"{_percent(abs(flip.at / peak - 1))} {word} ({number(flip.at, 4)} "
+                                                         f"req/s; today {number(peak, 4)} req/s)",
+                                    f"{c.label} on {c.offer.name} becomes the cheapest, up to "
+                                    f"{number(flip.until, 4)} req/s", abs(flip.at / peak - 1)))
         return sorted(out + self._stale(self.reference(reference)), key=lambda risk: risk.order)
 
     def reference(self, plan_newest: str) -> str:
@@ -408,10 +413,16 @@ class CandidatesView:
                     "runner_up_price_below": _num(f.runner_price * 3600, 4),
                     "winner_price_above": _num(f.winner_price * 3600, 4),
                     "runner_up_lambda_star_at_least": _num(f.runner_lambda, 6) if f.runner_lambda else None,
-                    "runner_up_cheaper_above_peak": _num(f.peak_above) if f.peak_above is not None else None,
-                    "runner_up_cheaper_at_or_below_peak": _num(f.peak_below) if f.peak_below is not None else None},
+                    "cheapest_above_peak": _peak_json(f.peak_above, ev),
+                    "cheapest_at_or_below_peak": _peak_json(f.peak_below, ev)},
                 "p_winner_stays": r.stays, "draws": r.draws, "recommendation": self.sentence,
                 "unpriced_gpus": list(ev.unpriced)}
+
+
+def _peak_json(flip, ev) -> dict | None:
+    """A peak flip for the JSON: the peak, how far the new cheapest stays so, and which candidate."""
+    return None if flip is None else {"peak": _num(flip.at), "until": _num(flip.until),
+                                      "candidate": ev.candidates[flip.by].name}
 
 
 def _evidence_json(item) -> dict | None:
@@ -465,6 +476,11 @@ def sentence(ranking: Ranking, money=formatting.money) -> str:
         return text + "; no other candidate is feasible."
     c = ev.candidates[r]
     text += f"; runner-up {c.label} on {c.offer.name} at {dearer(ranking, r, money)} ({ev.tag_text(r)} λ*)"
+    tied = [ev.candidates[i].label for i in ranking.feasible[2:]
+            if ranking.value(ranked.MONTH, i) == ranking.value(ranked.MONTH, r)]
+    if tied:
+        text += (f", tied on cost with {formatting.and_list(tied)}, ahead of {'it' if len(tied) == 1 else 'them'} "
+                 f"by the ranking's order ($ per 1M output tokens, then GPUs rented, then name)")
     f = ranking.flips
     swaps = [f"its price falls below {money(f.runner_price * 3600)}/h"] if f.runner_price else []
     if f.runner_lambda is not None:
