@@ -275,19 +275,29 @@ class CandidatesView:
         return max((d for d in dates if d), default="")
 
     def _stale(self, reference: str) -> list[Risk]:
-        """Offers of a ranked candidate priced more than the policy's days before ``reference``."""
+        """Offers of a ranked candidate priced more than the policy's days before ``reference``, each
+        as far from this decision as its cheapest candidate is dearer than the winner: a stale price
+        of the winner's offer moves it at once, one of an offer whose best candidate costs three
+        times as much does not (it is listed with the evidence farther from a flip)."""
         if not reference:
             return []
         limit = holds_spec()["price_age"]
         newest = dt.date.fromisoformat(reference)
-        offers = {self.evaluated.candidates[i].offer for i in self.ranking.feasible}
+        r = self.ranking
+        best: dict = {}
+        for i in r.feasible:                     # cheapest first: the first candidate of each offer
+            best.setdefault(self.evaluated.candidates[i].offer, i)
         out = []
-        for offer in sorted(offers, key=lambda o: o.name):
+        for offer, i in sorted(best.items(), key=lambda item: item[0].name):
             age = (newest - dt.date.fromisoformat(str(offer.as_of)[:10])).days if offer.as_of else 0
-            if age > limit:
-                out.append(Risk(offer.name, f"price as of {str(offer.as_of)[:10]}",
-                                f"{age} days older than the plan's newest date, {reference} (policy: {limit} "
-                                f"days); re-check it", 0.0))
+            if age <= limit:
+                continue
+            gap = 0.0 if i == r.winner else r.dearer(i)
+            far = () if not gap else (f"its cheapest candidate, {self.evaluated.candidates[i].label}, costs "
+                                      f"{_percent(gap)} more a month than the winner",)
+            out.append(Risk(offer.name, f"price as of {str(offer.as_of)[:10]}",
+                            f"{age} days older than the plan's newest date, {reference} (policy: {limit} "
+                            f"days); re-check it", gap or 0.0, far))
         return out
 
     @property
