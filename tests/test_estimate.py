@@ -85,6 +85,31 @@ def test_the_record_names_the_estimate_its_hash_and_that_it_is_no_measurement(ba
     assert hashlib.sha256(L8.read_bytes()).hexdigest() in json.dumps(manifest)
 
 
+def test_a_sweep_of_predictions_reads_as_an_estimate_everywhere(base_plan, write_plan, tmp_path, run_main):
+    """Issue 39: a plan whose own load_sweep imports an estimate file said "from a measured open-loop
+    load sweep", "rests on measurements: load_sweep" and asked to "run each rate three times"."""
+    path = _plan(base_plan, write_plan, tmp_path)
+    assert load(path).nominal.tables["load_sweep"].status.status == "estimated"
+    code, _, err = run_main("build", path, "--out", tmp_path / "out")
+    assert code == 0, err
+    record = (tmp_path / "out" / "test-plan.md").read_text(encoding="utf-8")
+    assert "from a load sweep predicted by aiconfigurator 0.12.0, vllm 0.24.0 database (estimated, not measured" in record
+    assert "from a measured open-loop load sweep" not in record
+    assert "rests on assumptions: load_sweep" in record and "rests on measurements: load_sweep" not in record
+    assert "`load_sweep` table — estimated, not measured: a performance model's predictions" in record
+    assert "three times" not in record
+
+
+def test_an_estimated_sweep_cannot_be_called_measured(base_plan, write_plan, tmp_path, run_main):
+    path = _plan(base_plan, write_plan, tmp_path)
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    doc["tables"]["load_sweep"]["status"] = "measured"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    code, _, err = run_main("eval", path)
+    assert code == 1
+    assert "tables.load_sweep.status: status: measured, but the rows are imported from estimate files" in err
+
+
 @pytest.mark.parametrize("isl, warning", [
     (4096, "⚠ Token mix: the estimate's requests averaged 4,096 prompt tokens against the plan's class mix 213 "
            "(+1,823%), more than ±25%: its latencies predict other requests than the plan's."),
@@ -328,3 +353,24 @@ def test_when_no_configuration_can_be_predicted_the_command_fails_with_every_rea
     assert ("no configuration could be predicted: aiconfigurator predicted no point for llama-3.3-70b on "
             "h100-sxm5-80gb TP 1: batch size 1: OOM; aiconfigurator predicted no point") in err
     assert not (tmp_path / "e").exists()
+
+
+def test_candidates_resting_on_a_predicted_sweep_say_so(base_plan, write_plan, tmp_path):
+    """Issue 39: with the plan's own sweep an estimate file, its candidate read '(measured)' with no
+    band and every other was 'transferred from the measured' configuration."""
+    from capplan.analysis import candidates as batch
+    from capplan.analysis.pipeline import evaluate_plan
+
+    base_plan["candidates"] = {
+        "gpus": ["h100", "h200"], "tp": [1],
+        "offers": [{"name": "p5", "gpu": "h100", "gpus_per_node": 8, "node_hourly_cost": "40 USD/h"},
+                   {"name": "p5e", "gpu": "h200", "gpus_per_node": 8, "node_hourly_cost": "50 USD/h"}]}
+    path = _plan(base_plan, write_plan, tmp_path)
+    _, evaluations = evaluate_plan(path)
+    ev = batch.evaluate(evaluations)
+    ref = ev.reference
+    assert ev.candidates[ref].label == "h100-sxm5-80gb TP1" and ev.tags[ref] == "estimated"
+    assert ev.band[ref] == pytest.approx(0.75)                  # a tool's prediction carries the tool's band
+    assert ev.basis[ref].startswith("the plan's own sweep, predictions of a performance model (")
+    other = next(i for i in range(len(ev.candidates)) if i != ref)
+    assert ev.tags[other] == "transferred" and " estimated on h100-sxm5-80gb TP1 " in ev.basis[other]

@@ -28,6 +28,7 @@ from capplan.analysis import candidate_sweeps, transfer
 from capplan.engine.evaluate import Evaluation, Numeric, run_batch
 from capplan.engine.graph import build
 from capplan.language import units
+from capplan.loading import tablestatus
 from capplan.loading.plan.candidates import KV_DTYPES, Candidate
 
 PINS = ("instance_max_rate", "compliant_share")
@@ -232,7 +233,8 @@ def _lambda_star(evaluations, cands, first):
     files[list(given)] = False
     tag = np.full(n, transfer.ESTIMATED if reference is None else transfer.TRANSFERRED, dtype=object)
     tag[files] = [cands[i].evidence.kind for i in np.flatnonzero(files)]
-    tag[measured] = transfer.MEASURED
+    own_kind = _own_sweep_kind(evaluations[0])
+    tag[measured] = own_kind
     tag[list(given)] = transfer.GIVEN
     lam = np.zeros((n, s))
     share = np.zeros((n, s))
@@ -256,8 +258,9 @@ def _lambda_star(evaluations, cands, first):
         if j == 0:
             ratio = _column(values, "transfer_ratio", n) if reference is not None else None
             decode = bool(_scalar(e, "reference_decode_bound")) if reference is not None else None
-            basis = _basis(cands, tag, lam[:, 0], band, given, own, reference, ratio, decode, files)
-    band[files] = transfer.TOOL_BAND
+            basis = _basis(cands, tag, lam[:, 0], band, given, own, reference, ratio, decode, files, measured,
+                           own_kind)
+    band[files | (measured & (tag == transfer.ESTIMATED))] = transfer.TOOL_BAND
     band[(tag == transfer.MEASURED) | (tag == transfer.GIVEN)] = 0
     share[tag != transfer.MEASURED] = 0
     return _settled(lam), list(tag), basis, band, reference, share, _settled(transferred)
@@ -274,9 +277,10 @@ def _settled(values: np.ndarray) -> np.ndarray:
     return np.vectorize(lambda x: float(f"{x:.{SIGNIFICANT}g}"), otypes=[float])(values)
 
 
-def _basis(cands, tag, lam, band, given, own, reference, ratio, decode, files) -> list[str]:
-    """What each candidate's λ* rests on, in words."""
-    measured_on = f"{_rate(own)} measured on {cands[reference].label}" if reference is not None else ""
+def _basis(cands, tag, lam, band, given, own, reference, ratio, decode, files, measured, own_kind) -> list[str]:
+    """What each candidate's λ* rests on, in words (``own_kind``: whether the plan's own sweep was
+    measured or predicted)."""
+    measured_on = f"{_rate(own)} {own_kind} on {cands[reference].label}" if reference is not None else ""
     bound = ("decode-bound: HBM bandwidth × GPUs / bytes per decode step" if decode
              else "prefill-bound: tensor FLOP/s × GPUs")
     out = []
@@ -286,8 +290,9 @@ def _basis(cands, tag, lam, band, given, own, reference, ratio, decode, files) -
             out.append(f"given: {given[i].source or 'the candidate sets instance_max_rate'}")
         elif files[i] and t == transfer.MEASURED:
             out.append(f"the sweep in {_files(ev)} ({_rate(lam[i])} at the plan's SLOs)")
-        elif t == transfer.MEASURED:
-            out.append(f"the plan's sweep ({_rate(own)})")
+        elif measured[i]:
+            out.append(f"the plan's sweep ({_rate(own)})" if t == transfer.MEASURED else
+                       f"the plan's own sweep, predictions of a performance model ({_rate(own)}; estimated, not measured)")
         elif files[i]:
             out.append(f"the predictions of {ev.tool_name} in {_files(ev)} ({_rate(lam[i])} at the plan's SLOs; its "
                        "latencies are the tool's predictions, not percentiles)")
@@ -307,6 +312,13 @@ def _files(ev) -> str:
 def _slo(e: Evaluation, metric: str) -> np.ndarray:
     """The tightest SLO of one metric the scenario checks."""
     return np.array([[min(_scalar(e, s.limit) for s in e.model.slos if s.metric == metric)]])
+
+
+def _own_sweep_kind(e: Evaluation) -> str:
+    """'measured', or 'estimated' when the plan's own load sweep is a performance model's predictions."""
+    sweep = e.scenario.tables.get("load_sweep")
+    estimated = sweep is not None and sweep.status is not None and sweep.status.status == tablestatus.ESTIMATED
+    return transfer.ESTIMATED if estimated else transfer.MEASURED
 
 
 def _plan_own(e: Evaluation, cands) -> np.ndarray:

@@ -19,7 +19,10 @@ from capplan.errors import CapplanError
 STATUSES = {
     "measured": "measured on the deployment the plan sizes",
     "illustrative": "illustrative: the plan says its rows stand in for measurements; replace them with measured runs",
+    "estimated": "estimated, not measured: a performance model's predictions (its estimate files), which the plan "
+                 "rests on until the deployment is benchmarked",
 }
+ESTIMATED = "estimated"     # the status of a sweep imported from estimate files; never written by a plan
 RUNS = "runs"        # the column that counts the runs a row combines
 
 
@@ -55,6 +58,8 @@ class TableStatus:
     def text(self) -> str:
         """What the record's warning says of a flagged table."""
         parts = [STATUSES[self.status]] if self.status != "measured" else []
+        if self.status == ESTIMATED:            # predictions: there is no noise to run again
+            return "; ".join(parts)
         if self.single_run:
             parts.append("one run per rate: a single run cannot tell the knee from noise; run each rate "
                          "three times or more")
@@ -63,11 +68,16 @@ class TableStatus:
         return "; ".join(parts)
 
 
-def read(raw, rows: list[dict], fail: Callable[[str], CapplanError]) -> TableStatus:
-    """The status a table's ``status:`` gives (``measured`` when absent), with the runs
-    its rows combine; ``fail(message)`` makes the error located at the key."""
-    status = "measured" if raw is None else raw
-    if not isinstance(status, str) or status not in STATUSES:
-        raise fail(f"status must be one of {', '.join(STATUSES)}, got '{status}'")
+def read(raw, rows: list[dict], fail: Callable[[str], CapplanError], estimated: bool = False) -> TableStatus:
+    """The status a table's ``status:`` gives (``measured`` when absent; ``estimated`` when its rows
+    were imported from estimate files, which no plan may call measured), with the runs its rows
+    combine; ``fail(message)`` makes the error located at the key."""
+    written = tuple(k for k in STATUSES if k != ESTIMATED)
+    if raw is not None and (not isinstance(raw, str) or raw not in written):
+        raise fail(f"status must be one of {', '.join(written)}, got '{raw}'")
+    if estimated and raw == "measured":
+        raise fail("status: measured, but the rows are imported from estimate files (predictions); leave status "
+                   "out: an estimated sweep is marked so")
+    status = ESTIMATED if estimated else raw or "measured"
     runs = tuple(int(r[RUNS]) for r in rows if isinstance(r.get(RUNS), (int, float)) and not math.isnan(r[RUNS]))
     return TableStatus(status, runs if len(runs) == len(rows) else ())

@@ -21,6 +21,7 @@ from capplan import formatting
 from capplan.engine.evaluate import Evaluation
 from capplan.engine.exact import factor
 from capplan.language.formula import TABLE_FUNCTIONS, Formula
+from capplan.loading import tablestatus
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)?")
 
@@ -112,8 +113,16 @@ def rests_on(e: Evaluation, name: str) -> str:
             if given.tag in groups:
                 groups[given.tag].append(source + (" (pending)" if given.pending else ""))
         elif source in e.model.tables and e.model.tables[source].tag in groups:
-            groups[e.model.tables[source].tag].append(source)
+            groups[table_tag(e, source)].append(source)
     return "; ".join(f"{tag}s: {', '.join(names)}" for tag, names in groups.items() if names)
+
+
+def table_tag(e: Evaluation, name: str) -> str:
+    """A table's tag as the model gives it, except that a sweep of a performance model's predictions
+    is an assumption (an estimate), never a measurement."""
+    data = e.scenario.tables.get(name)
+    estimated = data is not None and data.status is not None and data.status.status == tablestatus.ESTIMATED
+    return "assumption" if estimated else e.model.tables[name].tag
 
 
 def latex(e: Evaluation, expr) -> str:

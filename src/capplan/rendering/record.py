@@ -14,6 +14,7 @@ from functools import lru_cache
 import jinja2
 
 from capplan.engine.evaluate import Evaluation
+from capplan.loading import tablestatus
 from capplan.rendering import markdown
 from capplan.rendering.firstscreen import FirstScreen, first_screen
 from capplan.rendering.simulation import SimulationView, percent
@@ -60,6 +61,17 @@ class Footnotes:
         return [(n, text) for text, n in self.numbers.items()]
 
 
+def _sizing(view: PlanView) -> str:
+    """How the plan sizes, in the model's words; a sweep of a performance model's predictions is
+    said to be one (the model's words say 'measured')."""
+    sweep = view.nominal.scenario.tables.get("load_sweep")
+    if sweep is not None and sweep.status is not None and sweep.status.status == tablestatus.ESTIMATED:
+        tools = sorted({f.release.split(" (")[0] for f in sweep.imported})
+        return (f"from a load sweep predicted by {', '.join(tools)} (estimated, not measured: lambda* with "
+                "queueing headroom)")
+    return view.model.switches["sizing"]["cases"][view.plan.switches["sizing"]]
+
+
 def render(view: PlanView, screen: FirstScreen | None = None) -> str:
     """The record of ``view``, opening with ``screen`` (by default :func:`first_screen` of the view)."""
     nominal = view.nominal
@@ -67,7 +79,7 @@ def render(view: PlanView, screen: FirstScreen | None = None) -> str:
         "fs": screen or first_screen(view),
         "notes": Footnotes(),
         "plan": view.plan,
-        "sizing": view.model.switches["sizing"]["cases"][view.plan.switches["sizing"]],
+        "sizing": _sizing(view),
         "headline": view.headline,
         "decision": view.decision,
         "pending": view.pending,

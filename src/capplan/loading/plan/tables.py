@@ -13,6 +13,7 @@ from capplan.errors import CapplanError
 from capplan.language import units
 from capplan.loading import sweeps as sweep_import
 from capplan.loading import tablestatus
+from capplan.loading.sweeps import estimate
 from capplan.loading.plan import imports, values
 from capplan.loading.plan.context import Context, show
 from capplan.loading.plan.data import TableData
@@ -107,7 +108,9 @@ def read(ctx: Context, name: str, spec, path: tuple) -> TableData:
                      as_of=ctx.text(spec.get("as_of"), *path, "as_of"),
                      note=ctx.text(spec.get("note"), *path, "note"), lines=lines,
                      imported=imported, runs=runs, uncertain=drawn,
-                     status=tablestatus.read(spec.get("status"), rows, lambda m: ctx.err(m, *path, "status")))
+                     status=tablestatus.read(spec.get("status"), rows, lambda m: ctx.err(m, *path, "status"),
+                                             estimated=bool(imported) and all(f.format == estimate.FORMAT
+                                                                              for f in imported)))
     _check_keys(ctx, table, data, path)
     return data
 
