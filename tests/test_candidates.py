@@ -355,3 +355,15 @@ def test_the_peak_flip_names_the_candidate_that_is_cheapest_over_an_interval():
     assert above.until - above.at >= ranked.ROBUST * r.value("peak_arrival_rate", r.winner)
     text = "\n".join(CandidatesView(r, evaluations).flips)
     assert "b200-hgx TP2 bf16 on spheron-8x-b200 is the cheapest for a peak above 22.9 and up to 31.06 req/s" in text
+
+
+def test_an_fp8_candidate_computes_at_the_gpus_fp8_rate():
+    """The candidate batch gives each candidate its format's width (in the model's base unit): an FP8
+    checkpoint on an H100 prefills at 1,979 TFLOP/s, BF16 at 989 (the same FLOPs); the width was once
+    given in bits where the model counts bytes, and every FP8 candidate computed at the BF16 rate."""
+    _, evaluations = evaluate_plan(REFERENCE)
+    ev = batch.evaluate(evaluations)
+    by = {c.label: i for i, c in enumerate(ev.candidates)}
+    overhead = evaluations[0].values["prefill_overhead"]
+    fp8, bf16 = (ev.values["ttft_bound"][by[f"h100-sxm5-80gb TP2 {w}"], 0] - overhead for w in ("fp8", "bf16"))
+    assert bf16 / fp8 == pytest.approx(1979 / 989, rel=1e-9)

@@ -176,9 +176,10 @@ def _candidate_inputs(e: Evaluation, graph, cands, inputs: dict) -> None:
     inputs["weight_bytes_per_param"] = np.where(np.isnan(static["weights"]), _scalar(e, "weight_bytes_per_param"),
                                                 static["weights"])
     inputs["kv_bytes_per_element"] = np.where(np.isnan(static["kv"]), _scalar(e, "kv_bytes_per_element"), static["kv"])
-    if "tensor_format_bits" in graph.nodes:
-        inputs["tensor_format_bits"] = np.where(np.isnan(static["weights"]), _scalar(e, "tensor_format_bits"),
-                                                static["tensor_bits"])
+    if "tensor_format_bits" in graph.nodes:       # a format that states no width computes at the model's default
+        q = model.quantities["tensor_format_bits"]
+        stated = np.where(np.isnan(static["tensor_bits"]), units.parse_value(q.default, q.unit), static["tensor_bits"])
+        inputs["tensor_format_bits"] = np.where(np.isnan(static["weights"]), _scalar(e, "tensor_format_bits"), stated)
     inputs["deployments.gpus_per_node"] = static["gpus_per_node"]
     inputs["deployments.node_hourly_cost"] = static["node_hourly_cost"]
     for name in sorted({i.name for c in cands for i in c.overrides} - set(PINS)):
@@ -199,13 +200,14 @@ def _static(plan, cands) -> dict[str, np.ndarray]:
     held = _STATIC.get(id(cands))
     if held is None or held[0] is not cands:
         weights = {fmt: units.parse_value(spec["value"], "B") for fmt, spec in plan.model_entry.weights.items()}
-        bits = {fmt: float(spec.get("tensor_bits") or 16) for fmt, spec in plan.model_entry.weights.items()}
+        bits = {fmt: units.parse_value(f"{spec['tensor_bits']} bit", "bit") if spec.get("tensor_bits") else np.nan
+                for fmt, spec in plan.model_entry.weights.items()}
         column = lambda xs: np.fromiter(xs, dtype=float, count=len(cands)).reshape((-1, 1))  # noqa: E731
         _STATIC.clear()
         _STATIC[id(cands)] = held = (cands, {
             "gpus_per_replica": column(c.tp for c in cands),
             "weights": column(weights[c.weights] if c.weights else np.nan for c in cands),
-            "tensor_bits": column(bits[c.weights] if c.weights else np.nan for c in cands),
+            "tensor_bits": column(bits[c.weights] if c.weights else np.nan for c in cands),   # base unit (B)
             "kv": column(KV_DTYPES.get(c.kv_cache_dtype) or np.nan for c in cands),
             "gpus_per_node": column(c.offer.gpus_per_node for c in cands),
             "node_hourly_cost": column(c.offer.node_hourly_cost for c in cands)})
