@@ -112,6 +112,19 @@ def test_the_summary_prints_landscape_one_page_wide_in_a_print_area(book):
                 if c.value is not None and c.column > _index(last)]
 
 
+def test_the_workbook_prints_the_summary_the_nominal_sheet_and_each_scenario_s_title(book):
+    """#41: printed as it comes the workbook is the decision (Summary, the nominal derivation) and what
+    each other scenario changes: its title rows, above the header row, not its derivation again."""
+    formulas, _ = book
+    header = config()["sheets"]["header_row"]
+    scenarios = [ws for ws in formulas.worksheets[1:] if str(ws.cell(2, 1).value).startswith("Scenario: ")]
+    assert scenarios and scenarios[0].title == "nominal"
+    assert re.fullmatch(r"'nominal'!\$A\$1:\$[A-Z]+\$(\d+)", scenarios[0].print_area)
+    for ws in scenarios[1:]:
+        assert re.fullmatch(rf"'{ws.title}'!\$A\$1:\$[A-Z]+\${header - 1}", ws.print_area), ws.title
+        assert "changes:" in ws.cell(2, 1).value, ws.title
+
+
 def test_the_summary_text_prints_at_8_pt_or_more(book):
     """Fit to the page's width, the Summary prints at (page width) / (its columns' width); its
     smallest font at that scale is 8 pt or more in LibreOffice, whose columns print wider than

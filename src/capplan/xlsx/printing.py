@@ -6,9 +6,10 @@ size, its label columns repeated. Each chart that stands alone
 (:attr:`.Chart.alone`) prints on a page of its own (manual breaks above and
 below it), so none is split; ``charts_per_page`` of them may share a page. A
 chart that reads with the table above it is no break of its own: the writer
-asks for a page to start above the table (``page.starts``). ``area``: the sheet
-prints from A1 to the last cell or chart it holds (a print area, so that a text
-running on past the last column neither widens the page nor is printed).
+asks for a page to start above the table (``page.starts``). ``last_row``: the
+sheet prints from A1 down to that row and across to the last cell or chart it
+holds (a print area, so that a text running on past the last column neither
+widens the page nor is printed); a sheet without one prints everything it holds.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ CM_PER_PX = 2.54 / 96
 
 
 def print_setup(ws: Sheet, *, paper: int, orientation: str, margins: dict, title_rows: tuple[int, int] | None,
-                one_page: bool = False, wide: bool = False, charts_per_page: int = 1, area: bool = False) -> None:
+                one_page: bool = False, wide: bool = False, charts_per_page: int = 1, last_row: int | None = None) -> None:
     """``paper``: Excel's paperSize (9 = A4); ``margins`` in inches (left, right, top, bottom,
     header, footer); ``title_rows`` repeat on every page; ``one_page``: fit the sheet on one
     page; ``wide``: too wide to fit, so pages go across then down at full size, the first two
@@ -47,8 +48,8 @@ def print_setup(ws: Sheet, *, paper: int, orientation: str, margins: dict, title
     # a page ends below a chart group, unless the next page starts there anyway (no empty page)
     breaks |= {e for e in ends if not any(e - 2 <= b <= e + 2 for b in breaks)}
     page.breaks = sorted(b for b in breaks if b < ws.bottom)
-    if area:
-        page.area = f"A1:{column_letter(last_column(ws))}{ws.bottom}"
+    if last_row is not None:
+        page.area = f"A1:{column_letter(last_column(ws))}{last_row}"
 
 
 def column_px(width: float) -> int:

@@ -146,15 +146,19 @@ def print_sheets(cfg: dict, summary_ws: Sheet, sheets: list[SheetLayout], simula
     fitting it prints legible text. The Simulation sheet's charts go ``simulation_charts_per_page``
     to a page. The Summary, up to ``summary_fit_columns`` scenarios, prints one page wide (as many
     down as it takes: :mod:`.summarypage`); with more, its scenario columns print across pages at
-    full size, its label columns repeated. The Summary and the nominal sheet print their print area."""
+    full size, its label columns repeated. Printed as it comes, the workbook is the decision: the
+    Summary and the nominal sheet whole, and of every other scenario sheet its title rows (what the
+    scenario changes: the Summary's scenario columns compare them); a reader who wants a scenario's
+    derivation on paper clears that sheet's print area."""
     look = cfg["print"]
     page = {"paper": int(look["paper_size"]), "orientation": look["orientation"], "margins": look["margins_in"]}
     few = len(sheets) <= look["summary_fit_columns"]
     print_setup(summary_ws, **{**page, "orientation": look["summary_orientation"]}, title_rows=None, wide=not few,
-                area=True)
+                last_row=summary_ws.bottom)
     header = cfg["sheets"]["header_row"]
     for s in sheets:
-        print_setup(s.ws, **page, title_rows=(header, header), area=s is sheets[0])
+        whole = s is sheets[0]
+        print_setup(s.ws, **page, title_rows=(header, header), last_row=s.ws.bottom if whole else header - 1)
     if simulated is not None:
         print_setup(simulated, **page, title_rows=(1, 1), charts_per_page=look["simulation_charts_per_page"])
     if ranked is not None:
