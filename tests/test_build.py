@@ -86,7 +86,7 @@ def test_a_plan_s_outputs_are_made_with_full_collections_deferred(monkeypatch):
     are not walked again by each full collection) and leaves the thresholds as they were."""
     import gc
 
-    from capplan.analysis import collector
+    from capplan import collector
 
     seen = []
     real = builder._outputs

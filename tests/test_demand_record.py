@@ -10,7 +10,7 @@ import re
 import pytest
 from test_demand import NO_LAG, plan_data, write
 
-from capplan.analysis import demand
+from capplan.artifacts import demand
 from capplan.build import compile_plan
 from capplan.rendering import demand as rendering_demand
 from capplan.rendering.choices import Option

@@ -82,7 +82,7 @@ def test_the_summary_recommends_the_record_s_strategy_and_a_price_edit_moves_it(
     record's (the cheapest strategy that holds the SLO: owning the node); recalculated, it names that
     strategy, and after the node's purchase price is edited in the workbook, the strategy the engine
     recommends for the plan with that price."""
-    from capplan.analysis import demand
+    from capplan.artifacts import demand
 
     folder, book, source, _, _, before, _, plan, model = built
     node = list(before.display("deployments.name")).index("node")

@@ -14,10 +14,10 @@ import pytest
 from conftest import MAIN_PLAN
 
 from capplan.analysis.flips import probe as probe_module
-from capplan.analysis.flips.answers import UNDEFINED, Target
+from capplan.artifacts.answers import UNDEFINED, Target
 from capplan.analysis.flips.floats import batch_at
 from capplan.analysis.pipeline import evaluate_plan
-from capplan.rendering.holds import PlanHolds
+from capplan.analysis.holds import PlanHolds
 
 
 @pytest.fixture(scope="module")

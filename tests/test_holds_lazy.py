@@ -11,8 +11,8 @@ from fractions import Fraction
 
 from conftest import MAIN_PLAN
 
-from capplan.analysis import collector
-from capplan.analysis.flips.answers import UNDEFINED
+from capplan import collector
+from capplan.artifacts.answers import UNDEFINED
 from capplan.analysis.flips.search import base_range
 from capplan.analysis.flips.values import ScenarioValues, _identical, exact_values
 from capplan.analysis.holds import PlanHolds

@@ -50,7 +50,7 @@ def test_a_scenario_whose_input_is_pending_probes_it_though_another_does_not():
     import copy
     from dataclasses import replace
 
-    from capplan.analysis.declared import variables
+    from capplan.artifacts.declared import variables
 
     first, *_ = run(DIURNAL).evaluations
     pending = copy.copy(first)

@@ -55,7 +55,7 @@ def test_capacity_blocks_price_the_peak_fleet_by_the_block(tmp_path):
 
 
 def test_an_offer_without_spot_or_blocks_lists_neither(tmp_path):
-    from capplan.analysis import demand
+    from capplan.artifacts import demand
 
     _, e = evaluated(tmp_path, plan_data(**NO_LAG))
     assert [s.kind for s in demand.strategies(e)] == [demand.FIXED, demand.AUTOSCALED, demand.BASE_BURST,
@@ -82,7 +82,7 @@ def test_an_owned_node_by_hand(tmp_path):
     assert _row(e, "node_power") == 500
     assert _row(e, "owned_hourly_cost") == pytest.approx(0.35 + 0.075)
     assert _row(e, "owned_monthly_cost") == pytest.approx(11 * 0.425 * 732)
-    from capplan.analysis import demand
+    from capplan.artifacts import demand
 
     owned = [s for s in demand.strategies(e) if s.kind == demand.OWNED]
     assert len(owned) == 1 and owned[0].holds and owned[0].monthly_cost == pytest.approx(11 * 0.425 * 732)

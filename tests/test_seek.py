@@ -24,10 +24,11 @@ from hypothesis import strategies as st
 from capplan.analysis.pipeline import evaluate_plan
 from capplan.analysis import flips
 from capplan.engine.exact import Undefined, factor
-from capplan.analysis.flips import Search, Target, evaluate_at
+from capplan.analysis.flips import Search, evaluate_at
+from capplan.artifacts.answers import Target
 from capplan.errors import CapplanError
 from capplan.rendering import view
-from capplan.analysis.declared import decisions
+from capplan.artifacts.declared import decisions
 from capplan.analysis.holds import PlanHolds
 from capplan.rendering.holds import HoldsView
 from capplan.rendering.workbook import build_workbook

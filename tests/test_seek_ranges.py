@@ -18,7 +18,7 @@ from conftest import MAIN_PLAN
 
 from capplan.analysis.pipeline import evaluate_plan
 from capplan.analysis.flips import monotone, probe
-from capplan.analysis.flips.answers import Target
+from capplan.artifacts.answers import Target
 from capplan.analysis.holds import PlanHolds
 
 

@@ -10,7 +10,7 @@ from openpyxl import load_workbook
 
 import capplan
 from capplan.rendering import jsonout, view
-from capplan.analysis.declared import layout
+from capplan.artifacts.declared import layout
 
 
 def _view(path):

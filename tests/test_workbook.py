@@ -39,7 +39,7 @@ from capplan.loading.plan import load
 from capplan.rendering import palette as palette_module
 from capplan.rendering.workbook.lint import lint_formula
 from capplan.rendering.workbook.names import looks_like_cell
-from capplan.analysis.declared import layout
+from capplan.artifacts.declared import layout
 from capplan.rendering.palette import palette
 from capplan.rendering.record import dependency_graphs
 from capplan.rendering.workbook import build_workbook, config, render_workbook, to_bytes

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 from capplan import bounded, cache, manifest
 from capplan.ahead import Ahead, Parts, Split, free_cpus
-from capplan.analysis import collector
+from capplan import collector
 from capplan.analysis.pipeline import display, load_plan, run, simulate
 from capplan.errors import CapplanError
 from capplan.review import check

@@ -3,7 +3,7 @@
 A candidate is the plan with other inputs: the GPU's catalog facts,
 ``gpus_per_replica``, the checkpoint's bytes per parameter, the KV dtype's
 bytes, one offer as the only deployment row, and its λ* pinned
-(:mod:`capplan.analysis.transfer` says where each λ* comes from). Each scenario
+(:mod:`capplan.artifacts.transfer` says where each λ* comes from). Each scenario
 is one :func:`capplan.engine.evaluate.run_batch` over all candidates: a
 scalar input a candidate changes is a ``(C, 1)`` column, one it does not is
 ``(1, 1)``; the deployments table has the candidate's offer as its one row.
@@ -19,17 +19,17 @@ The ranking (:mod:`capplan.analysis.ranking`) reads the arrays kept here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from capplan import formatting
-from capplan.analysis import candidate_sweeps, transfer
+from capplan.analysis import candidate_sweeps
+from capplan.artifacts import transfer
+from capplan.artifacts.ranking import Evaluated
 from capplan.engine.evaluate import Evaluation, Numeric, run_batch
 from capplan.engine.graph import build
 from capplan.language import units
 from capplan.loading import tablestatus
-from capplan.loading.plan.candidates import KV_DTYPES, Candidate
+from capplan.loading.plan.candidates import KV_DTYPES
 
 PINS = ("instance_max_rate", "compliant_share")
 # what a candidate reads of the configuration the plan's sweep measured: the plan's own values
@@ -45,39 +45,6 @@ KEEP = ("instance_max_rate", "safe_rate_per_replica", "active_replicas", "resili
         "max_concurrency_worst", "max_context_tokens", "ttft_bound", "deployments.node_hourly_cost",
         "deployments.gpus_per_node", "gpus_per_replica", "deployments.hourly_cost")
 _FITS, _NODE = "kv_pool > 0", "deployments.nodes_per_replica"
-
-
-@dataclass
-class Evaluated:
-    """All candidates over all scenarios: ``values[name]`` is ``(C, S)`` in base units."""
-
-    candidates: tuple[Candidate, ...]
-    scenarios: tuple[str, ...]
-    values: dict[str, np.ndarray]
-    tags: list[str]               # per candidate: measured, transferred, estimated, given
-    basis: list[str]              # per candidate: what its λ* rests on, in words
-    band: np.ndarray              # (C,) ± share of λ* (0 for measured)
-    reasons: list[str]            # per candidate: '' when feasible, else why not
-    reference: int | None         # the measured candidate transfers start from
-    unpriced: tuple[str, ...]
-    transferred: np.ndarray | None = None   # (C,) the nominal λ* a transfer from the reference gives, to compare
-
-    @property
-    def feasible(self) -> np.ndarray:
-        return np.array([not r for r in self.reasons])
-
-    def from_file(self, i: int):
-        """The evidence item candidate ``i``'s λ* comes from (None: the plan's sweep, a transfer, the
-        roofline or a given value)."""
-        c = self.candidates[i]
-        return c.evidence if c.evidence is not None and i != self.reference and self.tags[i] in (
-            transfer.MEASURED, transfer.ESTIMATED) else None
-
-    def tag_text(self, i: int) -> str:
-        """The tag as every output shows it: 'estimated by aiconfigurator' for a λ* from a
-        performance model's estimate file."""
-        ev = self.from_file(i)
-        return ev.tag if ev is not None else self.tags[i]
 
 
 def evaluate(evaluations: list[Evaluation]) -> Evaluated | None:

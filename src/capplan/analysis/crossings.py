@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from capplan.analysis.declared import holds_spec
-from capplan.analysis.holds import InputInterval, Side
+from capplan.artifacts.declared import holds_spec
+from capplan.artifacts.holds import InputInterval, Side
 
 
 @dataclass(frozen=True)

@@ -26,12 +26,12 @@ and the runner-up:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from capplan.analysis import candidates as batch
-from capplan.analysis import transfer
+from capplan.artifacts import transfer
+from capplan.artifacts.ranking import MONTH, PER_M, Evaluated, Flips, PeakFlip, Ranking
 from capplan.engine import sampling
 from capplan.engine.evaluate import Evaluation
 
@@ -43,93 +43,9 @@ MAX_EDGES = 10_000            # whole-replica steps of one candidate looked at, 
 PEAK_CONTENDERS = 20          # the cheapest feasible candidates today whose costs the peak flip follows
 ROBUST = 0.01                 # a peak flip holds over at least this share of today's peak
 _Z90 = 1.6448536269514722     # the standard normal's 95th percentile: a band is a 90 % interval
-MONTH = "deployments.monthly_cost"
-PER_M = "deployments.cost_per_million_tokens"
 
 
-@dataclass(frozen=True)
-class Flips:
-    """What swaps #1 and #2 (base units; None where no value does)."""
-
-    runner_price: float | None     # the runner-up wins below this node price
-    winner_price: float | None     # the winner loses above this node price
-    runner_lambda: float | None    # the runner-up wins at or above this λ*
-    runner_rho: float | None = None   # … or at or above this ρ (at its λ*), when ρ ≤ 1 reaches it
-    peak_above: PeakFlip | None = None   # the nearest peak above today's past which another is cheapest
-    peak_below: PeakFlip | None = None   # … and below today's, at or under which another is
-
-
-@dataclass(frozen=True)
-class PeakFlip:
-    """Where another candidate becomes the cheapest as the peak moves, and over how much it stays so:
-    ``by`` is the cheapest for every peak from ``at`` to ``until`` (req/s in base units; above
-    today's peak ``at`` itself still belongs to the winner, below it ``at`` belongs to ``by``)."""
-
-    at: float
-    until: float
-    by: int
-
-
-@dataclass
-class Ranking:
-    evaluated: batch.Evaluated
-    order: list[int]                    # feasible by nominal monthly cost, then infeasible
-    flips: Flips | None
-    stays: float | None                 # P(winner stays winner), None without uncertainty
-    draws: int = 0
-    scenario_winners: list[int | None] = field(default_factory=list)
-
-    @property
-    def feasible(self) -> list[int]:
-        return [i for i in self.order if not self.evaluated.reasons[i]]
-
-    @property
-    def winner(self) -> int | None:
-        return self.feasible[0] if self.feasible else None
-
-    @property
-    def runner_up(self) -> int | None:
-        return self.feasible[1] if len(self.feasible) > 1 else None
-
-    def value(self, name: str, i: int, scenario: int = 0) -> float:
-        return float(self.evaluated.values[name][i, scenario])
-
-    @property
-    def gap(self) -> float | None:
-        """How much more the runner-up costs a month than the winner, as a share (None without a
-        runner-up)."""
-        return None if self.runner_up is None else self.dearer(self.runner_up)
-
-    def dearer(self, i: int) -> float | None:
-        """How much more candidate ``i`` costs a month than the winner, as a share; None when the
-        winner is free (a share of $0 is no number: the outputs say the amount instead).
-
-        A free offer ranks: owned hardware whose cost is sunk is priced at 0 USD/h, and it wins
-        on cost as it should (refusing it would make its owner invent a price); the record and
-        the workbook then name what the others cost, not a percentage of nothing."""
-        cost_w = self.value(MONTH, self.winner)
-        return self.value(MONTH, i) / cost_w - 1 if cost_w > 0 else None
-
-    def needs_benchmark(self) -> list[int]:
-        """Transferred or estimated candidates whose λ* band reaches the winner's cost: a benchmark
-        would make the ranking decisive (the winner itself included when its own band reaches #2)."""
-        w = self.winner
-        if w is None:
-            return []
-        out = []
-        for i in self.feasible[:10]:
-            band = self.evaluated.band[i]
-            if band <= 0:
-                continue
-            best = self.value(MONTH, i) * (1 - band)      # cost scales at most like 1/λ*
-            worst = self.value(MONTH, i) / (1 - band)
-            if (i != w and best <= self.value(MONTH, w)) or (
-                    i == w and self.runner_up is not None and worst >= self.value(MONTH, self.runner_up)):
-                out.append(i)
-        return out
-
-
-def rank(evaluations: list[Evaluation], evaluated: batch.Evaluated, draws: int = DRAWS) -> Ranking:
+def rank(evaluations: list[Evaluation], evaluated: Evaluated, draws: int = DRAWS) -> Ranking:
     month = evaluated.values[MONTH][:, 0]
     per_m = evaluated.values[PER_M][:, 0]
     gpus = evaluated.values["deployments.deployed_gpus"][:, 0]       # equal costs (free offers): fewer GPUs first
@@ -146,7 +62,7 @@ def rank(evaluations: list[Evaluation], evaluated: batch.Evaluated, draws: int =
     return ranking
 
 
-def _cheapest(evaluated: batch.Evaluated, scenario: int) -> int | None:
+def _cheapest(evaluated: Evaluated, scenario: int) -> int | None:
     cost = np.where(evaluated.feasible, evaluated.values[MONTH][:, scenario], np.inf)
     return int(np.argmin(cost)) if np.isfinite(cost).any() else None
 
@@ -258,9 +174,3 @@ def _stays(evaluations: list[Evaluation], ranking: Ranking, draws: int) -> tuple
     cost = np.where(np.isfinite(cost), cost, np.inf)
     best = np.argmin(cost, axis=1)
     return float(np.mean(best == chosen.index(w))), draws
-
-
-def option_name(ranking: Ranking, i: int) -> str:
-    c = ranking.evaluated.candidates[i]
-    nodes = ranking.value("deployments.nodes", i)
-    return f"{nodes:g} × {c.offer.name} ({c.label})"

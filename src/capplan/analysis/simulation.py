@@ -3,7 +3,7 @@ decision holds, and which uncertain inputs drive the spread.
 
 Computed from a :class:`capplan.engine.montecarlo.Simulation` and the scenario's
 deterministic evaluation (which says what the key results and the decisions
-are, :mod:`capplan.analysis.declared`, and what the plan decided).
+are, :mod:`capplan.artifacts.declared`, and what the plan decided).
 :mod:`capplan.rendering.simulation` words the result for ``capplan simulate``,
 the record, the JSON document and the workbook. A decision is the point
 plan's: a count or size *suffices* in a draw when the draw needs no more than
@@ -18,62 +18,16 @@ correlations (average ranks for ties, as a GPU count has many).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from capplan import formatting
-from capplan.analysis.declared import Slot, decisions, key_slots
+from capplan.artifacts.declared import Slot, decisions, key_slots
+from capplan.artifacts.simulation import PERCENTILES, DecisionOdds, InputSpread, Simulated, Spread
 from capplan.engine.evaluate import Evaluation
 from capplan.engine.montecarlo import DEFAULT_SAMPLES, DEFAULT_SEED, Simulation, simulate, uncertain_in
 from capplan.language import units
 
-PERCENTILES = (5, 50, 95)
 DRIVER_FLOOR = 0.05         # |ρ| below this is not worth a reader's attention; below 3/√n it is noise
-
-
-@dataclass(frozen=True)
-class Spread:
-    """One key result over the draws that evaluate (display unit); empty when none does."""
-
-    slot: Slot
-    values: tuple[float, ...]               # P5, P50, P95 (empty: no draw evaluates)
-    mean: float | None
-    drivers: tuple[tuple[str, float], ...]  # (input label, Spearman ρ), strongest first
-    cdf: tuple[float, ...] = ()             # the 0th, 1st, … 100th percentile: the CDF the chart draws
-
-
-@dataclass(frozen=True)
-class DecisionOdds:
-    """How often the point plan's decision holds over the draws."""
-
-    id: str
-    text: str               # 'active GPUs ≤ 9 GPUs', 'aws-p4de.24xlarge: nominal fleet holds'
-    probability: float
-
-    def as_json(self) -> dict:
-        return {"id": self.id, "decision": self.text, "probability": self.probability}
-
-
-@dataclass(frozen=True)
-class InputSpread:
-    label: str
-    text: str               # 'lognormal, 90 % in 45 to 80 req/s'
-    truncated: int          # draws redrawn into the domain
-
-
-@dataclass(frozen=True)
-class Simulated:
-    """A scenario's simulation, reduced to what the outputs show."""
-
-    scenario: str
-    samples: int
-    seed: int
-    evaluated: int          # draws the plan evaluates at
-    inputs: tuple[InputSpread, ...]
-    spreads: tuple[Spread, ...]
-    decisions: tuple[DecisionOdds, ...]
-    causes: tuple[tuple[str, int], ...] = ()     # why draws do not evaluate: (cause, draws)
 
 
 def run(e: Evaluation, decided: dict, samples: int = DEFAULT_SAMPLES, seed: int = DEFAULT_SEED) -> Simulated:

@@ -1,6 +1,6 @@
 """The candidates' ranking as every output shows it: rows, the recommendation, what it rests on.
 
-Built from the ranking artifact (:mod:`capplan.analysis.ranking`); the record's
+Built from the ranking artifact (:mod:`capplan.artifacts.ranking`); the record's
 section (``templates/candidates.md.j2``), the JSON document and the record's
 first screen (:meth:`CandidatesView.options`, :attr:`CandidatesView.sentence`)
 read it. Every λ* shows its tag (measured, transferred, estimated, given) next
@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from capplan import formatting
-from capplan.analysis import ranking as ranked
-from capplan.analysis import transfer
-from capplan.analysis.declared import holds_spec
-from capplan.analysis.ranking import Ranking
+from capplan.artifacts import ranking as ranked
+from capplan.artifacts import transfer
+from capplan.artifacts.declared import holds_spec
+from capplan.artifacts.ranking import Ranking
 from capplan.rendering.choices import Option, Risk, holds_across
 
 SHOWN = 40                      # rows the record's table shows (the JSON has them all)
@@ -69,7 +69,7 @@ class CandidatesView:
         r = self.ranking
         if r.winner is None:
             return "Approve nothing yet: no candidate can serve the plan (see the reasons in the Candidates section)."
-        winner = f"{ranked.option_name(r, r.winner)} at {formatting.money(r.value(ranked.MONTH, r.winner))} a month"
+        winner = f"{option_name(r, r.winner)} at {formatting.money(r.value(ranked.MONTH, r.winner))} a month"
         if not r.needs_benchmark():
             return f"Approve {winner}."
         count = len(r.needs_benchmark())
@@ -461,6 +461,13 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1000:g}"
 
 
+def option_name(ranking: Ranking, i: int) -> str:
+    """A candidate as the outputs name it: '2 × aws-p4de.24xlarge (a100 TP8 bf16)'."""
+    c = ranking.evaluated.candidates[i]
+    nodes = ranking.value("deployments.nodes", i)
+    return f"{nodes:g} × {c.offer.name} ({c.label})"
+
+
 def build(ranking: Ranking | None, evaluations) -> CandidatesView | None:
     return CandidatesView(ranking, evaluations) if ranking is not None else None
 
@@ -480,7 +487,7 @@ def sentence(ranking: Ranking, money=formatting.money) -> str:
     if w is None:
         return "No candidate can serve the plan: every one is infeasible (see the reasons)."
     ev = ranking.evaluated
-    text = (f"Recommended: {ranked.option_name(ranking, w)}, {money(ranking.value(ranked.MONTH, w))} a month "
+    text = (f"Recommended: {option_name(ranking, w)}, {money(ranking.value(ranked.MONTH, w))} a month "
             f"({ev.tag_text(w)} λ*)")
     if r is None:
         return text + "; no other candidate is feasible."
@@ -511,7 +518,7 @@ def options(ranking: Ranking, money=formatting.money, count: int = 3) -> list[Op
             note += f" ±{100 * ev.band[i]:.0f} %"
         if failing:
             note += f", breaks in {', '.join(failing)}"      # as the deployments' rows say it
-        out.append(Option(ranked.option_name(ranking, i), money(ranking.value(ranked.MONTH, i)),
+        out.append(Option(option_name(ranking, i), money(ranking.value(ranked.MONTH, i)),
                           money(ranking.value(ranked.PER_M, i) * 1e6), holds, note))
     return out
 

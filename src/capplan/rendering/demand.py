@@ -9,7 +9,7 @@ formatted as the rest of the record formats it.
 from __future__ import annotations
 
 from capplan import formatting
-from capplan.analysis import demand
+from capplan.artifacts import demand
 from capplan.engine.evaluate import Evaluation
 from capplan.rendering.choices import Option
 from capplan.rendering.present import shown

@@ -33,9 +33,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from capplan import formatting
-from capplan.analysis import demand
-from capplan.analysis.declared import holds_spec
-from capplan.analysis.ranking import MONTH
+from capplan.artifacts import demand
+from capplan.artifacts.declared import holds_spec
+from capplan.artifacts.ranking import MONTH
 from capplan.engine.evaluate import Evaluation
 from capplan.loading.plan.data import Decision
 from capplan.rendering.choices import Option, Risk, holds_across

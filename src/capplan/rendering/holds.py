@@ -13,10 +13,10 @@ from fractions import Fraction
 from functools import cached_property
 
 from capplan import formatting
-from capplan.analysis import collector
-from capplan.analysis.declared import decisions, holds_spec
-from capplan.analysis.flips.answers import UNDEFINED
-from capplan.analysis.holds import Breakeven, InputInterval, PlanHolds, Side
+from capplan import collector
+from capplan.artifacts.declared import decisions, holds_spec
+from capplan.artifacts.answers import UNDEFINED
+from capplan.artifacts.holds import Breakeven, FlipPoints, InputInterval, Side
 from capplan.engine.evaluate import Evaluation
 from capplan.engine.exact import factor
 
@@ -50,7 +50,7 @@ def unit_label(q) -> str:
 
 
 class InputHolds(InputInterval):
-    """One input's interval and first flips (:class:`capplan.analysis.holds.InputInterval`), in words."""
+    """One input's interval and first flips (:class:`capplan.artifacts.holds.InputInterval`), in words."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -195,9 +195,9 @@ def _json_margin(side: Side):
 # -- a plan --------------------------------------------------------------------------------
 
 class HoldsView:
-    """The flip points of a plan (:class:`capplan.analysis.holds.PlanHolds`) as the outputs word them."""
+    """The flip points of a plan (:class:`capplan.artifacts.holds.FlipPoints`) as the outputs word them."""
 
-    def __init__(self, found: PlanHolds):
+    def __init__(self, found: FlipPoints):
         self.found = found
         self.evaluations = found.evaluations
         self._worded: dict[str, list[InputHolds]] = {}
@@ -207,7 +207,7 @@ class HoldsView:
     def of(self, scenario: str) -> list[InputHolds]:
         """One scenario's inputs, the most fragile first."""
         if scenario not in self._worded:
-            with collector.deferred():              # see capplan.analysis.collector
+            with collector.deferred():              # see capplan.collector
                 self._worded[scenario] = [InputHolds.of(h, self._shown) for h in self.found.of(scenario)]
         return self._worded[scenario]
 
@@ -229,7 +229,7 @@ class HoldsView:
 
     def as_json(self, scenario: str) -> list[dict]:
         if scenario not in self._json:
-            with collector.deferred():              # see capplan.analysis.collector
+            with collector.deferred():              # see capplan.collector
                 self._json[scenario] = [h.as_json() for h in self.of(scenario)]
         return self._json[scenario]
 

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from capplan.analysis.declared import Slot, key_slots
+from capplan.artifacts.declared import Slot, key_slots
 from capplan.engine.evaluate import Evaluation
 from capplan.rendering.present import shown
 
 
 @dataclass(frozen=True)
 class KeyResult(Slot):
-    """One declared key result in one scenario (:class:`capplan.analysis.declared.Slot`), shown."""
+    """One declared key result in one scenario (:class:`capplan.artifacts.declared.Slot`), shown."""
 
     unit: str
     kind: str
@@ -51,7 +51,7 @@ class ScenarioView:
 
 
 def key_results(e: Evaluation) -> tuple[KeyResult, ...]:
-    """The declared key results of one scenario (:func:`capplan.analysis.declared.key_slots`), shown."""
+    """The declared key results of one scenario (:func:`capplan.artifacts.declared.key_slots`), shown."""
     out = []
     for slot in key_slots(e):
         q = e.model.quantities[slot.quantity]

@@ -18,7 +18,7 @@ from capplan.loading import tablestatus
 from capplan.rendering import markdown
 from capplan.rendering.firstscreen import FirstScreen, first_screen
 from capplan.rendering.simulation import SimulationView, percent
-from capplan.analysis.declared import layout
+from capplan.artifacts.declared import layout
 from capplan.rendering.palette import palette
 from capplan.rendering.view import PlanView
 from capplan.resources import templates_dir

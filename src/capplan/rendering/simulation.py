@@ -12,7 +12,7 @@ from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING
 
 from capplan import formatting
-from capplan.analysis.simulation import PERCENTILES, Simulated, Spread
+from capplan.artifacts.simulation import PERCENTILES, Simulated, Spread
 
 if TYPE_CHECKING:
     from capplan.rendering.keyresults import KeyResult
@@ -51,7 +51,7 @@ class ResultSpread:
 
 @dataclass(frozen=True)
 class SimulationView(Simulated):
-    """A simulation's findings (:class:`capplan.analysis.simulation.Simulated`) with its key results' spreads shown."""
+    """A simulation's findings (:class:`capplan.artifacts.simulation.Simulated`) with its key results' spreads shown."""
 
     results: tuple[ResultSpread, ...] = ()
 

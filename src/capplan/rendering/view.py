@@ -25,7 +25,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from functools import cached_property
 
 from capplan import formatting
-from capplan.analysis.declared import declared, decisions, layout, row_keys
+from capplan.artifacts.declared import declared, decisions, layout, row_keys
 from capplan.analysis.pipeline import Artifacts
 from capplan.engine.evaluate import Evaluation
 from capplan.loading.plan import Plan

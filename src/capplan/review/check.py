@@ -27,7 +27,7 @@ def findings(evaluations) -> dict:
     unstated and price dates of a plan (JSON-ready), and the age past which a price is old: the layout's ``holds.price_age``,
     which also puts a price among the record's risks (recorded here, so ``check`` ages
     prices without loading the layout's analyses)."""
-    from capplan.analysis.declared import holds_spec     # deferred: the analyses import sympy; check reads these back
+    from capplan.artifacts.declared import holds_spec     # deferred: the analyses import sympy; check reads these back
 
     return {"failed_expectations": expectation_failures(evaluations),
             "pending": pending_warnings(evaluations),

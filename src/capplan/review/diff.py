@@ -34,7 +34,8 @@ from functools import cached_property
 from pathlib import Path
 
 from capplan import formatting
-from capplan.analysis import demand, pipeline
+from capplan.analysis import pipeline
+from capplan.artifacts import demand
 from capplan.language import units
 from capplan.engine.evaluate import Evaluation
 from capplan.errors import CapplanError, UsageError

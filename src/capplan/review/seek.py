@@ -19,7 +19,8 @@ from capplan import formatting
 from capplan.language import domains, units
 from capplan.engine.evaluate import Evaluation
 from capplan.engine.exact import rational
-from capplan.analysis.flips import MAX_FLIPS, Holds, Solution, Target, Walk, base_range
+from capplan.analysis.flips import MAX_FLIPS, base_range
+from capplan.artifacts.answers import Holds, Solution, Target, Walk
 from capplan.errors import CapplanError
 from capplan.analysis.holds import PlanHolds
 from capplan.rendering.holds import InputHolds, display, text, unit_label

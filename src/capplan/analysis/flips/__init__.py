@@ -42,15 +42,14 @@ forms, the walk over them and step 3), ``steps`` and ``roots`` (step 1: where
 the step atoms change, and the roots of the rational pieces between),
 ``enclosures`` and ``monotone`` (the windows shown to hold no flip),
 ``bracketing`` (step 2), ``goalseek`` (where a target reaches a value),
-``floats`` (the float engine at chosen values), ``atoms`` (what is asked first
-of any expression) and ``answers`` (what a search is asked and answers).
+``floats`` (the float engine at chosen values) and ``atoms`` (what is asked first
+of any expression); what a search is asked and answers is the artifacts'
+(:mod:`capplan.artifacts.answers`).
 """
 
-from capplan.analysis.flips.answers import UNDEFINED, Flip, Holds, Solution, Target, Walk
 from capplan.analysis.flips.floats import batch_at, evaluate_at
 from capplan.analysis.flips.probe import MAX_FLIPS, Probe
 from capplan.analysis.flips.search import Search, base_range
 from capplan.analysis.flips.values import ScenarioValues, exact_values
 
-__all__ = ["MAX_FLIPS", "UNDEFINED", "Flip", "Holds", "Probe", "ScenarioValues", "Search", "Solution", "Target",
-           "Walk", "base_range", "batch_at", "evaluate_at", "exact_values"]
+__all__ = ["MAX_FLIPS", "Probe", "ScenarioValues", "Search", "base_range", "batch_at", "evaluate_at", "exact_values"]

@@ -13,7 +13,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from capplan.analysis.flips.answers import Target
+from capplan.artifacts.answers import Target
 from capplan.engine import unitcheck
 from capplan.engine.evaluate import FLEET_LIMIT, Evaluation, evaluate, run_batch
 from capplan.engine.exact import rational

@@ -15,7 +15,7 @@ from fractions import Fraction
 
 import sympy
 
-from capplan.analysis.flips.answers import Solution
+from capplan.artifacts.answers import Solution
 from capplan.analysis.flips.atoms import MAX_CROSSINGS, TooMany
 from capplan.analysis.flips.bracketing import bisect, grid_points
 from capplan.analysis.flips.roots import smooth_crossings

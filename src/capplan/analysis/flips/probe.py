@@ -18,7 +18,7 @@ from fractions import Fraction
 
 import sympy
 
-from capplan.analysis.flips.answers import UNDEFINED, Flip, Holds, Solution, Target, Walk
+from capplan.artifacts.answers import UNDEFINED, Flip, Holds, Solution, Target, Walk
 from capplan.analysis.flips.atoms import MAX_CROSSINGS, TooMany, moves
 from capplan.analysis.flips.bracketing import bracket, grid_points
 from capplan.analysis.flips.enclosures import NOWHERE, bounds_on

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from capplan.analysis.flips.answers import Target
+from capplan.artifacts.answers import Target
 from capplan.analysis.flips.probe import Probe
 from capplan.analysis.flips.values import ScenarioValues, exact_values, kept_nodes
 from capplan.engine.evaluate import Evaluation, evaluate

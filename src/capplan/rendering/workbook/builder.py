@@ -13,7 +13,7 @@ import itertools
 from capplan.engine.evaluate import Evaluation
 from capplan.language.model import Model
 from capplan.loading.plan import Plan
-from capplan.analysis.declared import layout
+from capplan.artifacts.declared import layout
 from capplan.rendering.present import UNMEASURED
 from capplan.rendering.view import PlanView
 from capplan.rendering.workbook import candidatesheet, holds, scenariosheet, sheetshape, simulation, summary

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from capplan.analysis import ranking as ranked
+from capplan.artifacts import ranking as ranked
 from capplan.language import units
 from capplan.rendering.workbook.manifest import CellInfo
 from capplan.rendering.workbook.options import ANNUAL, MONTHLY, PER_MILLION

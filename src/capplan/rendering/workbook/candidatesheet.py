@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from capplan.analysis import ranking as ranked
+from capplan.artifacts import ranking as ranked
 from capplan.rendering.workbook.cellstyles import number_format
 from capplan.rendering.workbook.formulaprinter import ExcelPrinter
 from capplan.rendering.workbook.lint import lint_formula

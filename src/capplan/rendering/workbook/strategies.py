@@ -2,7 +2,7 @@
 offer's fleet through the profile, and the recommendation the record makes.
 
 The record recommends the cheapest strategy that holds the SLO through the profile
-(:mod:`capplan.analysis.demand`), not the cheapest fleet sized for the peak; a
+(:mod:`capplan.artifacts.demand`), not the cheapest fleet sized for the peak; a
 Summary that listed only the deployments would recommend another offer than the
 record. Each row links the nominal sheet's cells: the strategy's monthly cost (a
 column of the deployments table), its cost per 1M output tokens (that cost at the
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from capplan.analysis import demand
+from capplan.artifacts import demand
 from capplan.rendering.workbook.cellstyles import BOOLEAN_FORMAT
 from capplan.rendering.workbook.options import ANNUAL, HOLDS, IF_HOLDS, MONTHLY, NO_VALUE, PER_MILLION
 from capplan.rendering.workbook.plantext import set_text

@@ -16,7 +16,7 @@ from functools import lru_cache
 import yaml
 
 from capplan import formatting
-from capplan.analysis.flips.answers import Target
+from capplan.artifacts.answers import Target
 from capplan.engine.evaluate import Evaluation
 from capplan.resources import templates_dir
 
