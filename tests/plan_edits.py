@@ -13,6 +13,7 @@ from capplan.language import units
 from capplan.language.model import standard_model
 from capplan.analysis import simulation
 from capplan.analysis.pipeline import Artifacts
+from capplan.rendering.workbook import build_workbook
 from capplan.rendering import view
 
 
@@ -72,6 +73,16 @@ def few_draws(plan, evaluations):
         return None
     e = evaluations[0]
     return simulation.summarise(montecarlo.simulate(plan, e.model, e.values, samples=2_000), e)
+
+
+def full_view(plan, evaluations):
+    """The plan's view reading its analyses, each computed when first read (as ``capplan build``'s)."""
+    return view.build(plan, evaluations, Artifacts(evaluations))
+
+
+def workbook_of(plan, evaluations, model):
+    """The plan's workbook, built as ``capplan build`` builds it from the plan's view."""
+    return build_workbook(plan, evaluations, model, full_view(plan, evaluations))
 
 
 def quick_view(plan, evaluations):

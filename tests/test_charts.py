@@ -16,10 +16,11 @@ from conftest import MAIN_PLAN, ROOT
 
 import capplan
 from capplan.errors import CapplanError
-from capplan.rendering import markdown, record, view
+from capplan.rendering import markdown, record
 from capplan.rendering import palette as palette_module
 from capplan.rendering.charts import svg
 from capplan.rendering.palette import palette
+from plan_edits import full_view
 
 SVG = "{http://www.w3.org/2000/svg}"
 BIG_PLAN = ROOT / "plans" / "llama3.3-70b-a100-40gb-tp8-sharegpt.yaml"
@@ -28,7 +29,7 @@ FRACTIONAL = "fractional-a100-80gb"
 
 def _view(path):
     plan = capplan.load(path)
-    return view.build(plan, capplan.evaluate(plan))
+    return full_view(plan, capplan.evaluate(plan))
 
 
 def _svg(v, kind):
@@ -182,7 +183,7 @@ def test_record_polish_numbering_conversions_and_source_links():
 def test_conversion_follows_the_plan(base_plan, write_plan):
     base_plan["inputs"]["days_per_month"] = "30 day"
     plan = capplan.load(write_plan(base_plan))
-    assert "= 30 days × 24 h/day = 720 h" in record.render(view.build(plan, capplan.evaluate(plan)))
+    assert "= 30 days × 24 h/day = 720 h" in record.render(full_view(plan, capplan.evaluate(plan)))
 
 
 def test_source_links_only_a_pinned_repository_reference():

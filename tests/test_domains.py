@@ -26,8 +26,9 @@ from capplan.errors import CapplanError
 from capplan.loading import catalog
 from capplan.language import yamlfile
 from capplan.loading.plan import load
-from capplan.rendering.workbook import build_workbook, to_bytes
+from capplan.rendering.workbook import to_bytes
 from capplan.review import schema
+from plan_edits import workbook_of
 
 GMU = "gpu_memory_utilization must be in (0, 1]: the engine cannot use more than the whole GPU"
 
@@ -237,7 +238,7 @@ def _rules(wb) -> dict:
 def chat_workbook():
     model = standard_model()
     plan = load(MAIN_PLAN, model)
-    return build_workbook(plan, evaluate_all(plan, model), model)
+    return workbook_of(plan, evaluate_all(plan, model), model)
 
 
 def test_every_input_cell_with_a_domain_is_validated(chat_workbook):

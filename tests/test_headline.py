@@ -8,16 +8,17 @@ import json
 
 import yaml
 from conftest import MAIN_PLAN, RETAIL_PLAN
+from plan_edits import full_view
 
 from capplan.language.model import standard_model
 from capplan.loading import plan as plan_module
-from capplan.rendering import record, view
+from capplan.rendering import record
 from capplan.engine.evaluate import evaluate_all
 
 
 def _view(path):
     p = plan_module.load(path, standard_model())
-    return view.build(p, evaluate_all(p, standard_model()))
+    return full_view(p, evaluate_all(p, standard_model()))
 
 
 def _retail(write_plan, **inputs):

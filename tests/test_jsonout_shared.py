@@ -11,8 +11,9 @@ from conftest import MAIN_PLAN
 
 import capplan
 from capplan import formatting
-from capplan.rendering import jsonout, view
+from capplan.rendering import jsonout
 from capplan.rendering.jsonout import _plain_column
+from plan_edits import full_view
 
 
 def test_plain_column_is_plain_of_each_value():
@@ -26,7 +27,7 @@ def test_plain_column_is_plain_of_each_value():
 
 def test_scenarios_share_entries_whose_content_is_the_same():
     plan = capplan.load(MAIN_PLAN)
-    doc = jsonout.document(view.build(plan, capplan.evaluate(plan)))
+    doc = jsonout.document(full_view(plan, capplan.evaluate(plan)))
     nominal, surge = doc["scenarios"]["nominal"], doc["scenarios"]["surge_50"]
     same = nominal["quantities"]["kv_pool"]                  # no surge reaches the memory
     assert surge["quantities"]["kv_pool"] is same
@@ -45,7 +46,7 @@ def test_scenarios_written_by_two_documents_join_into_the_one_text():
     import pickle
 
     plan = capplan.load(MAIN_PLAN)
-    shown = view.build(plan, capplan.evaluate(plan))
+    shown = full_view(plan, capplan.evaluate(plan))
     whole = jsonout.dumps(jsonout.document(shown))
     front, back = jsonout.Document(shown), jsonout.Document(shown)
     names = [s.name for s in shown.scenarios]

@@ -20,7 +20,8 @@ from capplan.engine.evaluate import evaluate, evaluate_all
 from capplan.language.model import standard_model
 from capplan.errors import CapplanError
 from capplan.loading.plan import load
-from capplan.rendering.workbook import build_workbook, render_workbook
+from capplan.rendering.workbook import render_workbook
+from plan_edits import full_view, workbook_of
 
 GiB = 2 ** 30
 
@@ -138,10 +139,10 @@ def assert_workbook_recalculates(path, tmp_path, shown):
     model = standard_model()
     plan = load(path, model)
     evs = evaluate_all(plan, model)
-    built = build_workbook(plan, evs, model)
+    built = workbook_of(plan, evs, model)
     source = tmp_path / "src" / f"{path.stem}.xlsx"
     source.parent.mkdir()
-    source.write_bytes(render_workbook(plan, evs, model))
+    source.write_bytes(render_workbook(plan, evs, model, full_view(plan, evs)))
     wb = recalc.values(recalc.recalc([source], tmp_path)[source])
     assert not recalc.error_cells(wb)
     assert set(shown) <= {c.quantity for c in built.cells}

@@ -24,9 +24,9 @@ from capplan.engine.unitcheck import check_formula
 from capplan.language.units import dimensions
 from capplan.errors import CapplanError
 from capplan.loading.plan import load
-from capplan.rendering import view
 from capplan.rendering.workbook.formulaprinter import to_excel
 from capplan.rendering.workbook.lint import lint_formula
+from plan_edits import full_view
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAT = ROOT / "plans" / "llama3-8b-a100-chat-mix.yaml"
@@ -225,7 +225,7 @@ def test_the_record_says_what_pooling_means_for_rho():
     notes = {}
     for path in (CHAT, RETAIL):
         plan = load(path, model)
-        sections = view.build(plan, evaluate_all(plan, model)).sections
+        sections = full_view(plan, evaluate_all(plan, model)).sections
         section = next(s for s in sections if s["title"] == "Queueing check of the headroom")
         notes[path] = " ".join(p["note"] for p in section["parts"] if p["note"])
     assert "with 9 replicas pooled, the same probability of waiting allows a higher utilisation, ρ ≈ 0.9024 " \

@@ -27,11 +27,10 @@ from capplan.engine.exact import Undefined, factor
 from capplan.analysis.flips import Search, evaluate_at
 from capplan.artifacts.answers import Target
 from capplan.errors import CapplanError
-from capplan.rendering import view
 from capplan.artifacts.declared import decisions
 from capplan.analysis.holds import PlanHolds
 from capplan.rendering.holds import HoldsView
-from capplan.rendering.workbook import build_workbook
+from plan_edits import full_view, workbook_of
 
 P4DE, FRACTIONAL = 0, 1          # row order of the main plan's deployments
 
@@ -158,7 +157,7 @@ def test_rho_target_nine_gpus_on_two_thirds_to_three_quarters(main):
 
 def test_the_record_states_the_intervals(main):
     plan, evaluations, _ = main
-    holds = next(s["holds"] for s in view.build(plan, evaluations).sections if s["holds"])
+    holds = next(s["holds"] for s in full_view(plan, evaluations).sections if s["holds"])
     rows = {r["name"]: r for r in holds["rows"]}
     assert rows["peak_arrival_rate"]["interval"] == "(56, 63] req/s"
     assert rows["instance_max_rate"]["interval"] == "[9.524, 10.71) req/s"
@@ -429,7 +428,7 @@ def test_a_closed_form_flip_point_moves_when_the_peak_is_edited(tmp_path):
     """The peak's flips are live formulas (active_replicas × λ_safe): edit the peak to 64 req/s in
     the workbook and LibreOffice moves them to 63 and 70, where capplan's own search puts them."""
     plan, evaluations = evaluate_plan(MAIN_PLAN)
-    built = build_workbook(plan, evaluations, evaluations[0].model)
+    built = workbook_of(plan, evaluations, evaluations[0].model)
     ws = built.workbook["nominal"]
     row = next(r for r in range(1, ws.max_row + 1) if ws.cell(r, 2).value == "=peak_arrival_rate")
     low, high = ws.cell(row, 3).value, ws.cell(row, 4).value

@@ -11,11 +11,12 @@ from openpyxl import load_workbook
 import capplan
 from capplan.rendering import jsonout, view
 from capplan.artifacts.declared import layout
+from plan_edits import full_view
 
 
 def _view(path):
     plan = capplan.load(path)
-    return view.build(plan, capplan.evaluate(plan))
+    return full_view(plan, capplan.evaluate(plan))
 
 
 def test_key_results_follow_the_layout_declaration():

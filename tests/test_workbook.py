@@ -30,7 +30,7 @@ import pytest
 import recalc
 import yaml
 from openpyxl import load_workbook
-from plan_edits import defined_names, quick_view, with_cell, with_input
+from plan_edits import defined_names, full_view, quick_view, with_cell, with_input, workbook_of
 
 from capplan.engine.evaluate import evaluate_all
 from capplan.language.model import standard_model
@@ -85,7 +85,7 @@ def reference(model):
     for path in ALL_PLANS:
         plan = load(path, model)
         evs = evaluate_all(plan, model)
-        out[plan.name] = (plan, evs, build_workbook(plan, evs, model))
+        out[plan.name] = (plan, evs, workbook_of(plan, evs, model))
     return out
 
 
@@ -310,9 +310,10 @@ def test_lint_catches_what_libreoffice_forgives():
 
 def test_rebuild_is_byte_identical(reference, model):
     plan, evs, _ = reference[CHAT.stem]
-    first = render_workbook(plan, evs, model)
+    first = render_workbook(plan, evs, model, full_view(plan, evs))
     again = load(CHAT, model)
-    second = render_workbook(again, evaluate_all(again, model), model)
+    again_evs = evaluate_all(again, model)
+    second = render_workbook(again, again_evs, model, full_view(again, again_evs))
     assert first == second
     with zipfile.ZipFile(io.BytesIO(first)) as z:
         assert z.namelist()[0] == "[Content_Types].xml"
@@ -324,8 +325,9 @@ def test_rebuild_is_byte_identical(reference, model):
     script = ("import sys, hashlib; from pathlib import Path; from capplan.language.model import standard_model; "
               "from capplan.loading.plan import load; from capplan.engine.evaluate import evaluate_all; "
               "from capplan.rendering.workbook import render_workbook; m = standard_model(); p = load(Path(sys.argv[1]), m); "
+              "from capplan.rendering import view; from capplan.analysis.pipeline import Artifacts; "
               "e = evaluate_all(p, m); "
-              "print(hashlib.sha256(render_workbook(p, e, m)).hexdigest())")
+              "print(hashlib.sha256(render_workbook(p, e, m, view.build(p, e, Artifacts(e)))).hexdigest())")
     env = dict(os.environ, PYTHONHASHSEED="12345", PYTHONPATH=os.pathsep.join(
         [str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]))
     proc = subprocess.run([sys.executable, "-c", script, str(CHAT)], capture_output=True, text=True,
@@ -338,7 +340,7 @@ def test_xml_parts_are_capplans_own(reference, model):
     """Every part is well-formed XML that capplan wrote: a declaration (VML excepted),
     no library name or version, and the content types list every part."""
     plan, evs, _ = reference[CHAT.stem]
-    with zipfile.ZipFile(io.BytesIO(render_workbook(plan, evs, model))) as z:
+    with zipfile.ZipFile(io.BytesIO(render_workbook(plan, evs, model, full_view(plan, evs)))) as z:
         parts = {n: z.read(n) for n in z.namelist()}
     assert b"penpyxl" not in parts["docProps/app.xml"]           # no library version in the bytes
     for name, part in parts.items():
@@ -352,7 +354,7 @@ def test_xml_parts_are_capplans_own(reference, model):
 
 def test_plan_text_is_never_a_formula(model):
     plan = injection_plan(model)
-    built = build_workbook(plan, evaluate_all(plan, model), model)
+    built = workbook_of(plan, evaluate_all(plan, model), model)
     found = []
     for ws in built.workbook.worksheets:
         for row in ws.iter_rows():
@@ -439,7 +441,7 @@ def test_a_bad_palette_colour_is_located(tmp_path, monkeypatch):
 def test_bad_evaluations_are_a_user_error(reference, model):
     plan, evs, _ = reference[CHAT.stem]
     with pytest.raises(CapplanError):
-        build_workbook(plan, evs[:1], model)
+        workbook_of(plan, evs[:1], model)
 
 
 # ---------------------------------------------------------------------------

@@ -19,12 +19,12 @@ from openpyxl import load_workbook
 from capplan.engine.evaluate import evaluate_all
 from capplan.language.model import standard_model
 from capplan.loading.plan import load
-from capplan.rendering import view
-from capplan.rendering.workbook import build_workbook, config, to_bytes
+from capplan.rendering.workbook import config, to_bytes
 from capplan.rendering.workbook.builder import Builder
 from capplan.rendering.workbook.labels import label, plain_symbol
 from capplan.rendering.workbook.options import HEADERS, Ref, SummaryOption, deployment_options, write_options
 from capplan.xlsx.sheetmodel import Sheet
+from plan_edits import full_view, workbook_of
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAT = ROOT / "plans" / "llama3-8b-a100-chat-mix.yaml"
@@ -40,7 +40,7 @@ def model():
 def chat(model):
     plan = load(CHAT, model)
     evs = evaluate_all(plan, model)
-    return plan, evs, build_workbook(plan, evs, model)
+    return plan, evs, workbook_of(plan, evs, model)
 
 
 def _column(ws, text: str, row: int) -> int:
@@ -151,7 +151,7 @@ def test_summary_leads_with_the_money_and_the_recommendation(chat):
 def test_one_option_gives_a_verdict(model):
     plan = load(ROOT / "plans" / "gpt-oss-120b-b200-tp8-engine.yaml", model)       # one deployment
     evs = evaluate_all(plan, model)
-    built = build_workbook(plan, evs, model)
+    built = workbook_of(plan, evs, model)
     verdict = [c for c in built.cells if c.quantity == "options.recommendation"]
     assert len(verdict) == 1 and verdict[0].expected.startswith("Verdict: ")
 
@@ -161,7 +161,7 @@ def test_the_options_table_takes_more_rows(model):
     the recommendation picks the cheapest that holds among all of them."""
     plan = load(CHAT, model)
     evs = evaluate_all(plan, model)
-    book = Builder(plan, evs, model, view.build(plan, evs))
+    book = Builder(plan, evs, model, full_view(plan, evs))
     book.build()
     listed = deployment_options(book)
     cheaper = SummaryOption(Ref('"cheap-candidate"', "candidate.name", "nominal", None, "cheap-candidate"),
@@ -214,6 +214,6 @@ def test_a_summary_of_many_scenarios_prints_across_pages_at_full_size(model, cha
     plan, evs, built = chat
     assert built.workbook["Summary"].sheet_properties.pageSetUpPr.fitToPage
     monkeypatch.setitem(config()["print"], "summary_fit_columns", len(evs) - 1)
-    summary = build_workbook(plan, evs, model).workbook["Summary"]
+    summary = workbook_of(plan, evs, model).workbook["Summary"]
     assert not (summary.sheet_properties.pageSetUpPr and summary.sheet_properties.pageSetUpPr.fitToPage)
     assert summary.print_title_cols == "$A:$B" and summary.page_setup.pageOrder == "overThenDown"

@@ -27,7 +27,8 @@ from openpyxl import load_workbook
 from capplan.engine.evaluate import evaluate_all
 from capplan.language.model import standard_model
 from capplan.loading.plan import load
-from capplan.rendering.workbook import build_workbook, config, to_bytes
+from capplan.rendering.workbook import config, to_bytes
+from plan_edits import workbook_of
 
 ROOT = Path(__file__).resolve().parents[1]
 PLANS = tuple(sorted((ROOT / "plans").glob("*.yaml")))
@@ -37,7 +38,7 @@ PLANS = tuple(sorted((ROOT / "plans").glob("*.yaml")))
 def test_every_formula_cell_caches_the_engines_value(plan_path):
     model = standard_model()
     plan = load(plan_path, model)
-    listed = build_workbook(plan, evaluate_all(plan, model), model).cells
+    listed = workbook_of(plan, evaluate_all(plan, model), model).cells
     expected = {(c.sheet, c.coordinate): c.expected for c in listed}
     path = ROOT / "out" / f"{plan_path.stem}.xlsx"
     formulas, cached = load_workbook(path), load_workbook(path, data_only=True)
@@ -68,7 +69,7 @@ def test_pending_measurements_on_the_summary_are_live_references():
     model = standard_model()
     plan = load(ROOT / "plans" / "llama3-8b-a100-retail-chatbot.yaml", model)
     evs = evaluate_all(plan, model)
-    built = build_workbook(plan, evs, model)
+    built = workbook_of(plan, evs, model)
     pending = sorted(n for n, given in evs[0].inputs.items() if given.pending)
     assert pending == ["decode_throughput", "hbm_efficiency", "tensor_efficiency"]
     summary = built.workbook["Summary"]
@@ -137,7 +138,7 @@ def test_a_scenario_of_a_sweep_without_an_optional_column_links_no_blank_cell(tm
     path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
     model = standard_model()
     plan = load(path, model)
-    built = build_workbook(plan, evaluate_all(plan, model), model)
+    built = workbook_of(plan, evaluate_all(plan, model), model)
     listed = {(c.sheet, c.coordinate) for c in built.cells}
     workbook = load_workbook(io.BytesIO(to_bytes(built)))
     formulas = {(ws.title, c.coordinate) for ws in workbook.worksheets for row in ws.iter_rows() for c in row

@@ -9,12 +9,12 @@ from conftest import MAIN_PLAN
 
 import capplan
 from capplan.language.model import standard_model
-from capplan.rendering import view
 from capplan.rendering.workbook.builder import Builder
 from capplan.rendering.workbook.manifest import RunInfo, to_bytes
 from capplan.xlsx.sheetmodel import Font, Run, Sheet, Style
 from capplan.xlsx.sheetxml import CellXml
 from capplan.xlsx.stylesxml import StyleSheet
+from plan_edits import full_view
 
 BOLD = Style(font=Font(bold=True))
 DERIVED = Style(font=Font(color="1F4E79"), number_format="0.00")
@@ -102,7 +102,7 @@ def test_stamped_rows_and_frames_read_as_the_rows_made_for_each_sheet():
     note on another."""
     plan = capplan.load(MAIN_PLAN)
     evaluations = capplan.evaluate(plan)
-    shown = view.build(plan, evaluations)
+    shown = full_view(plan, evaluations)
     kept = Builder(plan, evaluations, standard_model(), shown)
     built = kept.build()
     made_once = to_bytes(built)

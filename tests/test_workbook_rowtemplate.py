@@ -9,12 +9,12 @@ from conftest import ROOT
 import capplan
 from capplan.errors import CapplanError
 from capplan.language.model import standard_model
-from capplan.rendering import view
 from capplan.rendering.workbook import formulaprinter
 from capplan.rendering.workbook.builder import Builder
 from capplan.rendering.workbook.formulaprinter import ExcelPrinter
 from capplan.rendering.workbook.formulas import Refs
 from capplan.rendering.workbook.rowtemplate import RowSlot, RowTemplate, Slots
+from plan_edits import full_view
 
 DIURNAL = ROOT / "plans" / "llama3-8b-a100-diurnal.yaml"     # lag() and windows over the profile's rows
 
@@ -52,7 +52,7 @@ def test_every_row_formula_reads_as_printed_for_its_row_alone_and_is_printed_onc
     doprint = ExcelPrinter.doprint
     monkeypatch.setattr(formulaprinter.ExcelPrinter, "doprint",
                         lambda self, expr: printed.append(1) or doprint(self, expr))
-    book = Builder(plan, evs, model, view.build(plan, evs))
+    book = Builder(plan, evs, model, full_view(plan, evs))
     book.build()
     during_build = len(printed)
     rows = checked = 0

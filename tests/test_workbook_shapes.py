@@ -13,10 +13,10 @@ from conftest import MAIN_PLAN
 
 import capplan
 from capplan.language.model import standard_model
-from capplan.rendering import view
 from capplan.rendering.workbook import render_workbook, sheetshape, to_bytes
 from capplan.rendering.workbook.builder import Builder
 from capplan.xlsx import sheetmodel, sheetxml
+from plan_edits import full_view
 
 SCENARIOS = """scenarios:
   rate_a:
@@ -68,7 +68,7 @@ def plan(tmp_path_factory):
 
 def _book(plan, shapes: bool) -> Builder:
     loaded, evaluations = plan
-    book = Builder(loaded, evaluations, standard_model(), view.build(loaded, evaluations))
+    book = Builder(loaded, evaluations, standard_model(), full_view(loaded, evaluations))
     if not shapes:
         book.shapes = None
     return book
@@ -175,6 +175,6 @@ def test_a_parameter_study_makes_cells_for_one_sheet_of_each_shape_only(tmp_path
     for count in (3, 30):
         loaded, evaluations = _study(tmp_path, count)
         made.clear()
-        render_workbook(loaded, evaluations, standard_model())
+        render_workbook(loaded, evaluations, standard_model(), full_view(loaded, evaluations))
         cells[count] = len(made)
     assert cells[30] < 1.5 * cells[3]          # written cell by cell, 30 sheets would be about 10 times 3

@@ -26,7 +26,7 @@ from functools import cached_property
 
 from capplan import formatting
 from capplan.artifacts.declared import declared, decisions, layout, row_keys
-from capplan.analysis.pipeline import Artifacts
+from capplan.artifacts.analyses import Analyses
 from capplan.engine.evaluate import Evaluation
 from capplan.loading.plan import Plan
 from capplan.rendering import candidates as candidatesview
@@ -47,7 +47,7 @@ from capplan.rendering.simulation import SimulationView, shown_simulation
 class PlanView:
     """Everything the outputs of one plan show; see the module docstring."""
 
-    def __init__(self, plan: Plan, evaluations: list[Evaluation], artifacts: Artifacts):
+    def __init__(self, plan: Plan, evaluations: list[Evaluation], artifacts: Analyses):
         self.plan = plan
         self.artifacts = artifacts
         self.evaluations = evaluations
@@ -413,7 +413,7 @@ def _verdict_first(sweep: dict) -> list[dict]:
     return split(header, numeric, rows, keep=2)
 
 
-def build(plan: Plan, evaluations: list[Evaluation], artifacts: Artifacts | None = None) -> PlanView:
-    """The view of a plan, reading ``artifacts`` (:mod:`capplan.analysis.pipeline`; by default
-    the analyses of these evaluations, each computed when an output first reads it)."""
-    return PlanView(plan, evaluations, artifacts or Artifacts(evaluations))
+def build(plan: Plan, evaluations: list[Evaluation], artifacts: Analyses) -> PlanView:
+    """The view of a plan, reading ``artifacts`` (what :mod:`capplan.analysis.pipeline` computes
+    of these evaluations, each when an output first reads it)."""
+    return PlanView(plan, evaluations, artifacts)

@@ -71,7 +71,7 @@ class Side:
 
     @cached_property
     def view(self) -> PlanView | None:
-        return view.build(self.plan, self.evaluations) if self.evaluations else None
+        return view.build(self.plan, self.evaluations, pipeline.Artifacts(self.evaluations)) if self.evaluations else None
 
 
 # -- reading the two sides ------------------------------------------------------------------

@@ -46,7 +46,6 @@ from capplan.engine.evaluate import Evaluation
 from capplan.language.model import Model
 from capplan.errors import CapplanError
 from capplan.loading.plan import Plan
-from capplan.rendering import view
 from capplan.rendering.view import PlanView
 from capplan.rendering.workbook.builder import Builder
 from capplan.rendering.workbook.manifest import BuiltWorkbook, CellInfo, to_bytes
@@ -55,9 +54,9 @@ from capplan.rendering.workbook.template import config
 __all__ = ["BuiltWorkbook", "CellInfo", "build_workbook", "config", "render_workbook", "to_bytes"]
 
 
-def render_workbook(plan: Plan, evaluations: list[Evaluation], model: Model, shown: PlanView | None = None) -> bytes:
-    """The .xlsx bytes for a plan; identical input gives identical bytes.
-    ``shown`` is the plan's view when the caller built it already (the record's)."""
+def render_workbook(plan: Plan, evaluations: list[Evaluation], model: Model, shown: PlanView) -> bytes:
+    """The .xlsx bytes for a plan; identical input gives identical bytes. ``shown`` is the plan's
+    view (the record's: the workbook reads the same artifacts)."""
     with _no_cycle_collection():
         return to_bytes(build_workbook(plan, evaluations, model, shown), release=True)
 
@@ -80,13 +79,13 @@ def _no_cycle_collection() -> Iterator[None]:
 
 
 def build_workbook(plan: Plan, evaluations: list[Evaluation], model: Model,
-                   shown: PlanView | None = None) -> BuiltWorkbook:
+                   shown: PlanView) -> BuiltWorkbook:
     if not evaluations:
         raise CapplanError("no scenario was evaluated, so there is no workbook to write", file=plan.file)
     if len(evaluations) != len(plan.scenarios) or any(
             e.scenario.name != s.name for e, s in zip(evaluations, plan.scenarios)):
         raise CapplanError("the workbook needs one evaluation per scenario, in the plan's order", file=plan.file)
     try:
-        return Builder(plan, evaluations, model, shown or view.build(plan, evaluations)).build()
+        return Builder(plan, evaluations, model, shown).build()
     except CapplanError as err:
         raise err.located(file=plan.file) from None
