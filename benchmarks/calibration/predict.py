@@ -6,26 +6,26 @@ sides, so a measurement is *inside* when ``estimated × (1 − b) ≤ measured �
 ``b = estimate_band``.
 
 Open-loop rows (``vllm bench serve`` at a fixed rate): the model's engine step at the achieved
-rate per replica, ``t(λ) = f·R₀ / (1 − λ·f·a)`` with ``f = engine_step_factor``, against the
+rate per replica, ``t(λ) = f·R₀ / (1 − λ·f·a)`` with ``f = engine_step_factor``
+(:func:`capplan.analysis.validation.open_loop_step`, the step ``capplan validate`` predicts with), against the
 measured median TPOT, inside when ``t(λ)·(1 − b) ≤ measured ≤ t(λ)·(1 + b)``. A rate at or past
 the model's saturation (λ·f·a ≥ 1) predicts an unbounded step: never inside.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import yaml
 from calibration.rows import RATE_MODES, Mapped, plan
 
 from capplan.analysis.pipeline import evaluate_plan
+from capplan.analysis.validation import Off, estimate_values, open_loop_step
 
 
 @dataclass
-class Result:
+class Result(Off):
     """One row's comparison (rates in req/s, steps in ms)."""
 
     mapped: Mapped
@@ -35,14 +35,6 @@ class Result:
     high: float
     limit: str                   # what bounds the estimate: the SLO step, the KV pool, or the step at λ
     values: dict[str, float]     # the estimate group's values (base units) the prediction read
-
-    @property
-    def ratio(self) -> float:
-        return self.predicted / self.measured
-
-    @property
-    def factor_off(self) -> float:
-        return max(self.ratio, 1 / self.ratio) if self.ratio > 0 else math.inf
 
     @property
     def inside(self) -> bool:
@@ -60,12 +52,6 @@ def evaluated(m: Mapped, folder: Path, constants: dict | None = None):
     return evaluate_plan(path)[1][0]
 
 
-def estimate_values(evaluation) -> dict[str, float]:
-    """The estimate group's values of an evaluation (base units: s, req/s)."""
-    return {n: float(v) for n, v in evaluation.values.items()
-            if n.startswith("estimate") or n == "engine_step_factor" if np.ndim(v) == 0}
-
-
 def compare(m: Mapped, values: dict[str, float]) -> Result:
     """``m``'s measurement against what ``values`` (the estimate group) predict for it."""
     row = m.row
@@ -75,8 +61,7 @@ def compare(m: Mapped, values: dict[str, float]) -> Result:
         limit = "KV pool" if values["estimate_kv_rate"] <= values["estimate_slo_rate"] else "SLO step"
         return Result(m, row.req_per_s, estimate, estimate * (1 - band), estimate * (1 + band), limit, values)
     rate = row.req_per_s / m.replicas
-    r0, a, f = values["estimate_weights_time"], values["estimate_step_growth"], values["engine_step_factor"]
-    step = 1000 * f * r0 / (1 - rate * f * a) if rate * f * a < 1 else math.inf
+    step = 1000 * open_loop_step(values, rate)
     return Result(m, row.tpot_p50_ms, step, step * (1 - band), step * (1 + band), f"step at {rate:.3g} req/s",
                   values)
 

@@ -1,4 +1,5 @@
-"""The ``capplan`` command: build, check, eval, explain, seek, diff, simulate, schema; init and catalog.
+"""The ``capplan`` command: build, check, eval, explain, seek, diff, simulate, schema; init, catalog,
+estimate and validate.
 
 Exit codes:
 
@@ -313,6 +314,18 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--tool-model", help="the tool's name for the model (default: from the catalog)")
     p.add_argument("--out", help="folder for the estimate files (default: estimates/ beside the plan)")
     p.set_defaults(run=cmd_estimate)
+
+    p = sub.add_parser("validate", help="predict your own benchmark files with the plan's estimate: measured "
+                       "against predicted, per point",
+                       description="Reads each FILE with the sweep importers (vLLM bench serve or "
+                       "benchmark_serving.py results, GuideLLM reports, InferenceX results; open or closed loop) "
+                       "and predicts every point for the plan's deployment (GPU, model, formats, gpus_per_replica, "
+                       "engine_step_factor) at the point's own load and mean lengths with the estimate group's "
+                       "formulas: output tok/s, median TPOT and TTFT, measured against predicted, and whether an "
+                       "open-loop point is under the estimate's λ*. Writes nothing.", parents=[plan])
+    p.add_argument("files", nargs="+", metavar="FILE", help="benchmark result files (one server each)")
+    p.add_argument("--format", choices=("text", "json"), default="text", help="text (default) or json")
+    p.set_defaults(run=cmd_validate)
     return parser
 
 
@@ -620,6 +633,15 @@ def cmd_estimate(args) -> int:
         print(f"wrote {path}; import it under tables: load_sweep: import:")
     for reason in skipped:
         print(f"skipped: {reason}")
+    return EXIT_OK
+
+
+def cmd_validate(args) -> int:
+    from capplan import validate
+    from capplan.rendering import jsonout
+
+    found = validate.run(Path(args.plan), [Path(f) for f in args.files])
+    sys.stdout.write(jsonout.dumps(validate.as_json(found)) if args.format == "json" else validate.text(found))
     return EXIT_OK
 
 

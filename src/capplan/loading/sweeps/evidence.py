@@ -50,9 +50,9 @@ def match_plan(tables: dict, raw: dict, entry: catalog.Entry, inputs: dict, err)
         return
     transferred = _transferred(given, err, path) if given is not None else None
     points = list(data.runs) or [p for f in data.imported for p in f.points]     # the series the rows combine
-    mismatches = _mismatches(points, entry, round(inputs["gpus_per_replica"].value))
-    if mismatches and transferred is None:
-        raise err(f"the imported sweep measured {'; '.join(mismatches)}: it is no evidence for this plan. Import "
+    wrong = mismatches(points, entry, round(inputs["gpus_per_replica"].value))
+    if wrong and transferred is None:
+        raise err(f"the imported sweep measured {'; '.join(wrong)}: it is no evidence for this plan. Import "
                   "runs of the plan's deployment, or declare the sweep transferred: {ratio: R, reason: ...} (the "
                   "plan's deployment serves R times the benchmarked rate, and why)", *path, "import")
     notes = []
@@ -62,7 +62,7 @@ def match_plan(tables: dict, raw: dict, entry: catalog.Entry, inputs: dict, err)
             for key in ("arrival_rate", "achieved_rate"):
                 if key in row:
                     row[key] *= ratio
-        notes.append(f"Transferred evidence: {'; '.join(mismatches) or 'the benchmarked deployment'}; the "
+        notes.append(f"Transferred evidence: {'; '.join(wrong) or 'the benchmarked deployment'}; the "
                      f"benchmarked rates are scaled by {short(ratio)} ({reason}).")
     warning = token_warning(points, tables.get("classes"))
     if warning:
@@ -89,7 +89,7 @@ def _values(points, key: str) -> list:
     return list(dict.fromkeys(v for v in found if v is not None))
 
 
-def _mismatches(points, entry: catalog.Entry, gpus: int) -> list[str]:
+def mismatches(points, entry: catalog.Entry, gpus: int) -> list[str]:
     out = []
     wrong = other_model(points, entry)
     if wrong:

@@ -162,6 +162,25 @@ def _read_one(plan_dir: Path, rel: str, slos) -> tuple[SweepFile, int]:
                      evidence=evidence), len(data)
 
 
+def _read_located(folder: Path, rel: str, slos, name: str) -> tuple[SweepFile, int]:
+    """:func:`_read_one`, its errors naming the file as ``name`` (malformed data no format
+    foresaw included: one message, never a traceback)."""
+    try:
+        return _read_one(folder, rel, slos)
+    except CapplanError as exc:
+        raise exc.located(file=name)
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError,
+            ArithmeticError, RecursionError) as exc:   # malformed data we did not foresee
+        raise CapplanError(f"cannot interpret the file: {type(exc).__name__}: {exc}", file=name) from None
+
+
+def read_named(paths: list[Path], slos: tuple[Slo, ...]) -> list[SweepFile]:
+    """Benchmark files named on the command line (``capplan validate``), each read as an import
+    reads it (its format recognised, its limits kept), its errors naming the path as given. Not
+    confined to a plan's repository: the user chose these files, no plan from a pull request did."""
+    return [_read_located(Path(path).parent, Path(path).name, slos, str(path))[0] for path in paths]
+
+
 def read_sweep(plan_dir: Path, patterns: list[str], slos: tuple[Slo, ...] | None = None) -> list[SweepFile]:
     """The files the patterns name (relative to plan_dir, inside its repository;
     sorted, deterministic), each with its format detected and its runs parsed,
@@ -186,14 +205,7 @@ def read_sweep(plan_dir: Path, patterns: list[str], slos: tuple[Slo, ...] | None
     size = runs = 0
     rates: set[float] = set()
     for rel in names:
-        try:
-            read, nbytes = _read_one(plan_dir, rel, slos)
-        except CapplanError as exc:
-            raise exc.located(file=rel)
-        except (ValueError, TypeError, KeyError, IndexError, AttributeError,
-                ArithmeticError, RecursionError) as exc:   # malformed data we did not foresee
-            raise CapplanError(f"cannot interpret the file: {type(exc).__name__}: {exc}",
-                               file=rel) from None
+        read, nbytes = _read_located(plan_dir, rel, slos, rel)
         files.append(read)
         size += nbytes
         runs += len(read.points)

@@ -1,0 +1,137 @@
+"""``capplan validate PLAN FILE...``: a team's own benchmark points against the estimate's predictions.
+
+The hand-worked cases rebuild the estimate group's arithmetic in the test from the plan's
+evaluated inputs (weights, bandwidth, KV bytes per token, FLOPs and their efficiencies) for
+one synthetic vLLM result each: an open-loop point and a closed loop of four streams.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from conftest import ROOT
+from shared_examples import GUIDELLM_V03, VLLM_70B, example
+
+from capplan.analysis import pipeline
+
+ENGINE_FACTOR = 1.3          # engine_step_factor's default (model/quantities.yaml)
+
+
+def _result(tmp_path, name="run.json", **fields):
+    """A small ``vllm bench serve --save-result`` file: 10 requests of 100 prompt and 50 output tokens."""
+    doc = {"backend": "vllm", "model_id": "meta-llama/Meta-Llama-3-8B", "request_rate": 2.0, "burstiness": 1.0,
+           "max_concurrency": None, "num_prompts": 10, "completed": 10, "failed": 0, "request_goodput": None,
+           "total_input_tokens": 1000, "total_output_tokens": 500, "output_throughput": 90.0,
+           "median_ttft_ms": 40.0, "median_tpot_ms": 12.0, "median_e2el_ms": 700.0, **fields}
+    path = tmp_path / name
+    path.write_text(json.dumps({k: v for k, v in doc.items() if v != "drop"}))
+    return path
+
+
+def _validated(run_main, plan, *files):
+    code, out, err = run_main("validate", plan, *files, "--format", "json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+def _by_hand(plan_path, prompt: float, output: float):
+    """The estimate's R₀, a, n_dec and unqueued TTFT (s) for one class of these lengths, from the
+    plan's evaluated inputs (llama-3-8b: every layer full attention, so the cache holds the context)."""
+    v = pipeline.evaluate_plan(plan_path)[1][0].values
+    bandwidth = v["hbm_bandwidth"] * v["gpus_per_replica"] * v["hbm_efficiency"]
+    per_token = v["flops_per_param_token"] * v["active_parameter_count"] / (
+        v["tensor_peak_flops"] * v["gpus_per_replica"] * v["tensor_efficiency"])
+    resident = (prompt + output / 2) / (prompt + output)
+    request_kv = resident * (prompt + output) * v["kv_bytes_per_token"] / bandwidth
+    growth = output * request_kv + (prompt + output) * per_token
+    return v["weight_memory"] / bandwidth, growth, output, prompt * per_token + v["prefill_overhead"]
+
+
+def test_an_open_loop_point_is_predicted_by_the_estimates_engine_step(tmp_path, base_plan, write_plan, run_main):
+    plan = write_plan(base_plan)
+    found = _validated(run_main, plan, _result(tmp_path))
+    r0, a, _, ttft = _by_hand(plan, 100, 50)
+    step = ENGINE_FACTOR * r0 / (1 - 2.0 * ENGINE_FACTOR * a)          # t = f·R₀ / (1 − λ·f·a) at 2 req/s
+    point, = found["points"]
+    got = {c["quantity"]: c for c in point["compared"]}
+    assert got["TPOT p50"]["predicted"] == pytest.approx(1000 * step)
+    assert got["TPOT p50"]["measured"] == 12.0
+    assert got["TPOT p50"]["ratio"] == pytest.approx(1000 * step / 12.0)
+    assert got["output tok/s"]["predicted"] == pytest.approx(2.0 * 50)  # λ·O: the offered load is delivered
+    assert got["TTFT p50"]["predicted"] == pytest.approx(1000 * ttft)
+    assert point["load"] == "2 req/s open loop" and point["under_estimated_max_rate"] is True
+
+
+def test_a_closed_loop_point_is_predicted_with_its_streams_as_the_batch(tmp_path, base_plan, write_plan, run_main):
+    plan = write_plan(base_plan)
+    found = _validated(run_main, plan, _result(tmp_path, request_rate="inf", max_concurrency=4))
+    r0, a, n_dec, _ = _by_hand(plan, 100, 50)
+    step = ENGINE_FACTOR * (r0 + 4 * a / n_dec)                        # t = f·(R₀ + B·a / n_dec), B = 4
+    point, = found["points"]
+    got = {c["quantity"]: c["predicted"] for c in point["compared"]}
+    assert got["TPOT p50"] == pytest.approx(1000 * step)
+    assert got["output tok/s"] == pytest.approx(4 / step)              # B tokens a step
+    assert point["load"] == "4 in flight (concurrent (4 streams))" and point["under_estimated_max_rate"] is None
+
+
+def test_the_text_names_the_formulas_each_point_and_the_summary(tmp_path, base_plan, write_plan, run_main):
+    code, out, _ = run_main("validate", write_plan(base_plan), _result(tmp_path))
+    assert code == 0
+    assert "t = f·R₀ / (1 − λ·f·a)" in out and "ttft_bound" in out
+    assert "run.json: 2 req/s open loop" in out and "under λ̂*" in out
+    assert "summary all: median factor off" in out and "within ±35%" in out
+
+
+def test_the_shared_vllm_sweep_is_predicted_point_by_point(run_main):
+    folder = example(*VLLM_70B)
+    files = [folder / f"qps_{q}.json" for q in ("01", "04", "16", "inf")]
+    found = _validated(run_main, ROOT / "plans" / "llama3.3-70b-a100-40gb-tp8-sharegpt.yaml", *files)
+    assert [p["load"] for p in found["points"]] == ["1 req/s open loop", "4 req/s open loop", "16 req/s open loop",
+                                                     "200 in flight (burst)"]
+    assert [f["sha256"][:8] for f in found["files"]] == ["f7e49863", "4c9ece53", "6d4a5f64", "ca48cb66"]
+    tpot = {c["quantity"]: c for c in found["points"][1]["compared"]}["TPOT p50"]
+    assert tpot["measured"] == pytest.approx(27.348463269617604) and tpot["inside_band"]
+    assert [p["under_estimated_max_rate"] for p in found["points"]] == [True, True, False, None]
+    assert found["summary"][-1]["quantity"] == "all" and found["summary"][-1]["count"] == 12
+
+
+def test_the_shared_guidellm_report_is_one_synchronous_stream(base_plan, write_plan, run_main):
+    report = example(*GUIDELLM_V03) / "benchmarks_stripped.json"
+    found = _validated(run_main, write_plan(base_plan), report)
+    point, = found["points"]
+    assert point["load"] == "1 in flight (synchronous)"
+    assert point["prompt_tokens"] == pytest.approx(257.1086956521739)
+    assert {c["quantity"] for c in point["compared"]} == {"output tok/s", "TPOT p50", "TTFT p50"}
+    assert all(math.isfinite(c["predicted"]) for c in point["compared"])
+
+
+def test_a_file_that_is_no_benchmark_is_one_message_naming_it(tmp_path, base_plan, write_plan, run_main):
+    other = tmp_path / "notes.json"
+    other.write_text('{"hello": 1}')
+    code, out, err = run_main("validate", write_plan(base_plan), other)
+    assert code == 1 and out == ""
+    assert err.startswith(f"error: {other}: unknown sweep file format") and "Traceback" not in err
+
+
+def test_a_point_without_token_counts_names_the_file_and_key(tmp_path, base_plan, write_plan, run_main):
+    bare = _result(tmp_path, total_input_tokens="drop")
+    code, _, err = run_main("validate", write_plan(base_plan), bare)
+    assert code == 1
+    assert err.startswith(f"error: {bare}: total_input_tokens: no token counts in run 1")
+
+
+def test_a_plan_without_its_gpu_is_refused_by_name(tmp_path, base_plan, write_plan, run_main):
+    del base_plan["gpu"]
+    code, _, err = run_main("validate", write_plan(base_plan), _result(tmp_path))
+    assert code == 1 and "gpu" in err and "Traceback" not in err
+
+
+def test_a_missing_file_is_exit_1_and_no_file_is_a_usage_error(tmp_path, base_plan, write_plan, run_main):
+    plan = write_plan(base_plan)
+    code, _, err = run_main("validate", plan, tmp_path / "absent.json")
+    assert code == 1 and f"{tmp_path / 'absent.json'}: cannot read the file" in err
+    with pytest.raises(SystemExit) as usage:
+        run_main("validate", plan)
+    assert usage.value.code == 2
