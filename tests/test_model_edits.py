@@ -47,6 +47,9 @@ EDITS = {   # case: (text in quantities.yaml, its replacement, fragment of the m
     "a switch case without a formula": (
         "            mla: per_token(layers * (kv_lora_rank + qk_rope_head_dim) * per_gpu(gpus_per_replica) * kv_bytes_per_element)\n", "",
         "quantities.kv_bytes_per_token.formula: no formula for attention: mla"),
+    "a switch case the quantity exists under without a formula": (   # littles_law it need not have (when:)
+        "            estimate: estimated_max_rate\n", "",
+        "quantities.instance_max_rate.formula: no formula for sizing: estimate"),
     "a derived quantity with a tag": (
         "        formula: peak_arrival_rate / peak_to_average_ratio\n",
         "        formula: peak_arrival_rate / peak_to_average_ratio\n        tag: policy\n",

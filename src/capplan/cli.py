@@ -300,7 +300,8 @@ def _parser() -> argparse.ArgumentParser:
                        "estimate files a plan imports like a sweep",
                        description="Runs the tool once per configuration (the plan's own GPU and TP, or the "
                        "--gpu/--tp given) and writes <plan-dir>/estimates/<plan>-<gpu>-tp<N>.estimate.yaml; "
-                       "import it under tables: load_sweep: import:. Builds never run the tool.", parents=[plan])
+                       "import it under tables: load_sweep: import: (under sizing: estimate, candidates: "
+                       "evidence:). Builds never run the tool.", parents=[plan])
     p.add_argument("--with", dest="tool", required=True, choices=("aiconfigurator", "aisimulate"),
                    help="the performance model to run")
     p.add_argument("--gpu", action="append", help="catalog GPU id or alias (repeatable; default: the plan's)")
@@ -630,7 +631,7 @@ def cmd_estimate(args) -> int:
                            out_dir=Path(args.out) if args.out else Path(args.plan).parent / "estimates",
                            python=args.tool_python, tool_model=args.tool_model)
     for path in written:
-        print(f"wrote {path}; import it under tables: load_sweep: import:")
+        print(f"wrote {path}; import it under {estimate.import_key(plan)}")
     for reason in skipped:
         print(f"skipped: {reason}")
     return EXIT_OK

@@ -24,6 +24,7 @@ from capplan.adapters import TOOLS
 from capplan.errors import CapplanError
 from capplan.language import units
 from capplan.loading import catalog
+from capplan.loading.plan.candidates import ESTIMATE
 from capplan.loading.sweeps import estimate as estimate_file
 from capplan.loading.sweeps.evidence import mix_means
 
@@ -57,6 +58,14 @@ def configurations(plan) -> list[Config]:
         if config not in found:
             found.append(config)
     return found
+
+
+def import_key(plan) -> str:
+    """Where the plan imports an estimate file: its load sweep, or under ``sizing: estimate`` (no sweep:
+    the plan's own λ* is the model's estimate) its candidates' evidence."""
+    if plan.switches.get("sizing") == ESTIMATE:
+        return "candidates: evidence:"
+    return "tables: load_sweep: import:"
 
 
 def _weights(plan) -> str:

@@ -27,7 +27,8 @@ import numpy as np
 from capplan.engine.evaluate import Evaluation, run_batch
 from capplan.engine.graph import build
 from capplan.loading.plan import imports
-from capplan.loading.plan.candidate_sweeps import ESTIMATED
+from capplan.language import units
+from capplan.loading.plan.candidate_sweeps import ESTIMATED, sweep_switches
 
 SWEEP = ("instance_max_rate", "compliant_share")
 UNCHECKED = {"goodput_slo": 0.0}        # what an estimate's rows are not held to (0: no goodput SLO)
@@ -56,7 +57,7 @@ def rates(evaluations: list[Evaluation], cands) -> tuple[np.ndarray, np.ndarray]
 
 def _graph(e: Evaluation):
     """The sweep's formulas alone (no scenario pin: a pinned λ* is the plan's configuration's)."""
-    graph = build(e.model, e.plan.switches, frozenset(), nominal=True)
+    graph = build(e.model, sweep_switches(e.plan.switches), frozenset(), nominal=True)
     wanted = set(SWEEP)
     for name in SWEEP:
         wanted.update(graph.upstream(name))
@@ -82,7 +83,7 @@ def _evaluate(graph, model, e: Evaluation, rows: list[dict], unchecked: dict) ->
         if q.table == "load_sweep":
             inputs[name] = np.array([[row[q.column] for row in rows]], dtype=float)
         else:
-            value = unchecked.get(name, e.values[name] if name in e.values else e.scenario.inputs[name].value)
+            value = unchecked.get(name, e.values[name] if name in e.values else _sweep_input(e, name))
             inputs[name] = np.asarray(value, dtype=float).reshape((1, -1))
     out, _, _, broken = run_batch(graph, model, inputs, {"load_sweep": len(rows)})
     lam = float(np.asarray(out["instance_max_rate"]).reshape(-1)[0])
@@ -90,3 +91,13 @@ def _evaluate(graph, model, e: Evaluation, rows: list[dict], unchecked: dict) ->
     if bool(np.asarray(broken).any()) or not np.isfinite(lam):
         return 0.0, 0.0
     return lam, compliant if np.isfinite(compliant) else 0.0
+
+
+def _sweep_input(e: Evaluation, name: str) -> float:
+    """An input of the sweep's checks as the scenario gives it, or the model's default where the plan's
+    sizing has no such input (``goodput_slo`` under ``sizing: estimate``: a plan without a sweep sets none)."""
+    given = e.scenario.inputs.get(name)
+    if given is not None:
+        return given.value
+    q = e.model.quantities[name]
+    return units.parse_value(q.default, q.unit)

@@ -291,9 +291,10 @@ def _own_sweep_kind(e: Evaluation) -> str:
 
 
 def _plan_own(e: Evaluation, cands) -> np.ndarray:
-    """Which candidates the plan's own sweep measured: its GPU, GPUs per replica, weights and KV bytes."""
+    """Which candidates the plan's own sweep measured: its GPU, GPUs per replica, weights and KV bytes
+    (none without a sweep: under ``sizing: estimate`` the plan's own λ* is an estimate like the others')."""
     plan = e.plan
-    if "instance_max_rate" not in e.values:
+    if "load_sweep" not in e.scenario.tables:
         return np.zeros(len(cands), dtype=bool)
     own_w, own_kv, own_tp = (_scalar(e, n) for n in ("weight_bytes_per_param", "kv_bytes_per_element",
                                                        "gpus_per_replica"))

@@ -423,6 +423,7 @@ class _Reader:
                 raise err.located(key=key + ".unit") from None
         formulas: tuple[tuple[str | None, str], ...] = ()
         switch = None
+        when = inherited_when + self._when(spec.pop("when", None), key)
         raw = _fill_all(spec.pop("formula", None), self.macros)
         if isinstance(raw, dict):
             if len(raw) != 1:
@@ -431,7 +432,8 @@ class _Reader:
             known = self.switches.get(switch, {}).get("cases", {})
             if switch not in self.switches:
                 raise CapplanError(f"unknown switch '{switch}'", key=key + ".formula")
-            missing = [c for c in known if c not in cases]
+            # a case under which the quantity does not exist (its when:) needs no formula
+            missing = [c for c in known if c not in cases and all(c in cs for sw, cs in when if sw == switch)]
             if missing:
                 raise CapplanError(f"no formula for {switch}: {', '.join(missing)}", key=key + ".formula")
             formulas = tuple((case, str(text).strip()) for case, text in cases.items())
@@ -446,7 +448,6 @@ class _Reader:
                 self._check_tag(tag, key + ".tag")
         if spec.get("default") is not None and formulas:
             raise CapplanError("a derived quantity takes no default (pin it in a plan instead)", key=key)
-        when = inherited_when + self._when(spec.pop("when", None), key)
         q = Quantity(
             name=name, unit=unit, kind=kind, group=group, table=table, tag=tag,
             description=str(spec.pop("description", "")), symbol=str(spec.pop("symbol", name)),

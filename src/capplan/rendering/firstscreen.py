@@ -39,6 +39,7 @@ from capplan.artifacts.ranking import MONTH
 from capplan.engine.evaluate import Evaluation
 from capplan.loading.plan.data import Decision
 from capplan.rendering.choices import Option, Risk, holds_across
+from capplan.rendering.present import on_estimated_lambda
 from capplan.rendering.sentences import count
 from capplan.rendering.simulation import percent
 from capplan.rendering.view import PlanView, sentence as layout_sentence
@@ -343,6 +344,7 @@ def first_screen(view: PlanView, options: list[Option] | None = None, sentence: 
             more = layout_sentence("recommendation_more", **context)
         ask = layout_sentence("ask", **context) if ask is None else ask
     sentence = view.headline if sentence is None else sentence
+    more = " ".join(filter(None, (more, _estimated(view))))
 
     stale, reference = price_risks(view.nominal)
     warn = holds_spec().get("warn", 0.25)
@@ -357,6 +359,16 @@ def first_screen(view: PlanView, options: list[Option] | None = None, sentence: 
     return FirstScreen(sentence, ask or "", deployment_options(view) if options is None else options,
                        risks, chances, far, warn, reference, more, bill.redundancy if bill else "",
                        view.plan.decision)
+
+
+def _estimated(view: PlanView) -> str:
+    """Under ``sizing: estimate``, that no λ* is measured: a reviewer reads it with the decision,
+    not only in the derivations ('' under any other sizing)."""
+    e = view.nominal
+    if not on_estimated_lambda(e, "instance_max_rate"):
+        return ""
+    return (f"λ* is estimated, not measured: the plan sizes from the model's throughput estimate "
+            f"(±{100 * float(e.values['estimate_band']):.0f} % on the calibration points), with no load sweep yet.")
 
 
 def _analysis_options(view: PlanView, ask: str | None) -> tuple:

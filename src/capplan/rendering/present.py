@@ -22,6 +22,7 @@ from capplan.engine.evaluate import Evaluation
 from capplan.engine.exact import factor
 from capplan.language.formula import TABLE_FUNCTIONS, Formula
 from capplan.loading import tablestatus
+from capplan.loading.plan.candidates import ESTIMATE
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)?")
 
@@ -104,8 +105,12 @@ def row(e: Evaluation, name: str) -> Row:
                rests_on(e, name))
 
 
+ESTIMATED_LAMBDA = "the throughput estimate: instance_max_rate (λ* estimated, not measured)"
+
+
 def rests_on(e: Evaluation, name: str) -> str:
-    """'measurements: load_sweep, hbm_efficiency (pending); assumptions: …'."""
+    """'measurements: load_sweep, hbm_efficiency (pending); assumptions: …', opening with the estimate
+    where the result rests on a λ* that ``sizing: estimate`` took from the throughput estimate."""
     groups: dict[str, list[str]] = {"measurement": [], "assumption": []}
     for source in sorted(e.provenance.get(name, ())):
         if source in e.inputs:
@@ -114,7 +119,16 @@ def rests_on(e: Evaluation, name: str) -> str:
                 groups[given.tag].append(source + (" (pending)" if given.pending else ""))
         elif source in e.model.tables and e.model.tables[source].tag in groups:
             groups[table_tag(e, source)].append(source)
-    return "; ".join(f"{tag}s: {', '.join(names)}" for tag, names in groups.items() if names)
+    parts = [f"{tag}s: {', '.join(names)}" for tag, names in groups.items() if names]
+    return "; ".join(([ESTIMATED_LAMBDA] if on_estimated_lambda(e, name) else []) + parts)
+
+
+def on_estimated_lambda(e: Evaluation, name: str) -> bool:
+    """Whether ``name`` is or rests on the plan's λ* under ``sizing: estimate``: the model's
+    prediction stands where a load sweep's measurement would, and the reader must see which."""
+    lam = "instance_max_rate"
+    return (e.plan.switches.get("sizing") == ESTIMATE and lam in e.graph.nodes
+            and (name == lam or lam in e.graph.upstream(name)))
 
 
 def table_tag(e: Evaluation, name: str) -> str:

@@ -40,7 +40,7 @@ from capplan.rendering.charts import sweep as sweepchart
 from capplan.rendering.charts import tornado
 from capplan.rendering.holds import HoldsView
 from capplan.rendering.keyresults import scenario_view
-from capplan.rendering.present import UNMEASURED, Shown, is_unmeasured, row, shown, shown_value
+from capplan.rendering.present import UNMEASURED, Shown, is_unmeasured, on_estimated_lambda, row, shown, shown_value
 from capplan.rendering.simulation import SimulationView, shown_simulation
 
 
@@ -186,7 +186,7 @@ class PlanView:
             out.append({"name": name, "value": shown(e, name).text,
                         "description": e.model.quantities[name].description.rstrip("."),
                         "source": given.source or "", "affects": key or affects[:4]})
-        return out
+        return _estimated_lambda(e, keys) + out
 
     @cached_property
     def provenance(self) -> list[dict]:
@@ -312,6 +312,21 @@ def sentence(name: str, **context) -> str:
     """Render ``sentences.<name>`` of layout.yaml (Jinja, imported only here)."""
     from capplan.rendering.sentences import render    # deferred: jinja2, which `capplan eval` never needs
     return render(layout()["sentences"][name], context)
+
+
+def _estimated_lambda(e: Evaluation, keys: list[str]) -> list[dict]:
+    """Under ``sizing: estimate``, the plan's λ* as the first of the pending measurements: the model's
+    estimate stands where a load sweep's knee would, and every result on it waits for that sweep."""
+    lam = "instance_max_rate"
+    if not on_estimated_lambda(e, lam):
+        return []
+    affects = [n for n in keys if n in e.graph.nodes and on_estimated_lambda(e, n) and n != lam]
+    return [{"name": lam, "value": shown(e, lam).text,
+             "description": "λ*, estimated, not measured: the throughput estimate (estimated_max_rate, "
+                            f"±{100 * float(e.values['estimate_band']):.0f} % on the calibration points) "
+                            "stands in for a load sweep of this deployment",
+             "source": "sizing: estimate; measure it with a load sweep, then sizing: load_sweep",
+             "affects": affects[:4]}]
 
 
 def _given(e: Evaluation, name: str, given) -> dict:

@@ -84,6 +84,13 @@ class Evidence:
         return ", ".join(f.path for f in self.files)
 
 
+def sweep_switches(switches: dict[str, str]) -> dict[str, str]:
+    """The switches an evidence file is read and evaluated under: its rows are a load sweep's whatever
+    the plan's own sizing (a plan with ``sizing: estimate`` has no sweep, yet may import files of its
+    candidates, ``capplan estimate``'s among them)."""
+    return {**switches, "sizing": "load_sweep"}
+
+
 def attach(ctx: Context, raw, cands: list, plan_format: str | None, kv_bytes: dict, classes) -> list:
     """The candidates with each one's evidence item (``None`` where no file covers it); an item whose
     token lengths lie far from ``classes`` (the plan's class mix) carries the warning a sweep gets."""
@@ -131,6 +138,8 @@ def _read(ctx: Context, item, path: tuple, plan_format: str | None, kv_bytes: di
     # read as the load_sweep import of a plan on the files' GPU (an estimate file must predict the GPU it is for)
     reader = copy.copy(ctx)
     reader.data = {**ctx.data, "gpu": _estimated_gpu(ctx, item) or given.get("gpu") or ctx.data.get("gpu")}
+    reader.switches = sweep_switches(ctx.switches)
+    reader.active = set(ctx.model.active(reader.switches))
     table = tables.read(reader, "load_sweep", {k: item[k] for k in ("import", "select") if k in item}, path)
     points = list(table.runs) or [p for f in table.imported for p in f.points]
     wrong = other_model(points, ctx.model_entry)

@@ -46,6 +46,7 @@ from capplan.loading.plan.data import Input
 from capplan.names import nearest
 
 SECTION = "candidates"
+ESTIMATE = "estimate"      # the sizing whose λ* is the estimate group's (the plan's own and every candidate's)
 KEYS = ("gpus", "tp", "weights", "kv_cache_dtype", "offers", "exclude", "overrides", "evidence")
 OFFER_KEYS = ("name", "gpu", "gpus_per_node", "node_hourly_cost", "as_of", "source", "note")
 MATCH_KEYS = ("gpu", "tp", "weights", "kv_cache_dtype", "offer")
@@ -58,8 +59,13 @@ KV_DTYPES = {"auto": None, "bf16": 2.0, "bfloat16": 2.0, "fp16": 2.0, "float16":
 def switch(ctx: Context) -> None:
     """``candidates: ranked`` when the plan has ``candidates:``, which brings in the model's
     estimate group (the λ* of a candidate no file measures); no such switch otherwise, so a
-    plan without candidates is the same plan (and the same outputs) as before."""
+    plan without candidates is the same plan (and the same outputs) as before. ``sizing: estimate``
+    reads the plan's own λ* from that group, so it needs the section."""
     if ctx.data.get(SECTION) is None:
+        if ctx.switches.get("sizing") == ESTIMATE:
+            raise ctx.err("sizing: estimate takes λ* from the candidates' throughput estimate, and the plan has no "
+                          "candidates: (list its own GPU and an offer there, or use sizing: load_sweep or "
+                          "littles_law)", "sizing")
         ctx.switches.pop(SECTION, None)
     else:
         ctx.switches[SECTION] = "ranked"
@@ -135,9 +141,10 @@ def read(ctx: Context, classes) -> Candidates | None:
         if key not in KEYS:
             raise ctx.err(f"unknown key '{key}'{nearest(str(key), KEYS)} (candidates keys: {', '.join(KEYS)})",
                           *path, key)
-    if ctx.switches.get("sizing") != "load_sweep":
+    if ctx.switches.get("sizing") == "littles_law":
         raise ctx.err("candidates are ranked by their λ* (a measured, transferred or estimated sweep knee), "
-                      "which a plan with sizing: littles_law does not have; use sizing: load_sweep", *path)
+                      "which a plan with sizing: littles_law does not have; use sizing: load_sweep, or "
+                      "sizing: estimate before any sweep", *path)
     gpus = _gpus(ctx, spec.get("gpus"))
     tps = _tps(ctx, spec.get("tp"))
     weights = _weights(ctx, spec.get("weights"))
