@@ -33,7 +33,7 @@ def one(plan_path: Path, part: str) -> dict:
     from capplan.analysis.pipeline import evaluate_plan
     from capplan.analysis import flips
     from capplan.rendering import view
-    from capplan.analysis.declared import variables
+    from capplan.artifacts.declared import variables
     from capplan.analysis.holds import PlanHolds
 
     plan, evaluations = evaluate_plan(plan_path)

@@ -16,7 +16,7 @@ from test_memory_engine import assert_workbook_recalculates
 
 from capplan.analysis import candidates as batch
 from capplan.analysis import ranking as ranked
-from capplan.analysis import transfer
+from capplan.artifacts import transfer
 from capplan.analysis.pipeline import evaluate_plan, load_plan
 from capplan.errors import CapplanError
 

@@ -1,7 +1,7 @@
 """A scenario's exact values are computed when a probe first reads them (analysis/flips/values.py
 ``ScenarioValues``), the outputs' words of a value are remembered (rendering/holds.py
 ``InputHolds.shown``), a walk computes each point's targets once (``Probe.at``), and full
-garbage collections wait while the search runs (analysis/collector.py): the same numbers and
+garbage collections wait while the search runs (capplan/collector.py): the same numbers and
 words as computed all at once, and less work."""
 
 from __future__ import annotations
