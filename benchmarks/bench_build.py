@@ -36,6 +36,7 @@ def split() -> dict[str, float]:
     from capplan.engine.evaluate import evaluate_all
     from capplan.language.model import standard_model
     from capplan.loading.plan import load
+    from capplan.analysis.pipeline import Artifacts
     from capplan.rendering import jsonout, record, view
     from capplan.rendering.workbook import render_workbook
 
@@ -51,12 +52,12 @@ def split() -> dict[str, float]:
         evaluations = evaluate_all(plan, model)
         out[f"{path.stem}: graph + units + evaluate ({len(evaluations)} scenarios)"] = time.perf_counter() - t
         t = time.perf_counter()
-        shown = view.build(plan, evaluations)
+        shown = view.build(plan, evaluations, Artifacts(evaluations))
         record.render(shown)
         jsonout.dumps(jsonout.document(shown))
         out[f"{path.stem}: view, record and JSON"] = time.perf_counter() - t
         t = time.perf_counter()
-        render_workbook(plan, evaluations, model)
+        render_workbook(plan, evaluations, model, shown)
         out[f"{path.stem}: workbook"] = time.perf_counter() - t
     return out
 

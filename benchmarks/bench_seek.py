@@ -30,7 +30,7 @@ MAIN = ROOT / "plans" / "llama3-8b-a100-chat-mix.yaml"
 
 
 def one(plan_path: Path, part: str) -> dict:
-    from capplan.analysis.pipeline import evaluate_plan
+    from capplan.analysis.pipeline import Artifacts, evaluate_plan
     from capplan.analysis import flips
     from capplan.rendering import view
     from capplan.artifacts.declared import variables
@@ -39,7 +39,7 @@ def one(plan_path: Path, part: str) -> dict:
     plan, evaluations = evaluate_plan(plan_path)
     start = time.perf_counter()
     if part == "first":
-        shown = view.build(plan, evaluations)
+        shown = view.build(plan, evaluations, Artifacts(evaluations))
         for s in shown.scenarios:
             shown.holds.as_json(s.name)
         len(shown.holds.breakeven)

@@ -69,6 +69,8 @@ def scaling(counts: list[int], runs: int) -> int:
     from capplan.engine.evaluate import evaluate_all
     from capplan.language.model import standard_model
     from capplan.loading.plan import load
+    from capplan.analysis.pipeline import Artifacts
+    from capplan.rendering import view
     from capplan.rendering.workbook import render_workbook
 
     model = standard_model()
@@ -80,7 +82,7 @@ def scaling(counts: list[int], runs: int) -> int:
             plan = load(path, model)
             eval_t = timed(lambda plan=plan: evaluate_all(plan, model), runs)
             evs = evaluate_all(plan, model)
-            book_t = statistics.median(timed(lambda plan=plan, evs=evs: render_workbook(plan, evs, model), runs))
+            book_t = statistics.median(timed(lambda plan=plan, evs=evs: render_workbook(plan, evs, model, view.build(plan, evs, Artifacts(evs))), runs))
             base = base or (count, book_t)
             print(f"{len(plan.scenarios):4d} scenarios: load {statistics.median(load_t):6.3f} s  "
                   f"evaluate {statistics.median(eval_t):6.3f} s  workbook {book_t:6.3f} s "
@@ -101,6 +103,8 @@ def main() -> int:
     from capplan.engine.evaluate import evaluate_all
     from capplan.language.model import standard_model
     from capplan.loading.plan import load
+    from capplan.analysis.pipeline import Artifacts
+    from capplan.rendering import view
     from capplan.rendering.workbook import build_workbook, render_workbook
 
     model = standard_model()
@@ -109,15 +113,15 @@ def main() -> int:
         plan = load(path, model)
         loaded.append((plan, evaluate_all(plan, model)))
 
-    render_workbook(*loaded[0], model)          # warm-up: imports, caches
+    render_workbook(*loaded[0], model, view.build(*loaded[0], Artifacts(loaded[0][1])))          # warm-up: imports, caches
     for plan, evs in loaded:
-        built = build_workbook(plan, evs, model)
+        built = build_workbook(plan, evs, model, view.build(plan, evs, Artifacts(evs)))
         derived = sum(1 for c in built.cells if c.role == "derived")
-        size = len(render_workbook(plan, evs, model))
+        size = len(render_workbook(plan, evs, model, view.build(plan, evs, Artifacts(evs))))
         print(f"{plan.name}: {len(evs)} scenario sheet(s), {derived} derived formula cells, "
               f"{len(built.formulas())} formulas, {size / 1024:.0f} KiB")
-        show(f"  build {plan.name}", timed(lambda plan=plan, evs=evs: render_workbook(plan, evs, model), args.runs))
-    show("build both workbooks", timed(lambda: [render_workbook(p, e, model) for p, e in loaded], args.runs))
+        show(f"  build {plan.name}", timed(lambda plan=plan, evs=evs: render_workbook(plan, evs, model, view.build(plan, evs, Artifacts(evs))), args.runs))
+    show("build both workbooks", timed(lambda: [render_workbook(p, e, model, view.build(p, e, Artifacts(e))) for p, e in loaded], args.runs))
 
     import recalc
 
@@ -131,9 +135,9 @@ def main() -> int:
         files, manifests = [], {}
         for plan, evs in loaded:
             path = src / f"{plan.name}.xlsx"
-            path.write_bytes(render_workbook(plan, evs, model))
+            path.write_bytes(render_workbook(plan, evs, model, view.build(plan, evs, Artifacts(evs))))
             files.append(path)
-            manifests[path] = build_workbook(plan, evs, model).cells
+            manifests[path] = build_workbook(plan, evs, model, view.build(plan, evs, Artifacts(evs))).cells
         counter = iter(range(10**6))
 
         def verify():

@@ -217,12 +217,13 @@ def test_the_record_json_workbook_and_picture_show_the_simulation(built_project)
 
     from capplan.rendering.charts import simulation as simchart
 
+    from capplan.analysis.pipeline import Artifacts
     from capplan.rendering import view as view_module
 
     out = built_project(MAIN_PLAN, RETAIL_PLAN) / "out"
     stem, retail = MAIN_PLAN.stem, RETAIL_PLAN.stem
     plan, evaluations = evaluate_plan(MAIN_PLAN)
-    shown = view_module.build(plan, evaluations).simulation
+    shown = view_module.build(plan, evaluations, Artifacts(evaluations)).simulation
     odds = {d.text: d.probability for d in shown.decisions}
     assert odds["active GPUs ≤ 9 GPUs"] == shown.as_json()["decisions"][0]["probability"]
 
