@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import shutil
 import statistics
 import subprocess
 import sys
@@ -94,6 +95,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         (folder / "plans").mkdir()
+        shutil.copytree(ROOT / "plans" / "estimates", folder / "plans" / "estimates")   # the evidence imports them
         files = {}
         for label, n in (("floor", None), ("rank", args.candidates), ("one", 1), ("twenty", 20)):
             files[label] = folder / "plans" / f"{label}.yaml"

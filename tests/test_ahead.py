@@ -271,3 +271,32 @@ def test_scenarios_the_workbooks_child_searches_from_the_back_give_the_same_byte
     monkeypatch.setattr(holds.HoldsView, "as_json", noted)
     assert _build(tmp_path / "shared", monkeypatch, free=1) == in_place
     assert by_child()
+
+
+def test_eval_json_simulates_ahead_and_prints_the_same_bytes(run_main, tmp_path, monkeypatch):
+    """`capplan eval --json` of a plan with uncertain values runs its simulation in a child while
+    it evaluates the plan (issue #38: eval's wall time against the import floor); what it
+    prints is the bytes of an eval that simulated in place."""
+    from capplan.analysis import simulation
+
+    def printed(free: int) -> str:
+        with monkeypatch.context() as m:
+            m.setattr(builder, "free_cpus", lambda: free)
+            m.setattr(ahead_module, "free_cpus", lambda: free)
+            code, out, err = run_main("eval", "--json", MAIN_PLAN)
+        assert (code, err) == (0, "")
+        return out
+
+    in_place = printed(0)
+    ran = tmp_path / "ran"
+    original = simulation.of_plan
+
+    def noted(evaluations):
+        shown = original(evaluations)
+        with ran.open("a") as f:
+            f.write(f"{os.getpid()}\n")
+        return shown
+
+    monkeypatch.setattr(simulation, "of_plan", noted)
+    assert printed(1) == in_place
+    assert [pid != str(os.getpid()) for pid in ran.read_text().split()] == [True]

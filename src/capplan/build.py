@@ -38,7 +38,7 @@ from capplan.errors import CapplanError
 from capplan.review import check
 
 if TYPE_CHECKING:
-    from capplan.analysis.pipeline import Artifacts
+    from capplan.analysis.pipeline import Analysed, Artifacts
     from capplan.engine.evaluate import Evaluation
     from capplan.language.model import Model
     from capplan.loading.plan import Plan
@@ -169,6 +169,20 @@ def _outputs(plan: Plan, evaluations: list[Evaluation], shown: PlanView, artifac
 
 
 simulation_of = simulate      # what a child computes ahead for compile_each (a test slows it down)
+
+
+def analyse(path: Path) -> Analysed:
+    """A plan loaded, evaluated and analysed (:func:`run`), its simulation computed in a child
+    process while this one evaluates the plan, where a CPU is free (:mod:`capplan.ahead`):
+    ``eval --json`` of the main plan spent a fifth of its time beyond the imports simulating."""
+    from capplan.engine.montecarlo import uncertain_in    # deferred: numpy, only when a plan is compiled
+
+    plan = load_plan(path)
+    wanted = [Path(path)] if free_cpus() and uncertain_in(plan) else []
+    with Ahead(wanted, lambda _: simulation_of(plan)) as ahead:
+        analysed = run(path, loaded=plan, simulated=lambda: ahead.take(Path(path)))
+        analysed.artifacts.simulation           # collected before the block ends the child
+    return analysed
 
 
 @dataclass

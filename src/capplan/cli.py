@@ -471,7 +471,8 @@ def _scenario(plan, evaluations, name: str):
 def cmd_eval(args) -> int:
     from capplan.rendering import jsonout, view
 
-    analysed = pipeline.run(Path(args.plan))
+    whole = args.json and not args.scenario            # the outputs that show the simulation
+    analysed = builder.analyse(Path(args.plan)) if whole else pipeline.run(Path(args.plan))
     plan, evaluations, artifacts = analysed.plan, analysed.evaluations, analysed.artifacts
     if args.scenario:
         evaluations = [_scenario(plan, evaluations, args.scenario)]
