@@ -79,7 +79,7 @@ def test_an_owned_node_by_hand(tmp_path):
     data["tables"]["deployments"]["rows"][0].update(owned_price="8784 USD", owned_years=4, owned_maintenance=0.06)
     _, e = evaluated(tmp_path, data)
     assert value(e, "gpu_tdp") == 400
-    assert _row(e, "node_power") == 500
+    assert _row(e, "node_power") == pytest.approx(0.5)          # kW
     assert _row(e, "owned_hourly_cost") == pytest.approx(0.35 + 0.075)
     assert _row(e, "owned_monthly_cost") == pytest.approx(11 * 0.425 * 732)
     from capplan.artifacts import demand

@@ -43,7 +43,8 @@ KEEP = ("instance_max_rate", "safe_rate_per_replica", "active_replicas", "resili
         "deployments.replicas_per_node", "deployments.nodes_per_replica", "deployments.fleet_holds", "rho_target", "peak_arrival_rate",
         "redundancy_replicas", "hours_per_month", "weight_memory", "usable_vram", "kv_pool",
         "max_concurrency_worst", "max_context_tokens", "ttft_bound", "deployments.node_hourly_cost",
-        "deployments.gpus_per_node", "gpus_per_replica", "deployments.hourly_cost")
+        "deployments.gpus_per_node", "gpus_per_replica", "deployments.hourly_cost", "deployments.power_fits",
+        "deployments.node_power", "deployments.facility_power", "site_power_budget", "rack_power_limit")
 _FITS, _NODE = "kv_pool > 0", "deployments.nodes_per_replica"
 
 
@@ -313,8 +314,11 @@ def _reasons(model, cands, out, failed, broken, lam, tags) -> list[str]:
     worst = np.broadcast_to(out["max_concurrency_worst"], (len(cands), 1))
     broken = np.broadcast_to(broken, (len(cands), 1))
     for i, c in enumerate(cands):
+        def value(name):
+            return np.broadcast_to(out[name], (len(cands), 1))[i, 0]
+
         def show(name):
-            return _show(model, name, np.broadcast_to(out[name], (len(cands), 1))[i, 0])
+            return _show(model, name, value(name))
         if c.refused:
             reasons.append(c.refused)
         elif fits_fail[i, 0]:
@@ -327,6 +331,8 @@ def _reasons(model, cands, out, failed, broken, lam, tags) -> list[str]:
             per_node = c.offer.gpus_per_node
             reasons.append(f"a replica of {c.tp} GPUs does not fit a node of {per_node:g} GPU{'s' * (per_node != 1)} "
                            f"(max_nodes_per_replica)")
+        elif not value("deployments.power_fits"):
+            reasons.append(_over_power(value, show))
         elif not lam[i] > 0:
             reasons.append(f"no λ*: the {tags[i]} step time exceeds the TPOT target at any rate")
         elif broken[i, 0] or not np.isfinite(np.broadcast_to(out["deployments.monthly_cost"],
@@ -335,6 +341,18 @@ def _reasons(model, cands, out, failed, broken, lam, tags) -> list[str]:
         else:
             reasons.append("")
     return reasons
+
+
+def _over_power(value, show) -> str:
+    """Why a candidate does not fit the site's power, naming the limit it passes: its node against
+    the rack power limit first (a fleet of any size holds such nodes), else its fleet against the
+    site's budget."""
+    limit = value("rack_power_limit")
+    if limit > 0 and value("deployments.node_power") > limit:
+        return (f"a node draws {show('deployments.node_power')}, over the rack power limit of "
+                f"{show('rack_power_limit')} (rack_power_limit)")
+    return (f"its fleet of {show('deployments.nodes')} nodes draws {show('deployments.facility_power')} at the "
+            f"facility, over the site's power budget of {show('site_power_budget')} (site_power_budget)")
 
 
 def _show(model, name: str, value: float) -> str:

@@ -86,6 +86,7 @@ def _load(path: Path, model: Model, display: str | None) -> Plan:
     given.update(profile_inputs)
     entries.require_from_plan(ctx, model_entry, given)
     inputs.require_all(ctx, given)
+    inputs.require_power(ctx, gpu.id, given)
     traffic.refuse_cold_wakeups(ctx, given)
     ctx.inputs = given
     nominal = Scenario(NOMINAL, "Nominal", "The plan as written.", given, tables.read_all(ctx) | profile_tables,

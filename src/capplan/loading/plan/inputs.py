@@ -78,6 +78,18 @@ def require_all(ctx: Context, inputs: dict[str, Input]) -> None:
                       f"inputs: {listed}", "inputs")
 
 
+def require_power(ctx: Context, gpu: str, inputs: dict[str, Input]) -> None:
+    """A site's power budget or a rack's limit is held against the GPUs' power: with no TDP in the
+    catalog and no cap in the plan the fleet would count as drawing nothing and fit any budget."""
+    if inputs["gpu_tdp"].value > 0 or inputs["gpu_power_cap"].value > 0:
+        return
+    for name in ("site_power_budget", "rack_power_limit"):
+        if inputs[name].value > 0:
+            raise ctx.err(f"a power budget is held against the GPUs' power, but the catalog gives no TDP for {gpu}: "
+                          f"state gpu_tdp or gpu_power_cap under inputs (W/GPU, from the GPU's datasheet or "
+                          f"nvidia-smi)", "inputs", name)
+
+
 def require_tensor_parallel(ctx: Context, scenario) -> None:
     """A scenario's ``gpus_per_replica`` is a tensor-parallel size the engine takes for the model
     (:mod:`capplan.loading.parallel`): capplan sizes a replica as one tensor-parallel group, and a
