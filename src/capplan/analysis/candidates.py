@@ -43,7 +43,7 @@ KEEP = ("instance_max_rate", "safe_rate_per_replica", "active_replicas", "resili
         "deployments.replicas_per_node", "deployments.nodes_per_replica", "deployments.fleet_holds", "rho_target", "peak_arrival_rate",
         "redundancy_replicas", "hours_per_month", "weight_memory", "usable_vram", "kv_pool",
         "max_concurrency_worst", "max_context_tokens", "ttft_bound", "deployments.node_hourly_cost",
-        "deployments.gpus_per_node", "gpus_per_replica", "deployments.hourly_cost")
+        "deployments.gpus_per_node", "gpus_per_replica", "deployments.hourly_cost", "resilient_gpus")
 _FITS, _NODE = "kv_pool > 0", "deployments.nodes_per_replica"
 
 
