@@ -24,7 +24,6 @@ from capplan.analysis import transfer
 from capplan.analysis.declared import holds_spec
 from capplan.analysis.ranking import Ranking
 from capplan.rendering.choices import Option, Risk, holds_across
-from capplan.rendering.sentences import count
 
 SHOWN = 40                      # rows the record's table shows (the JSON has them all)
 BENCHMARKED = 3                 # candidates a benchmark command is written for
@@ -62,7 +61,7 @@ class Chain:
     candidate: str              # 'h200-sxm-141gb TP2 bf16 on spheron-8x-h200-sxm'
     safe_rate: str              # 'λ* 10.9 req/s × ρ 0.7 = 7.63 req/s'
     replicas: str               # '⌈20 / 7.63⌉ = 3, + 1 = 4'
-    gpus: str                   # '4 × 2 GPUs = 8 GPUs'
+    gpus: str                   # '4 × 2 = 8': replicas × GPUs a replica
     monthly: str                # '1 × $36.32/h × 732 h = $26,586.24'
 
 
@@ -111,7 +110,7 @@ class CandidatesView:
                      f"λ* {n(v('instance_max_rate', i), 3)} req/s × ρ {n(v('rho_target', i))} = {safe} req/s",
                      f"⌈{n(v('peak_arrival_rate', i))} / {safe}⌉ = {n(v('active_replicas', i))}, "
                      f"+ {n(v('redundancy_replicas', i))} = {n(replicas)}",
-                     f"{n(replicas)} × {count(v('gpus_per_replica', i), 'GPU')} = {count(v('resilient_gpus', i), 'GPU')}",
+                     f"{n(replicas)} × {n(v('gpus_per_replica', i))} = {n(v('resilient_gpus', i))}",
                      f"{n(v('deployments.nodes', i))} × {formatting.money(v('deployments.node_hourly_cost', i) * 3600)}/h"
                      f" × {n(v('hours_per_month', i) / 3600)} h = {formatting.money(v(ranked.MONTH, i))}")
 
