@@ -16,11 +16,11 @@ from test_github_math import rendered
 
 CANDIDATES = ROOT / "plans" / "llama3.3-70b-candidates.yaml"
 
-# Lines a reader sees with every fold closed, from the title to the appendices (footnotes are
-# GitHub's, after them). Measured as GitHub renders them (1012 px column, 900 px screens), the
-# references' visible bodies ran 89 to 118 lines for 3.3 to 4.3 screens after the folding of
-# issue #41 (from 157 to 272 lines and 5.8 to 13.3 screens before): 130 lines is about four
-# screens, and a section that grows a visible table past it is one to fold.
+# Lines a reader sees with every fold closed, from the title to the appendices. Measured as GitHub
+# renders them (1012 px column, 900 px screens), the references' visible bodies ran 71 to 100 lines,
+# 3.2 to 4.5 screens in all, after the folding of issue #41 (157 to 272 lines and 8.5 to 16.5
+# screens before): 110 lines is about four and a half screens, and a section that grows a visible
+# table past it is one to fold.
 VISIBLE_LINES = 110
 
 
