@@ -387,7 +387,8 @@ def test_record_shows_derivations_tags_and_pending(built):
     assert ("| $`t_{mem}`$ `decode_step_time_bound` | **10.96 ms** ⚠ | $`t_{mem} = \\frac{D_{step}}{BW_{peak} "
             "\\cdot G_{rep} \\cdot \\eta_{BW}}`$<br>= 16.99 GB / (2,039 GB/s/GPU × 1 GPU × 0.76)"
             "<br><sub>rests on measurements: hbm_efficiency (pending); assumptions: classes</sub> | derived |") in text
-    assert re.search(r"\| measurement ⚠ pending\[\^(\d+)\] \|", text)        # its source a footnote
+    note = re.search(r"\| measurement ⚠ pending<sup>\[(\d+)\]\(#source-(\d+)\)</sup> \|", text)   # its source a note
+    assert note and f'{note[1]}. <a name="source-{note[1]}"></a>' in text and note[1] == note[2]
     assert "`hbm_efficiency` = 0.76" in text
     assert "**Gate 2: memory bandwidth (decode): PASS** — 10.96 ms ≤ 25 ms." in text
     assert "`instance_max_rate` = 7.5 req/s (pins a derived quantity)" in text

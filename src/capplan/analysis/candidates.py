@@ -44,7 +44,8 @@ KEEP = ("instance_max_rate", "safe_rate_per_replica", "active_replicas", "resili
         "redundancy_replicas", "hours_per_month", "weight_memory", "usable_vram", "kv_pool",
         "max_concurrency_worst", "max_context_tokens", "ttft_bound", "deployments.node_hourly_cost",
         "deployments.gpus_per_node", "gpus_per_replica", "deployments.hourly_cost", "deployments.power_fits",
-        "deployments.node_power", "deployments.facility_power", "site_power_budget", "rack_power_limit")
+        "deployments.node_power", "deployments.facility_power", "site_power_budget", "rack_power_limit",
+        "resilient_gpus")
 _FITS, _NODE = "kv_pool > 0", "deployments.nodes_per_replica"
 
 

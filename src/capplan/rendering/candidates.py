@@ -50,6 +50,21 @@ class Row:
         return dict(self.__dict__)
 
 
+@dataclass(frozen=True)
+class Chain:
+    """One candidate's sizing as a row a reviewer multiplies out by hand, each cell a step with its
+    operands: λ* × ρ = λ_safe, ⌈peak / λ_safe⌉ = active, + spares = replicas, replicas × GPUs a
+    replica = GPUs, nodes × $/h a node × hours = a month (the record once scattered them over the
+    table, a bullet, §4 and a footnote)."""
+
+    place: str                  # 'Winner', 'Runner-up'
+    candidate: str              # 'h200-sxm-141gb TP2 bf16 on spheron-8x-h200-sxm'
+    safe_rate: str              # 'λ* 10.9 req/s × ρ 0.7 = 7.63 req/s'
+    replicas: str               # '⌈20 / 7.63⌉ = 3, + 1 = 4'
+    gpus: str                   # '4 × 2 = 8': replicas × GPUs a replica
+    monthly: str                # '1 × $36.32/h × 732 h = $26,586.24'
+
+
 class CandidatesView:
     def __init__(self, ranking: Ranking, evaluations):
         self.ranking = ranking
@@ -79,6 +94,25 @@ class CandidatesView:
 
     def _value(self, name, i, scenario=0):
         return self.ranking.value(name, i, scenario)
+
+    @property
+    def chain(self) -> list[Chain]:
+        """The winner's and the runner-up's sizing chains, every figure the ranking's own."""
+        r = self.ranking
+        return [self._chain(place, i) for place, i in (("Winner", r.winner), ("Runner-up", r.runner_up))
+                if i is not None]
+
+    def _chain(self, place: str, i: int) -> Chain:
+        c, v, n = self.evaluated.candidates[i], self._value, formatting.number
+        safe = n(v("safe_rate_per_replica", i), 3)
+        replicas = v("resilient_replicas", i)
+        return Chain(place, f"{c.label} on {c.offer.name}",
+                     f"λ* {n(v('instance_max_rate', i), 3)} req/s × ρ {n(v('rho_target', i))} = {safe} req/s",
+                     f"⌈{n(v('peak_arrival_rate', i))} / {safe}⌉ = {n(v('active_replicas', i))}, "
+                     f"+ {n(v('redundancy_replicas', i))} = {n(replicas)}",
+                     f"{n(replicas)} × {n(v('gpus_per_replica', i))} = {n(v('resilient_gpus', i))}",
+                     f"{n(v('deployments.nodes', i))} × {formatting.money(v('deployments.node_hourly_cost', i) * 3600)}/h"
+                     f" × {n(v('hours_per_month', i) / 3600)} h = {formatting.money(v(ranked.MONTH, i))}")
 
     def _lambda(self, i: int) -> str:
         ev = self.evaluated

@@ -61,6 +61,7 @@ class FirstScreen:
     more: str = ""                                    # the verdict after the lead, in short sentences
     redundancy: str = ""                              # 'N+1 doubles the spend: …', or ''
     decision: Decision = field(default_factory=Decision)
+    chain: list = field(default_factory=list)         # the candidates' sizing chains (rendering.candidates.Chain)
 
 
 SPARES_CALLED_OUT = 0.25    # the first screen says what N+k costs when the spares raise the spend by more
@@ -358,7 +359,7 @@ def first_screen(view: PlanView, options: list[Option] | None = None, sentence: 
         risks, chances = stale + near, odds(view)
     return FirstScreen(sentence, ask or "", deployment_options(view) if options is None else options,
                        risks, chances, far, warn, reference, more, bill.redundancy if bill else "",
-                       view.plan.decision)
+                       view.plan.decision, view.candidates.chain if view.candidates is not None else [])
 
 
 def _estimated(view: PlanView) -> str:

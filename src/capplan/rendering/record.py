@@ -39,10 +39,11 @@ def _environment() -> jinja2.Environment:
 
 
 class Footnotes:
-    """The record's sources and notes as GitHub footnotes: :meth:`ref` numbers each
-    distinct text once, in the order the record first cites it, and returns the
-    reference (``[^3]``) that stands in a table in place of a Source or Note column;
-    :attr:`items` are the definitions, written at the record's end."""
+    """The record's sources and notes: :meth:`ref` numbers each distinct text once, in the
+    order the record first cites it, and returns the reference (a superscript link to
+    ``#source-3``) that stands in a table in place of a Source or Note column; :attr:`items`
+    are the definitions, written in the record's last appendix, folded. Not GitHub footnotes:
+    GitHub sets those out after everything else, unfoldable, three screens of a record."""
 
     def __init__(self):
         self.numbers: dict[str, int] = {}
@@ -54,7 +55,7 @@ class Footnotes:
         if date:
             shown += f" ({markdown.cell(date)})"
         number = self.numbers.setdefault(shown, len(self.numbers) + 1)
-        return f"[^{number}]"
+        return f"<sup>[{number}](#source-{number})</sup>"
 
     @property
     def items(self) -> list[tuple[int, str]]:
@@ -100,13 +101,15 @@ def render(view: PlanView, screen: FirstScreen | None = None) -> str:
 def appendices(view: PlanView) -> dict[str, str]:
     """The letter of each appendix the record ends with, in order: the dependency graph, the
     provenance of every input, then where the plan has them the load sweep's benchmark files
-    (their SHA-256 and methods) and the commands of the benchmarks to run next. What a
-    reviewer needs to decide stays in the body; what an auditor checks comes here, folded."""
+    (their SHA-256 and methods) and the commands of the benchmarks to run next, and the sources
+    and notes the record cites. What a reviewer needs to decide stays in the body; what an
+    auditor checks comes here, folded."""
     present = ["graph", "provenance"]
     if any(part["sweep"] and part["sweep"]["files"] for section in view.sections for part in section["parts"]):
         present.append("evidence")
     if view.candidates is not None and view.candidates.benchmarks:
         present.append("benchmarks")
+    present.append("sources")                   # last: printed when the record cites a source
     return {name: chr(ord("A") + i) for i, name in enumerate(present)}
 
 

@@ -242,7 +242,8 @@ class PlanView:
     def _sensitivity(self) -> dict:
         """Per scenario: one summary per row of the key table (``fleets``, the verdicts
         first), and its changes with the scalar key results (``sizing``); each table split
-        to fit the page."""
+        to fit the page. ``rows`` and ``breaks`` (the scenarios each row's fleet breaks in)
+        word the section's key result, the tables folded under it."""
         first = self.scenarios[0]
         scalars = [k.label for k in first.scalars()]             # each cell carries its unit
         fleets, sizing = [], []
@@ -253,7 +254,8 @@ class PlanView:
         return {"fleets": {"chunks": split(["Scenario"] + list(first.rows()), [False] * (1 + len(first.rows())), fleets)},
                 "sizing": {"chunks": split(["Scenario", "Changes"] + scalars, [False, False] + [True] * len(scalars),
                                            sizing)},
-                "chart": self.chart_file("scenarios") if scenariochart.bars(self) else None}
+                "chart": self.chart_file("scenarios") if scenariochart.bars(self) else None,
+                "rows": list(first.rows()), "breaks": self.decision["fleet_breaks"]}
 
 
 def _context(e: Evaluation) -> dict:
