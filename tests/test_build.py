@@ -402,8 +402,8 @@ def test_record_shows_derivations_tags_and_pending(built):
     headings = [line for line in text.splitlines() if line.startswith("## ")]
     assert headings == ["## 1. Workload and SLO contract", "## 2. Physical boundary derivation",
                         "## 3. Empirical load-vs-SLO curve", "## 4. Bin-packed cluster sizing", "## 5. Monthly TCO",
-                        "## 6. Queueing check of the headroom", "## 7. Sensitivity",
-                        "## 8. How far the decision holds", "## 9. Uncertainty: 100,000 draws of the uncertain inputs",
+                        "## 6. Power and space", "## 7. Queueing check of the headroom", "## 8. Sensitivity",
+                        "## 9. How far the decision holds", "## 10. Uncertainty: 100,000 draws of the uncertain inputs",
                         "## Appendices"]
     retail = (built / "out" / "llama3-8b-a100-retail-chatbot.md").read_text()
     assert "**Gate 2: memory bandwidth (decode): FAIL**" in retail
