@@ -209,15 +209,15 @@ CASES = {
     # -- a zero divisor names the input that is 0, at its line, through derived quantities
     "zero pin inside a product": (
         _input("monthly_requests", 0),
-        [(":10: inputs.monthly_requests: deployments.cost_per_million_tokens = monthly_cost / monthly_output_tokens: "
-          "division by zero: monthly_output_tokens is 0, because monthly_requests is 0")]),
+        [(":10: inputs.monthly_requests: deployments.energy_per_million_tokens = facility_power * hours_per_month / "
+          "monthly_output_tokens: division by zero: monthly_output_tokens is 0, because monthly_requests is 0")]),
     "zero flowing through two derived quantities": (
         _input("avg_arrival_rate", "0 req/s"),
         [":10: inputs.avg_arrival_rate:", ("division by zero: monthly_output_tokens is 0, because monthly_requests "
                                            "is 0, because avg_arrival_rate is 0")]),
     "zero set by a scenario": (
         lambda p: p.update({"scenarios": {"s": {"set": {"avg_arrival_rate": "0 req/s"}}}}),
-        [":43: scenarios.s.set.avg_arrival_rate: scenario s: deployments.cost_per_million_tokens",
+        [":43: scenarios.s.set.avg_arrival_rate: scenario s: deployments.energy_per_million_tokens",
          "division by zero: monthly_output_tokens is 0, because monthly_requests is 0, because avg_arrival_rate is 0"]),
     "zero that a floor() makes": (
         lambda p: (p.update({"sizing": "littles_law"}), p["tables"].pop("load_sweep"),
