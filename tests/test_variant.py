@@ -51,3 +51,16 @@ def test_the_runner_up_s_lambda_flip_is_a_flip_of_its_monthly_cost_found_by_the_
     assert float(flip.value) == pytest.approx(60 / (7 * 0.7))
     assert float(flip.below[0]) == pytest.approx(73_200) and float(flip.above[0]) == pytest.approx(36_600)
     assert r.flips.runner_lambda == pytest.approx(float(flip.value))
+
+
+def test_the_candidates_record_charts_the_recommendation_before_the_baseline():
+    """#41: the candidates record's tornado is the winner's (H200 TP2 on one node: 3 active replicas of
+    λ_safe = 10.9 × 0.7 carry the 20 req/s peak; a fourth is needed below λ* = 20 / (3 × 0.7) = 9.524 req/s,
+    a second node at $26,586.24 a month), and it comes before the baseline's sections."""
+    text = (ROOT / "out" / "llama3.3-70b-candidates.md").read_text(encoding="utf-8")
+    ours, baseline = text.index("### How far the recommendation holds"), text.index("## Baseline: ")
+    assert ours < baseline < text.index("## 1. ")
+    assert "![Tornado chart" in text[ours:baseline] and "(llama3.3-70b-candidates.recommended.svg)" in text[ours:baseline]
+    assert f"below {20 / (3 * 0.7):.4g} req/s: active GPUs 6 → 8" in text[ours:baseline]
+    assert "nodes 1 → 2 (monthly cost +$26,586.24)" in text[ours:baseline]
+    assert (ROOT / "out" / "llama3.3-70b-candidates.recommended.svg").read_text().count("instance_max_rate") == 1
