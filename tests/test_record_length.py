@@ -80,3 +80,15 @@ def test_the_candidates_record_names_its_plans_own_configuration_the_baseline_af
     assert screen.index("| Winner ") < baseline < screen.index("| Plan | GPU |")
     assert baseline < screen.index("64 GPUs carry the 20 req/s peak")
     assert "## Baseline" not in first_screen(rendered(ROOT / "plans" / "llama3-8b-a100-chat-mix.yaml"))
+
+
+def test_the_candidates_first_screen_says_what_the_recommendation_changes_against_the_plans_own():
+    """#41: the change is the headline. The plan's own configuration (72 A100s on 9 p4d nodes at
+    $97,173.00) against the winner (8 H200s, $26,586.24): −$70,586.76 a month, −72.6 %, −$847,041.12 a year."""
+    screen = first_screen(rendered(CANDIDATES))
+    line = next(x for x in screen.splitlines() if x.startswith("**Against the plan's own configuration**"))
+    before, after = 97_173.00, 26_586.24
+    assert "72 → 8 GPUs" in line and "$97,173.00 → $26,586.24 a month" in line
+    assert f"−${before - after:,.2f}, −{100 * (before - after) / before:.1f} %" in line
+    assert f"−${12 * (before - after):,.2f} a year" in line
+    assert screen.index("**Against") < screen.index("**The ask:**")

@@ -45,7 +45,7 @@ KEEP = ("instance_max_rate", "safe_rate_per_replica", "active_replicas", "resili
         "max_concurrency_worst", "max_context_tokens", "ttft_bound", "deployments.node_hourly_cost",
         "deployments.gpus_per_node", "gpus_per_replica", "deployments.hourly_cost", "deployments.power_fits",
         "deployments.node_power", "deployments.facility_power", "site_power_budget", "rack_power_limit",
-        "resilient_gpus")
+        "resilient_gpus", "compliant_share")
 _FITS, _NODE = "kv_pool > 0", "deployments.nodes_per_replica"
 
 
@@ -88,12 +88,22 @@ def run_candidates(e: Evaluation, cands, lam: np.ndarray, compliant: np.ndarray,
 def _layout(e: Evaluation, cands, nominal: bool):
     """The scenario's graph with λ* pinned, its inputs (the scenario's own, the candidates' in
     place of the plan's; ``(1, …)`` or ``(C, 1)``) and its table rows (deployments: one, the offer)."""
-    model, plan = e.model, e.plan
-    pinned = (frozenset(n for n, i in e.scenario.inputs.items() if i.pinned) | frozenset(PINS)
-              | frozenset(n for n in REFERENCE if n in e.values))
-    graph = _pruned(model, build(model, plan.switches, pinned, nominal=nominal))
+    graph = _pruned(e.model, build(e.model, e.plan.switches, pinned_names(e), nominal=nominal))
     rows = {t: len(d.rows) for t, d in e.scenario.tables.items()}
     rows["deployments"] = 1
+    return graph, candidate_inputs(e, graph, cands), rows
+
+
+def pinned_names(e: Evaluation) -> frozenset[str]:
+    """What a candidate's graph pins: the scenario's pins, λ* and the compliant share, and the
+    values of the plan's measured configuration that a transfer reads."""
+    return (frozenset(n for n, i in e.scenario.inputs.items() if i.pinned) | frozenset(PINS)
+            | frozenset(n for n in REFERENCE if n in e.values))
+
+
+def candidate_inputs(e: Evaluation, graph, cands) -> dict[str, np.ndarray]:
+    """Every input node of ``graph`` outside the deployments table: the scenario's value
+    ``(1, …)``, or the candidates' ``(C, 1)`` where they set it (:func:`_candidate_inputs`)."""
     inputs = {}
     for name in graph.order:
         node = graph.nodes[name]
@@ -101,7 +111,7 @@ def _layout(e: Evaluation, cands, nominal: bool):
         if node.formula is None and q.kind != "text" and q.table != "deployments":
             inputs[name] = np.asarray(e.values[name], dtype=float).reshape((1, -1))
     _candidate_inputs(e, graph, cands, inputs)
-    return graph, inputs, rows
+    return inputs
 
 
 _PRUNED: dict[int, tuple] = {}

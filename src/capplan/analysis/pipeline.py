@@ -104,6 +104,25 @@ class Artifacts:
         return ranking.rank(self.evaluations, evaluated) if evaluated is not None else None
 
     @cached_property
+    def recommended(self) -> Evaluation | None:
+        """The ranking's winner as the plan it would be (:mod:`capplan.analysis.variant`): the
+        whole model evaluated for it (None without candidates, or with none feasible)."""
+        from capplan.analysis import variant    # deferred: numpy (module docstring)
+
+        ranked = self.candidates
+        if ranked is None or ranked.winner is None:
+            return None
+        return variant.of_candidate(self.evaluations[0], ranked.evaluated, ranked.winner)
+
+    @cached_property
+    def recommended_holds(self) -> PlanHolds | None:
+        """How far the recommendation holds: the flip points of the winner as the plan it would be."""
+        from capplan.analysis.holds import PlanHolds           # deferred: sympy (module docstring)
+
+        shown = self.recommended
+        return None if shown is None else PlanHolds([shown], decisions_only=True)
+
+    @cached_property
     def simulation(self) -> Simulated | None:
         """The nominal scenario's simulation (None for a plan without uncertain values): the one
         ``simulated`` delivers, when it does, else computed here."""

@@ -9,9 +9,11 @@ and the runner-up:
 - **flip points**, solved exactly on the model's cost formulas: ``monthly_cost
   = nodes · node_hourly_cost · hours_per_month`` is linear in the price at fixed
   nodes, so the runner-up wins below ``cost_winner / (nodes · hours)`` an hour
-  (and the winner loses above the mirror figure); the runner-up's nodes fall to
-  the largest count that would cost less than the winner once ``ceil(peak /
-  (λ*·ρ)) + spares`` replicas fit on them, which gives the λ* it needs;
+  (and the winner loses above the mirror figure); the λ* at which the runner-up
+  would cost less is found by the flip search (:mod:`capplan.analysis.flips`)
+  walking up the runner-up's λ* on the runner-up as the plan it would be
+  (:mod:`capplan.analysis.variant`): the first flip after which its monthly
+  cost is under the winner's;
 - **near misses**: each other candidate with the price it would need, or its
   reason for being infeasible;
 - **P(winner stays winner)**: a Monte Carlo over every candidate at once
@@ -25,11 +27,14 @@ and the runner-up:
 
 from __future__ import annotations
 
-import math
+from fractions import Fraction
 
 import numpy as np
 
 from capplan.analysis import candidates as batch
+from capplan.analysis import variant
+from capplan.analysis.flips import Search
+from capplan.artifacts.answers import Target
 from capplan.artifacts import transfer
 from capplan.artifacts.ranking import MONTH, PER_M, Evaluated, Flips, PeakFlip, Ranking
 from capplan.engine import sampling
@@ -42,6 +47,7 @@ PEAK_SPAN = 4                 # the peak flip is looked for from 0 to 4 × today
 MAX_EDGES = 10_000            # whole-replica steps of one candidate looked at, at most
 PEAK_CONTENDERS = 20          # the cheapest feasible candidates today whose costs the peak flip follows
 ROBUST = 0.01                 # a peak flip holds over at least this share of today's peak
+LAMBDA_SPAN = 100             # the runner-up's λ* flip is looked for up to this many times its λ* today
 _Z90 = 1.6448536269514722     # the standard normal's 95th percentile: a band is a 90 % interval
 
 
@@ -74,7 +80,7 @@ def flips(ranking: Ranking, nominal: Evaluation) -> Flips:
     hours = ranking.value("hours_per_month", w)
     runner_price = cost_w / (ranking.value("deployments.nodes", r) * hours)
     winner_price = cost_r / (ranking.value("deployments.nodes", w) * hours)
-    lam = _lambda_flip(ranking, r, cost_w)
+    lam = _lambda_flip(ranking, nominal, r, cost_w)
     rho = None if lam is None else lam * ranking.value("rho_target", r) / ranking.value("instance_max_rate", r)
     return Flips(runner_price, winner_price, lam, rho if rho is not None and rho <= 1 else None,
                  *_peak_flips(ranking, nominal))
@@ -131,19 +137,17 @@ def _first_change(edges: np.ndarray, cheapest: list[int], winner: int, peak: flo
     return None
 
 
-def _lambda_flip(ranking: Ranking, r: int, cost_w: float) -> float | None:
-    """The smallest λ* at which candidate ``r``'s fleet costs less than ``cost_w``."""
-    price = ranking.evaluated.candidates[r].offer.node_hourly_cost
-    hours = ranking.value("hours_per_month", r)
-    most_nodes = math.ceil(cost_w / (price * hours)) - 1 if price > 0 else None
-    if most_nodes is None:
-        return None
-    span = ranking.value("deployments.nodes_per_replica", r)
-    per_node = max(ranking.value("deployments.replicas_per_node", r), 1)
-    active = math.floor(most_nodes / span) * per_node - ranking.value("redundancy_replicas", r)
-    if active < 1:
-        return None
-    return ranking.value("peak_arrival_rate", r) / (active * ranking.value("rho_target", r))
+def _lambda_flip(ranking: Ranking, nominal: Evaluation, r: int, cost_w: float) -> float | None:
+    """The smallest λ* at which candidate ``r``'s fleet costs less than ``cost_w``: the flips of
+    its monthly cost walked up from its λ* today to :data:`LAMBDA_SPAN` times it, on ``r`` as the
+    plan it would be, each flip exact on the model's formulas."""
+    shown = variant.of_candidate(nominal, ranking.evaluated, r)
+    probe = Search([shown]).probe(shown.scenario.name, Target("instance_max_rate"), [Target(MONTH, 0)], 1)
+    today = Fraction(repr(float(shown.values["instance_max_rate"])))
+    for flip in probe.walk(today, today * LAMBDA_SPAN).flips:
+        if isinstance(flip.above[0], Fraction) and flip.above[0] < Fraction(repr(cost_w)):
+            return float(flip.value)
+    return None
 
 
 def _stays(evaluations: list[Evaluation], ranking: Ranking, draws: int) -> tuple[float | None, int]:

@@ -1,4 +1,4 @@
-"""What an output asks of a plan's analyses: the three artifacts, each computed when first read.
+"""What an output asks of a plan's analyses: the artifacts, each computed when first read.
 
 :class:`capplan.analysis.pipeline.Artifacts` is the one implementation (the runner computes);
 rendering names only this shape, so that it reads the artifacts without importing the analyses
@@ -24,3 +24,6 @@ class Analyses(Protocol):
 
     @property
     def simulation(self) -> Simulated | None: ...
+
+    @property
+    def recommended_holds(self) -> FlipPoints | None: ...

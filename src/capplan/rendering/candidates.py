@@ -18,6 +18,8 @@ import math
 from dataclasses import dataclass
 from functools import cached_property
 
+import numpy as np
+
 from capplan import formatting
 from capplan.artifacts import ranking as ranked
 from capplan.artifacts import transfer
@@ -101,6 +103,28 @@ class CandidatesView:
         r = self.ranking
         return [self._chain(place, i) for place, i in (("Winner", r.winner), ("Runner-up", r.runner_up))
                 if i is not None]
+
+    @property
+    def change(self) -> str:
+        """What the recommendation changes against the plan's own configuration (its cheapest
+        deployment whose fleet holds), as ``capplan diff`` words a change: GPUs and monthly cost
+        before → after, the difference and its share, and a year of it ('' with no winner or no
+        such deployment)."""
+        w, e = self.ranking.winner, self.evaluations[0]
+        cost, holds = (np.asarray(e.values[n], dtype=float) for n in (ranked.MONTH, "deployments.fleet_holds"))
+        held = [k for k in range(len(cost)) if holds[k]]
+        if w is None or not held:
+            return ""
+        k = min(held, key=lambda k: cost[k])
+        before, after = float(cost[k]), self._value(ranked.MONTH, w)
+        gpus = float(np.asarray(e.values["deployments.deployed_gpus"], dtype=float)[k])
+        name = e.scenario.tables["deployments"].rows[k]["name"]
+        delta = after - before
+        sign, money, n = "+" if delta >= 0 else "−", formatting.money, formatting.number
+        share = f", {sign}{100 * abs(delta) / before:.1f} %" if before > 0 else ""
+        return (f"({e.plan.gpu.id} on {name}): "
+                f"{n(gpus)} → {n(self._value('deployments.deployed_gpus', w))} GPUs, {money(before)} → "
+                f"{money(after)} a month ({sign}{money(abs(delta))}{share}), {sign}{money(abs(delta) * 12)} a year.")
 
     def _chain(self, place: str, i: int) -> Chain:
         c, v, n = self.evaluated.candidates[i], self._value, formatting.number

@@ -62,6 +62,7 @@ class FirstScreen:
     redundancy: str = ""                              # 'N+1 doubles the spend: …', or ''
     decision: Decision = field(default_factory=Decision)
     chain: list = field(default_factory=list)         # the candidates' sizing chains (rendering.candidates.Chain)
+    change: str = ""                                  # the winner against the plan's own configuration, or ''
 
 
 SPARES_CALLED_OUT = 0.25    # the first screen says what N+k costs when the spares raise the spend by more
@@ -359,7 +360,8 @@ def first_screen(view: PlanView, options: list[Option] | None = None, sentence: 
         risks, chances = stale + near, odds(view)
     return FirstScreen(sentence, ask or "", deployment_options(view) if options is None else options,
                        risks, chances, far, warn, reference, more, bill.redundancy if bill else "",
-                       view.plan.decision, view.candidates.chain if view.candidates is not None else [])
+                       view.plan.decision, view.candidates.chain if view.candidates is not None else [],
+                       view.candidates.change if view.candidates is not None else "")
 
 
 def _estimated(view: PlanView) -> str:

@@ -225,7 +225,7 @@ class HoldsView:
                  "above": h.sentence(h.above)} for h in self.nominal]
         return {"decisions": labels, "rows": rows, "breakeven": self.breakeven,
                 "breakeven_lowest": self.found.lowest_only(), "chart": chart,
-                "spread": holds_spec()["spread"]}
+                "spread": holds_spec()["spread"], "title": self.evaluations[0].scenario.description}
 
     def as_json(self, scenario: str) -> list[dict]:
         if scenario not in self._json:

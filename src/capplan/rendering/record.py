@@ -90,6 +90,8 @@ def render(view: PlanView, screen: FirstScreen | None = None) -> str:
         "graphs": dependency_graphs(nominal),
         "simulation": _simulation_section(view, len(view.sections) + 1),
         "candidates": view.candidates,
+        "recommended": (view.recommended_holds.section(view.chart_file("recommended"))
+                        if view.recommended_holds is not None else None),
         "appendix": appendices(view),
     }
     text = _environment().get_template("record.md.j2").render(**context)

@@ -99,14 +99,26 @@ class PlanView:
         matters, per scenario, and the breakevens, in words (:mod:`capplan.rendering.holds`)."""
         return HoldsView(self.artifacts.holds)
 
+    @cached_property
+    def recommended_holds(self) -> HoldsView | None:
+        """How far the recommendation of a plan with candidates holds: the flip points of the winner
+        as the plan it would be (None without candidates)."""
+        found = self.artifacts.recommended_holds
+        return None if found is None else HoldsView(found)
+
     def chart_file(self, kind: str) -> str:
         """The file next to the record that holds one of its charts ('holds', 'sweep', 'scenarios')."""
         return f"{self.plan.name}.{kind}.svg"
 
     def charts(self) -> dict[str, str]:
         """Every chart the record links, as ``{file name: SVG text}``: the
-        tornado, the latency chart of the load sweep, the scenarios chart."""
+        tornado (and the recommendation's, with candidates), the latency chart of the load sweep, the
+        scenarios chart."""
         out = {self.chart_file("holds"): tornado.svg(self.holds.nominal, f"How far the decision holds: {self.plan.title}")}
+        if self.recommended_holds is not None:
+            shown = self.recommended_holds.evaluations[0].scenario
+            out[self.chart_file("recommended")] = tornado.svg(
+                self.recommended_holds.nominal, f"How far the recommendation holds: {shown.description}")
         for section in self.sections:
             for part in section["parts"]:
                 if part["sweep"] and part["sweep"]["chart_file"]:
