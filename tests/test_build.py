@@ -329,7 +329,7 @@ def test_check_reports_failed_expectations(project, run_main):
     code, _, err = run_main("check")
     assert code == 1
     assert "expect active_gpus: expected 8, got 9 GPUs (= active_replicas * gpus_per_replica)" in err
-    assert "expect decode_step_time_bound: expected 10.9 ms, got 10.961322 ms (= decode_bytes_per_step / (hbm_bandwidth * gpus_per_replica * hbm_efficiency))" in err
+    assert "expect decode_step_time_bound: expected 10.9 ms, got 10.961322 ms (= decode_bytes_per_step / decode_read_bandwidth)" in err
 
 
 def test_expectations_hold_to_the_digits_written(project, run_main):
@@ -384,9 +384,11 @@ def test_record_shows_derivations_tags_and_pending(built):
     assert "\n9 GPUs carry the 60 req/s peak; 10 GPUs with redundancy." in text
     assert "$59,965.44 a month, $9.36 per 1M output tokens" in text
     # formula -> substituted numbers -> result, with tag
-    assert ("| $`t_{mem}`$ `decode_step_time_bound` | **10.96 ms** ⚠ | $`t_{mem} = \\frac{D_{step}}{BW_{peak} "
-            "\\cdot G_{rep} \\cdot \\eta_{BW}}`$<br>= 16.99 GB / (2,039 GB/s/GPU × 1 GPU × 0.76)"
-            "<br><sub>rests on measurements: hbm_efficiency (pending); assumptions: classes</sub> | derived |") in text
+    assert ("| $`t_{mem}`$ `decode_step_time_bound` | **10.96 ms** ⚠ | $`t_{mem} = \\frac{D_{step}}{BW_{dec}}`$"
+            "<br>= 16.99 GB / 1,550 GB/s<br><sub>rests on measurements: hbm_efficiency (pending); assumptions: "
+            "classes</sub> | derived |") in text
+    assert ("`decode_read_bandwidth` | **1,550 GB/s** ⚠ | $`BW_{dec} = BW_{peak} \\cdot G_{rep} \\cdot \\eta_{BW}`$"
+            "<br>= 2,039 GB/s/GPU × 1 GPU × 0.76") in text
     note = re.search(r"\| measurement ⚠ pending<sup>\[(\d+)\]\(#source-(\d+)\)</sup> \|", text)   # its source a note
     assert note and f'{note[1]}. <a name="source-{note[1]}"></a>' in text and note[1] == note[2]
     assert "`hbm_efficiency` = 0.76" in text
@@ -394,7 +396,7 @@ def test_record_shows_derivations_tags_and_pending(built):
     assert "`instance_max_rate` = 7.5 req/s (pins a derived quantity)" in text
     graph = text[text.index("A. Dependency graph"):]
     for line in ('  S1["<b>2. Memory</b><br/>12 quantities, 0 given<br/>hands on: weight_memory, kv_bytes_per_token<br/>avg_cached_tokens"]:::stage',
-                 '3. Throughput: 21 quantities and what they are computed from.',    # #39: the tensor rate's four
+                 '3. Throughput: 43 quantities and what they are computed from.',    # #40: speculative decoding's 22; #39: the tensor rate's four
                  '  given_pending["pending measurements:<br/>hbm_efficiency, tensor_efficiency"]:::pending',
                  '  T_load_sweep["load_sweep (table)"]:::measurement', "  kv_pool --> kv_token_capacity",
                  "  T_load_sweep --> instance_max_rate", "  S3 --> T_deployments", "  S0 --> S1", "  S3 --> S4"):

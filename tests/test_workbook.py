@@ -270,7 +270,7 @@ def test_readable_formulas_use_names_and_fold_units(reference):
         return ws[built.cell("nominal", name, row).coordinate].value
 
     assert formula("active_replicas") == "=CEILING(peak_arrival_rate/safe_rate_per_replica,1)"
-    assert formula("kv_token_capacity") == "=INT(kv_pool/kv_bytes_per_token*1048576)"
+    assert formula("kv_token_capacity") == "=INT(kv_pool/(kv_bytes_per_token+draft_kv_bytes_per_token)*1048576)"
     assert formula("hours_per_month") == "=days_per_month*24"
     assert formula("avg_prompt_tokens") == "=SUMPRODUCT(classes_weight*classes_prompt_tokens)"
     assert formula("instance_max_rate").startswith("=SMALL(load_sweep_arrival_rate,SUMPRODUCT(")
