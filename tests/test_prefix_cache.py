@@ -16,6 +16,8 @@ from test_demand import evaluated
 from test_estimate_sizing import estimated
 from test_memory_engine import assert_workbook_recalculates
 
+from capplan.analysis import candidates as batch
+from capplan.analysis import ranking as ranked
 from capplan.analysis.pipeline import evaluate_plan, load_plan
 from capplan.review import check
 
@@ -97,6 +99,19 @@ def test_the_estimates_lambda_rises_with_the_hit_rate_by_hand(write_plan):
         assert float(after.values[name]) == float(before.values[name]), name
 
 
+def test_every_candidates_estimated_lambda_rises_with_the_hit_rate(write_plan):
+    """The candidates run the same formulas: each one's λ* rises as half the prompt is cached, and the
+    plan's own (h100 TP1) is the plan's λ* worked above."""
+    lambdas = []
+    for h in (0.0, 0.5):
+        _, evaluations = evaluate_plan(write_plan(_rag(h), name=f"rag-{h}"))
+        ev = ranked.rank(evaluations, batch.evaluate(evaluations), draws=50).evaluated
+        lambdas.append({c.label: float(ev.values["instance_max_rate"][i, 0]) for i, c in enumerate(ev.candidates)})
+    assert lambdas[0].keys() == lambdas[1].keys() and len(lambdas[0]) == 4
+    assert all(lambdas[1][label] > lambdas[0][label] for label in lambdas[0])
+    assert lambdas[1]["h100-sxm5-80gb TP1"] == pytest.approx(2.729, abs=1e-3)
+
+
 @pytest.mark.skipif(recalc.soffice() is None, reason=recalc.SKIP_REASON)
 def test_the_uncached_prefill_is_live_in_the_workbook(write_plan, tmp_path):
     """The hit rate is an input cell; the uncached tokens, the bounds and λ* are formulas of it."""
@@ -155,6 +170,25 @@ def test_the_hit_rate_is_a_flip_variable_of_gate_3(write_plan, run_main, base_pl
     [flip] = doc["flips"]
     assert flip["value"] == pytest.approx(1 - 0.280 / (4096 * k), abs=1e-9) and flip["exact"]
     assert flip["decisions_before"]["compute_gate"] is False and flip["decisions_after"]["compute_gate"] is True
+
+
+def test_the_hit_rate_at_which_the_estimated_fleet_loses_a_replica(write_plan, run_main):
+    """With nothing cached the prefill-heavy plan needs ceil(60 / (0.7 λ*)) = 56 replicas; 55 carry the
+    peak once λ* = λ_T reaches L = 60 / (0.7 × 55), i.e. once a = (T - f R_0) / (f T L), which the
+    hit rate reaches at h = 1 - (a - n_dec r_KV - 100 k) / (8,000 k) (T is the 25 ms TPOT SLO at any h:
+    the E2E SLO leaves (5 s - TTFT) / 100 steps, more)."""
+    path = write_plan(_rag(0.0))
+    e = evaluate_plan(path)[1][0]
+    k = _token_time(e)
+    n, r_kv, t, f, r0 = (float(e.values[q]) for q in ("estimate_steps_per_request", "estimate_request_kv_time",
+                                                        "estimate_step_target", "engine_step_factor",
+                                                        "estimate_weights_time"))
+    a = (t - f * r0) / (f * t * (60 / (0.7 * 55)))
+    code, out, err = run_main("seek", str(path), "classes[rag].prefix_hit_rate", "--format", "json")
+    assert code == 0, err
+    first = yaml.safe_load(out)["flips"][0]
+    assert first["value"] == pytest.approx(1 - (a - n * r_kv - 100 * k) / (8000 * k), abs=1e-9)
+    assert (first["decisions_before"]["active_gpus"], first["decisions_after"]["active_gpus"]) == (56, 55)
 
 
 @pytest.mark.parametrize("h, got", [(1, "1"), (-0.1, "-0.1"), (1.5, "1.5")])
