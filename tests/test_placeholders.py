@@ -85,9 +85,10 @@ def test_the_reference_plans_hold_no_placeholder(path):
 def test_a_manifest_entry_without_its_placeholders_is_not_believed(tmp_path):
     entry = manifest.record("plans/p.yaml", "0" * 64, [], {}, {"p.md": b"x"},
                             {"failed_expectations": [], "pending": [], "placeholders": ["p.yaml:1: owner: …"],
-                             "decision": ["p.yaml:2: decision: no approver stated; …"], "prices": [], "price_age": 90})
+                             "decision": ["p.yaml:2: decision: no approver stated; …"], "routing": [], "prices": [],
+                             "price_age": 90})
     assert manifest.well_formed(entry)
-    for key in ("placeholders", "decision"):
+    for key in ("placeholders", "decision", "routing"):
         kept = entry["findings"][key]
         for bad in (None, "plans/p.yaml:1: owner", [3]):
             entry["findings"][key] = bad

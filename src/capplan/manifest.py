@@ -263,7 +263,7 @@ def well_formed(entry) -> bool:
             and all(plain_name(name) for name in entry["outputs"])
             and all(_safe_pattern(pattern) for pattern in entry["imports"])
             and isinstance(found, dict)
-            and all(texts(found.get(k)) for k in ("failed_expectations", "pending", "placeholders", "decision"))
+            and all(texts(found.get(k)) for k in ("failed_expectations", "pending", "placeholders", "decision", "routing"))
             and isinstance(found.get("prices"), list) and all(price(p) for p in found["prices"]))
 
 

@@ -79,6 +79,7 @@ def estimates(evaluation, lengths: list[tuple[float, float]]) -> list[dict[str, 
     inputs["classes.weight"] = np.ones((1, 1))
     inputs["classes.prompt_tokens"] = np.array([[p] for p, _ in lengths], dtype=float)
     inputs["classes.output_tokens"] = np.array([[o] for _, o in lengths], dtype=float)
+    inputs["classes.prefix_hit_rate"] = np.zeros((len(lengths), 1))     # a file's prefix hits are not recorded
     rows = dict({t: len(d.rows) for t, d in evaluation.scenario.tables.items()}, classes=1)
     values = run_batch(graph, model, inputs, rows)[0]
     columns = {n: np.broadcast_to(np.asarray(values[n], dtype=float), (len(lengths), 1))[:, 0] for n in READ}

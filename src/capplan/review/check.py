@@ -2,7 +2,8 @@
 
 ``check`` must not re-evaluate a plan whose inputs did not change, yet it
 must still fail on an ``expect:`` that does not hold and warn about pending
-measurements, placeholders, old prices and free ones. So these *findings* are computed once, when a
+measurements, placeholders, prefix hit rates its routing cannot achieve, old prices and free ones.
+So these *findings* are computed once, when a
 build evaluates the plan, and recorded in ``out/manifest.json``; ``check``
 reads them back. Only a price's age depends on the day ``check`` runs, so
 prices are kept as their dates and aged by :func:`warnings`.
@@ -33,6 +34,7 @@ def findings(evaluations) -> dict:
             "pending": pending_warnings(evaluations),
             "placeholders": placeholders(evaluations[0].plan),
             "decision": unstated_decision(evaluations[0].plan),
+            "routing": routing_warnings(evaluations),
             "prices": price_dates(evaluations[0]),
             "price_age": holds_spec()["price_age"]}
 
@@ -41,7 +43,7 @@ def warnings(found: dict, today: dt.date, max_age: int | None = None) -> list[st
     """The warnings of recorded findings, prices aged against ``today``: older than ``max_age``
     days, by default the policy the findings recorded."""
     limit = found["price_age"] if max_age is None else max_age
-    return (list(found["pending"]) + list(found["placeholders"]) + list(found["decision"])
+    return (list(found["pending"]) + list(found["placeholders"]) + list(found["decision"]) + list(found["routing"])
             + [w for price in found["prices"] for w in _price_warning(price, today, limit)])
 
 
@@ -83,6 +85,31 @@ def unstated_decision(plan) -> list[str]:
     them = "them" if len(missing) > 1 else "it"
     return [f"{_where(plan.file, plan.decision.line)}decision: no {names} stated; the record shows {them} as "
             f"not stated (name {them} under decision:)"]
+
+
+def routing_warnings(evaluations) -> list[str]:
+    """One warning per class whose prefix hit rate the plan's routing cannot achieve: requests spread
+    round robin over several replicas find a prefix one conversation or agent reuses cached on about
+    one replica in N, since each replica caches its own (the model prices prefill at the stated rate,
+    so the plan states routing: prefix_aware where a router keeps prefixes on their replica)."""
+    from capplan.formatting import number
+
+    e = evaluations[0]
+    replicas = int(e.values["resilient_replicas"])
+    if e.plan.switches["routing"] != "round_robin" or replicas <= 1:
+        return []
+    out = []
+    for i, row in enumerate(e.scenario.tables["classes"].rows):
+        if row["prefix_hit_rate"] > 0:
+            path = ("tables", "classes", "rows", i, "prefix_hit_rate")
+            out.append(f"{_where(e.plan.file, e.plan.doc.line(path) if e.plan.doc else None)}"
+                       f"tables.classes.rows[{i}].prefix_hit_rate: class {row['name']}'s prefix hit rate "
+                       f"{number(row['prefix_hit_rate'])} needs each request at the replica that caches its prefix, "
+                       f"but routing is round_robin over {replicas} replicas: a prefix one conversation or agent "
+                       f"reuses is cached on about 1 replica in {replicas}. State `routing: prefix_aware` if a router "
+                       "sends requests by their prefix (llm-d, the Dynamo KV router, SGLang's router), else lower the "
+                       "hit rate")
+    return out
 
 
 def expectation_failures(evaluations) -> list[str]:

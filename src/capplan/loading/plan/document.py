@@ -1,5 +1,5 @@
 """The plan's top level: which keys it may have, the switches it chooses
-(``sizing:``, ``memory_accounting:``), the SLOs its inputs name, and its
+(``sizing:``, ``memory_accounting:``, ``routing:``), the SLOs its inputs name, and its
 free text (``title:``, ``owner:``, ``description:``, ``notes:``)."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from capplan.loading import catalog
 from capplan.loading.plan.context import Context
 from capplan.names import nearest
 
-PLAN_KEYS = ("title", "owner", "decision", "description", "gpu", "model", "sizing", "memory_accounting", "engine", "inputs",
-             "tables", "scenarios", "expect", "notes", "candidates", "traffic")
-PLAN_SWITCHES = ("sizing", "memory_accounting")   # the model's switches a plan chooses by key
+PLAN_KEYS = ("title", "owner", "decision", "description", "gpu", "model", "sizing", "memory_accounting", "routing",
+             "engine", "inputs", "tables", "scenarios", "expect", "notes", "candidates", "traffic")
+PLAN_SWITCHES = ("sizing", "memory_accounting", "routing")   # the model's switches a plan chooses by key
 
 
 def check_keys(ctx: Context) -> None:
