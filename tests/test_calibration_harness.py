@@ -135,3 +135,36 @@ def test_the_fits_grid_is_the_model_evaluated_with_those_constants(measured, tmp
     given = predict.estimate_values(predict.evaluated(m, tmp_path, point))
     assert grid["estimated_max_rate"] == pytest.approx(given["estimated_max_rate"], rel=1e-12)
     assert grid["estimate_band"] == pytest.approx(given["estimate_band"], rel=1e-12)
+
+
+def _held(engine: str, misses: list[float]) -> list:
+    """Held-out predictions of ``engine`` measured ``miss`` above a prediction of 10 req/s."""
+    from types import SimpleNamespace
+    mapped = SimpleNamespace(row=SimpleNamespace(engine=engine, group="g", mode="offline"))
+    return [predict.Result(mapped, 10 * (1 + x), 10.0, 6.5, 13.5, "KV pool", {}) for x in misses]
+
+
+def test_the_stated_band_holds_three_quarters_of_the_held_out_predictions_by_hand():
+    """trt-llm's 10 held-out misses: 75 % is 8 of them, the 8th smallest 0.41, so ±0.45 (steps of 0.05).
+    vLLM's 4 are too few for its own band: the pooled 14, of which 11 (⌈0.75·14⌉) lie within ±0.5."""
+    from calibration import fit
+
+    trt = _held("trt-llm", [0.02, 0.08, 0.12, 0.18, 0.22, 0.28, 0.33, 0.41, 0.6, 0.9])
+    vllm = _held("vllm", [0.1, 0.3, 0.5, 0.7])
+    bands = fit.engine_bands(trt + vllm)
+    assert bands == {"trt-llm": (0.45, "trt-llm's 10 held-out predictions"),
+                     "vllm": (0.5, "pooled: vllm has 4 held-out predictions, fewer than 10")}
+
+
+def test_a_transfer_is_the_other_rows_rate_times_the_bound_ratio(measured, tmp_path):
+    """Row 3 (H100 ×8) from row 1 (H200 ×8, TP8, one replica each): row 1's 100 req/s is compute-bound
+    (its prefill share of the step is over half), so the prefill bound's ratio scales it."""
+    from calibration import fit
+
+    one, three = rows.map_row(measured[1]), rows.map_row(measured[3])
+    e1, e3 = predict.evaluated(one, tmp_path), predict.evaluated(three, tmp_path)
+    moved = fit.transfers([one, three], [e1, e3])
+    assert [r.mapped.row.number for r in moved] == [3, 1]
+    assert moved[0].limit == "from row 1 (prefill_time_bound)"
+    ratio = float(e1.values["prefill_time_bound"]) / float(e3.values["prefill_time_bound"])
+    assert moved[0].predicted == pytest.approx(measured[1].req_per_s * ratio, rel=1e-12)

@@ -58,7 +58,7 @@ def test_the_engine_key_names_the_release_the_plan_accounts_for(write_plan):
 
 
 @pytest.mark.parametrize("engine,inputs,message", [
-    ("vllm 0.21", {}, "engine: expected a mapping such as {name: vllm, version: \"0.21\"}, got 'vllm 0.21'"),
+    ("vllm 0.21", {}, "engine: unknown engine 'vllm 0.21'; did you mean vllm?"),
     ({"name": "vllm", "version": 0.10}, {},
      "engine.version: write the version as text, e.g. \"0.21\" or \"0.10.1\" (YAML reads 0.10 as the number 0.1), got '0.1'"),
     ({"name": "sglang", "version": "0.4"}, {}, "engine.name: the engine whose accounting capplan models is vllm, got 'sglang'"),

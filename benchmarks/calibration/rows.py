@@ -167,7 +167,8 @@ def map_row(row: Row) -> Mapped | str:
 
 
 def plan(m: Mapped, constants: dict | None = None) -> dict:
-    """The plan stating ``m``'s measured point: ``constants`` (input name -> value) set on it last."""
+    """The plan stating ``m``'s measured point, serving with the row's engine (whose constants capplan
+    ships in model/catalog/engines.yaml): ``constants`` (input name -> value) set on it last."""
     row = m.row
     model = {"id": m.model, "weights": m.format} if m.in_catalog and catalog.lookup("model", m.model).weights \
         else m.model
@@ -188,7 +189,7 @@ def plan(m: Mapped, constants: dict | None = None) -> dict:
              "as_of": "2026-01-01", "source": "a dummy offer: the harness compares λ*, not prices"}
     return {
         "title": f"calibration row {row.number}: {row.model} on {row.gpu} x{row.n_gpus} ({row.mode})",
-        "gpu": m.gpu, "model": model, "inputs": inputs,
+        "gpu": m.gpu, "model": model, "engine": row.engine, "inputs": inputs,
         "tables": {
             "classes": {"rows": [{"name": "bench", "weight": 1.0, "prompt_tokens": row.isl,
                                   "output_tokens": row.osl}]},

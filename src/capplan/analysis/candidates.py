@@ -57,7 +57,7 @@ def evaluate(evaluations: list[Evaluation]) -> Evaluated | None:
     cands = plan.candidates.candidates
     model = evaluations[0].model
     first = [run_candidates(e, cands, np.ones(len(cands)), np.zeros(len(cands)), nominal=None) for e in evaluations]
-    lam, tags, basis, band, reference, compliant, transferred = _lambda_star(evaluations, cands, first)
+    lam, tags, basis, band, reference, compliant, transferred, estimated = _lambda_star(evaluations, cands, first)
     values: dict[str, list] = {n: [] for n in KEEP}
     reasons = [""] * len(cands)
     nominal_values = None
@@ -70,7 +70,8 @@ def evaluate(evaluations: list[Evaluation]) -> Evaluated | None:
             reasons = _reasons(model, cands, out, failed, broken, lam[:, 0], tags)
     kept = {n: np.concatenate(v, axis=1) for n, v in values.items()}
     return Evaluated(cands, tuple(e.scenario.name for e in evaluations), kept, tags, basis, band, reasons,
-                     reference, plan.candidates.unpriced, transferred if reference is not None else None)
+                     reference, plan.candidates.unpriced, transferred if reference is not None else None, plan.engine.name,
+                     estimated)
 
 
 def run_candidates(e: Evaluation, cands, lam: np.ndarray, compliant: np.ndarray, nominal, tile: int = 1,
@@ -204,7 +205,8 @@ def _column(values: dict[str, np.ndarray], name: str, n: int) -> np.ndarray:
 
 def _lambda_star(evaluations, cands, first):
     """λ* per candidate and scenario ``(C, S)``, with each candidate's tag, basis, band, compliant
-    share ``(C, S)`` and the λ* a transfer gives ``(C,)`` (the basis in words as the nominal scenario has it)."""
+    share ``(C, S)``, and the λ* a transfer and the built-in estimate give ``(C,)`` (the basis in words
+    as the nominal scenario has it)."""
     n, s = len(cands), len(evaluations)
     measured = _plan_own(evaluations[0], cands)
     reference = int(np.flatnonzero(measured)[0]) if measured.any() else None
@@ -230,6 +232,7 @@ def _lambda_star(evaluations, cands, first):
             band[:] = _column(values, "estimate_band", n)
         if j == 0:
             transferred = lam[:, 0].copy()
+            estimated = _column(values, "estimated_max_rate", n)
         lam[files, j] = swept[files, j]
         share[files, j] = swept_share[files, j]
         lam[measured, j] = own
@@ -244,7 +247,8 @@ def _lambda_star(evaluations, cands, first):
     band[files | (measured & (tag == transfer.ESTIMATED))] = transfer.TOOL_BAND
     band[(tag == transfer.MEASURED) | (tag == transfer.GIVEN)] = 0
     share[tag != transfer.MEASURED] = 0
-    return _settled(lam), list(tag), basis, band, reference, share, _settled(transferred)
+    return (_settled(lam), list(tag), basis, band, reference, share, _settled(transferred),
+            _settled(estimated))
 
 
 SIGNIFICANT = 12      # digits of a λ* the model's batch computes: the last ones move with the library versions

@@ -36,7 +36,7 @@ from capplan.analysis import variant
 from capplan.analysis.flips import Search
 from capplan.artifacts.answers import Target
 from capplan.artifacts import transfer
-from capplan.artifacts.ranking import MONTH, PER_M, Evaluated, Flips, PeakFlip, Ranking
+from capplan.artifacts.ranking import MONTH, PER_M, Evaluated, Flips, PeakFlip, Ranking, SameSource
 from capplan.engine import sampling
 from capplan.engine.evaluate import Evaluation
 
@@ -62,10 +62,34 @@ def rank(evaluations: list[Evaluation], evaluated: Evaluated, draws: int = DRAWS
                                                      gpus[i] if feasible[i] else 0, names[i]))
     ranking = Ranking(evaluated, order, None, None)
     ranking.scenario_winners = [_cheapest(evaluated, j) for j in range(len(evaluated.scenarios))]
+    if ranking.winner is not None:
+        ranking.same_source = same_source(ranking, evaluations[0])
     if ranking.runner_up is not None:
         ranking.flips = flips(ranking, evaluations[0])
         ranking.stays, ranking.draws = _stays(evaluations, ranking, draws)
     return ranking
+
+
+def same_source(ranking: Ranking, nominal: Evaluation) -> list[SameSource]:
+    """The winner had every candidate's λ* come from one provenance: the transfer from the measured
+    reference (when there is one), then the built-in estimate. The contenders rest on different
+    provenances, whose errors differ (each its own band), so a ranking that changes when they are
+    made alike is one a reviewer should see. The feasible candidates are sized again in one batch
+    with those λ*, and the cheapest taken by the ranking's own order (cost, $ per 1M tokens, GPUs, name)."""
+    ev = ranking.evaluated
+    chosen = ranking.feasible
+    out = []
+    for provenance, lam in ((transfer.TRANSFERRED, ev.transferred), (transfer.ESTIMATED, ev.estimated)):
+        if lam is None or not (lam[chosen] > 0).any():
+            continue
+        values, *_ = batch.run_candidates(nominal, tuple(ev.candidates[i] for i in chosen), lam[chosen],
+                                          np.zeros(len(chosen)), None)
+        columns = [np.broadcast_to(values[name], (len(chosen), 1))[:, 0] for name in (MONTH, PER_M,
+                                                                                    "deployments.deployed_gpus")]
+        served = [k for k in range(len(chosen)) if lam[chosen[k]] > 0 and np.isfinite(columns[0][k])]
+        best = min(served, key=lambda k: (*(float(c[k]) for c in columns), ev.candidates[chosen[k]].name))
+        out.append(SameSource(provenance, chosen[best], float(columns[0][best])))
+    return out
 
 
 def _cheapest(evaluated: Evaluated, scenario: int) -> int | None:

@@ -67,7 +67,7 @@ def estimates(evaluation, lengths: list[tuple[float, float]]) -> list[dict[str, 
     """The estimate group's values (:data:`READ`) for each ``(prompt, output)`` mean length, the
     plan's nominal evaluation otherwise: one batch of the plan's graph with the estimate group
     switched on and one class of each length. An input only the estimate group has (the
-    engine factor, the band) takes the plan's value where it gives one, else the model's default."""
+    engine factor, the band) takes the plan's value where it gives one, else its engine's."""
     plan, model = evaluation.plan, evaluation.model
     pinned = frozenset(n for n, i in evaluation.scenario.inputs.items() if i.pinned)
     graph = build(model, dict(plan.switches, candidates="ranked"), pinned).cut(READ)
@@ -87,11 +87,13 @@ def estimates(evaluation, lengths: list[tuple[float, float]]) -> list[dict[str, 
 
 
 def input_value(evaluation, name: str):
-    """An input's value in the plan's nominal scenario, else the model's default (base units)."""
+    """An input's value in the plan's nominal scenario, else the plan's engine's (its step factor and
+    band: a plan without candidates is validated against its engine's estimate), else the model's
+    default (base units)."""
     if name in evaluation.values:
         return evaluation.values[name]
     q = evaluation.model.quantities[name]
-    return units.parse_value(q.default, q.unit)
+    return units.parse_value(evaluation.plan.engine.values.get(name, {"value": q.default})["value"], q.unit)
 
 
 class Off:

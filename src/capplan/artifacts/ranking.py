@@ -31,6 +31,8 @@ class Evaluated:
     reference: int | None         # the measured candidate transfers start from
     unpriced: tuple[str, ...]
     transferred: np.ndarray | None = None   # (C,) the nominal λ* a transfer from the reference gives, to compare
+    engine: str = "vLLM"          # the serving engine the built-in estimate's constants are for (the plan's engine:)
+    estimated: np.ndarray | None = None     # (C,) the nominal λ* the built-in estimate gives, to re-rank on
 
     @property
     def feasible(self) -> np.ndarray:
@@ -45,9 +47,13 @@ class Evaluated:
 
     def tag_text(self, i: int) -> str:
         """The tag as every output shows it: 'estimated by aiconfigurator' for a λ* from a
-        performance model's estimate file."""
+        performance model's estimate file, 'estimated for vLLM' for the built-in estimate (its
+        constants are an engine's: a prediction says which engine it is for)."""
         ev = self.from_file(i)
-        return ev.tag if ev is not None else self.tags[i]
+        if ev is not None:
+            return ev.tag
+        builtin = self.tags[i] == transfer.ESTIMATED and i != self.reference
+        return f"estimated for {self.engine}" if builtin else self.tags[i]
 
 
 @dataclass(frozen=True)
@@ -73,6 +79,17 @@ class PeakFlip:
     by: int
 
 
+@dataclass(frozen=True)
+class SameSource:
+    """The cheapest feasible candidate, and its monthly cost (base units), had every candidate's λ*
+    come from one provenance: ``transferred`` (from the measured reference) or ``estimated`` (the
+    built-in estimate)."""
+
+    provenance: str
+    winner: int
+    monthly: float
+
+
 @dataclass
 class Ranking:
     evaluated: Evaluated
@@ -81,6 +98,7 @@ class Ranking:
     stays: float | None                 # P(winner stays winner), None without uncertainty
     draws: int = 0
     scenario_winners: list[int | None] = field(default_factory=list)
+    same_source: list[SameSource] = field(default_factory=list)   # the winner had every λ* one provenance
 
     @property
     def feasible(self) -> list[int]:

@@ -29,7 +29,7 @@ from capplan.errors import CapplanError
 from capplan.language import yamlfile
 from capplan.resources import model_dir
 
-KINDS = {"gpu": "gpus.yaml", "model": "models.yaml"}
+KINDS = {"gpu": "gpus.yaml", "model": "models.yaml", "engine": "engines.yaml"}
 
 
 @dataclass(frozen=True)

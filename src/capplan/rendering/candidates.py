@@ -185,6 +185,20 @@ class CandidatesView:
                 f"transferred and estimated λ* within their bands and of the plan's uncertain inputs")
 
     @property
+    def same_source(self) -> list[str]:
+        """Who would win had every λ* come from one provenance (the ranking's re-ranking), against today's winner."""
+        r, ev = self.ranking, self.evaluated
+        out = []
+        for s in r.same_source:
+            c = ev.candidates[s.winner]
+            source = (f"were transferred from the {ev.tags[ev.reference]} {ev.candidates[ev.reference].label}"
+                      if s.provenance == transfer.TRANSFERRED else f"came from the built-in estimate (for {ev.engine})")
+            tail = ": today's winner too" if s.winner == r.winner else f", not {option_name(r, r.winner)}"
+            out.append(f"If every λ* {source}, the cheapest would be {c.label} on {c.offer.name} "
+                       f"({formatting.money(s.monthly)} a month){tail}")
+        return out
+
+    @property
     def rests_on(self) -> list[str]:
         """What the recommendation rests on: each of the top two's λ* and its basis, and the plan's inputs."""
         ev, r = self.evaluated, self.ranking
@@ -484,6 +498,8 @@ class CandidatesView:
                     "cheapest_above_peak": _peak_json(f.peak_above, ev),
                     "cheapest_at_or_below_peak": _peak_json(f.peak_below, ev)},
                 "p_winner_stays": r.stays, "draws": r.draws, "recommendation": self.sentence,
+                "if_every_lambda_from": [{"provenance": s.provenance, "winner": ev.candidates[s.winner].name,
+                                          "monthly_cost": _num(s.monthly, 2)} for s in r.same_source],
                 "unpriced_gpus": list(ev.unpriced)}
 
 

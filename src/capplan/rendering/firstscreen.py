@@ -370,8 +370,8 @@ def _estimated(view: PlanView) -> str:
     e = view.nominal
     if not on_estimated_lambda(e, "instance_max_rate"):
         return ""
-    return (f"λ* is estimated, not measured: the plan sizes from the model's throughput estimate "
-            f"(±{100 * float(e.values['estimate_band']):.0f} % on the calibration points), with no load sweep yet.")
+    return (f"λ* is estimated, not measured: the plan sizes from the model's throughput estimate for "
+            f"{e.plan.engine.name} (±{100 * float(e.values['estimate_band']):.0f} % on the calibration points), with no load sweep yet.")
 
 
 def _analysis_options(view: PlanView, ask: str | None) -> tuple:

@@ -336,8 +336,8 @@ def _estimated_lambda(e: Evaluation, keys: list[str]) -> list[dict]:
         return []
     affects = [n for n in keys if n in e.graph.nodes and on_estimated_lambda(e, n) and n != lam]
     return [{"name": lam, "value": shown(e, lam).text,
-             "description": "λ*, estimated, not measured: the throughput estimate (estimated_max_rate, "
-                            f"±{100 * float(e.values['estimate_band']):.0f} % on the calibration points) "
+             "description": f"λ*, estimated, not measured: the throughput estimate for {e.plan.engine.name} "
+                            f"(estimated_max_rate, ±{100 * float(e.values['estimate_band']):.0f} % on the calibration points) "
                             "stands in for a load sweep of this deployment",
              "source": "sizing: estimate; measure it with a load sweep, then sizing: load_sweep",
              "affects": affects[:4]}]

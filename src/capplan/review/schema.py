@@ -197,14 +197,17 @@ class _Generator:
                      "description": m.switches[key]["description"] + " " + "; ".join(
                          f"{case}: {text}" for case, text in m.switches[key]["cases"].items()) + "."}
                for key in plan_module.PLAN_SWITCHES},
-            "engine": {"type": "object", "description": "The serving engine and release whose start-up memory "
-                                                        "accounting gate 1 follows (memory_accounting: engine); "
-                                                        "sets the input vllm_release.",
-                       "properties": {"name": {"type": "string", "enum": ["vllm"]},
-                                      "version": {"type": "string", "pattern": r"^v?0\.\d{1,3}(\.\d{1,3}){0,2}(\.post\d+)?$",
-                                                  "description": "The release as text, e.g. \"0.21\"."},
-                                      "source": {"type": "string", "description": "Where the release comes from."}},
-                       "required": ["name", "version"], "additionalProperties": False},
+            "engine": {"description": "The serving engine (vLLM when not given): its calibrated constants "
+                                      "(engine_step_factor, estimate_band) reach the throughput estimate; for vLLM "
+                                      "with memory_accounting: engine, the release whose start-up accounting gate 1 "
+                                      "follows (sets the input vllm_release). " + _catalog_list("engine"),
+                       "oneOf": [{"type": "string", "enum": _spellings("engine")},
+                                 {"type": "object",
+                                  "properties": {"name": {"type": "string", "enum": _spellings("engine")},
+                                                 "version": {"type": "string", "pattern": r"^v?0\.\d{1,3}(\.\d{1,3}){0,2}(\.post\d+)?$",
+                                                             "description": "vLLM's release as text, e.g. \"0.21\"."},
+                                                 "source": {"type": "string", "description": "Where the release comes from."}},
+                                  "required": ["name"], "additionalProperties": False}]},
             "traffic": {"type": "object", "description": "The arrival rate over time: profile (24 hourly or 168 "
                                                          "weekly multipliers of the peak, the largest 1) or file "
                                                          "(a CSV of time in hours, arrival_rate in req/s, inside the "

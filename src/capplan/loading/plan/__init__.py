@@ -5,7 +5,7 @@ plan fails with one message naming the file, the key and its line. Values are
 converted to base units on the way in (``units.parse_value``).
 
 Where a value comes from, in order of precedence: the scenario's ``set:``,
-the plan's ``inputs:``, the catalog entry (``gpu:``, ``model:``), the model's
+the plan's ``inputs:``, the catalog entry (``gpu:``, ``model:``, ``engine:``), the model's
 default. An ``inputs:`` or ``set:`` entry that names a *derived* quantity pins
 it: its formula is replaced by the given value, shown as an override.
 
@@ -15,6 +15,7 @@ them in order:
 - ``document``: the top-level keys, ``sizing:``/``memory_accounting:``, title, notes
 - ``decision``: ``decision:``, what a reviewer signs (status, owner, approver, date, commitment, review trigger)
 - ``entries``: ``gpu:`` and ``model:`` (catalog entries, a config.json), the model's defaults
+- ``engine``: ``engine:``, the serving engine (its calibrated constants) and vLLM's release
 - ``inputs``: ``inputs:`` and each quantity a scenario sets
 - ``values``: one value with its unit and range, shared by inputs, cells and ``set:``
 - ``tables``: ``tables:``, their rows and ``units:``; ``imports``: a table's ``import:``
@@ -80,8 +81,10 @@ def _load(path: Path, model: Model, display: str | None) -> Plan:
     given = entries.defaults(ctx)
     given.update(entries.values(ctx, gpu))
     given.update(entries.values(ctx, model_entry))
+    serving = engine.entry(ctx)
+    given.update(engine.constants(ctx, serving))
     given.update(inputs.read_all(ctx, ctx.data.get("inputs") or {}, ("inputs",), origin="plan"))
-    given.update(engine.read(ctx))
+    given.update(engine.read(ctx, serving))
     profile_inputs, profile_tables = traffic.read(ctx, given)
     given.update(profile_inputs)
     entries.require_from_plan(ctx, model_entry, given)
@@ -98,7 +101,7 @@ def _load(path: Path, model: Model, display: str | None) -> Plan:
         inputs.require_tensor_parallel(ctx, scenario)
     texts = document.texts(ctx)
     return Plan(path=path, file=ctx.doc.file, name=path.stem, **texts, gpu=gpu,
-                model_entry=model_entry, switches=ctx.switches, scenarios=every, doc=ctx.doc, slos=ctx.slos,
+                model_entry=model_entry, engine=serving, switches=ctx.switches, scenarios=every, doc=ctx.doc, slos=ctx.slos,
                 candidates=candidates.read(ctx, nominal.tables.get("classes")),
                 decision=decision.read(ctx, texts["owner"]))
 

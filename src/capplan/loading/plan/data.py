@@ -130,6 +130,7 @@ class Plan:
     reads: dict[str, str] = field(default_factory=dict)   # every other file it read: POSIX path from its folder -> SHA-256
     patterns: tuple[str, ...] = ()  # the file patterns it expanded (imports, evidence, a traffic file), from its folder
     decision: Decision = field(default_factory=Decision)   # status, owner, approver, date, commitment, review trigger
+    engine: catalog.Entry | None = None   # the serving engine (engine:): the throughput estimate's constants
 
     def line(self, key: str) -> int | None:
         """Line of a dotted key in the plan file ('tables.classes'), if written there."""
