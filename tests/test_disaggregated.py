@@ -129,3 +129,17 @@ def test_disaggregation_without_candidates_is_refused(write_plan, run_main, base
             "candidates' throughput estimate, and the plan has no candidates: (list its own GPU and an offer "
             "there)") in err
     assert "Traceback" not in err
+
+
+def test_the_record_has_the_section_only_for_a_disaggregated_plan(write_plan, run_main, base_plan):
+    """The pools and the hand-off in their own section, each offer's two pools priced beside the
+    aggregated fleet; a plan without topology: has no such section (not even its table's names)."""
+    aggregated = write_plan(base_plan, name="aggregated")
+    split = write_plan(disaggregated(base_plan, prefill_max_rate="20 req/s", decode_max_rate="15 req/s"), name="split")
+    assert run_main("build", str(aggregated), str(split))[0] == 0
+    out = aggregated.parent.parent / "out"
+    assert "Prefill/decode disaggregation" not in (out / "aggregated.md").read_text(encoding="utf-8")
+    record = (out / "split.md").read_text(encoding="utf-8")
+    assert "## 7. Prefill/decode disaggregation" in record
+    assert "| node8 | 1 | 1 | $58,560.00 |" in record
+    assert "- `disaggregation_saving = monthly_cost - disaggregated_monthly_cost`" in record
