@@ -81,11 +81,9 @@ def test_the_record_says_lambda_is_estimated_on_its_first_screen(write_plan, run
     assert code == 0, err
     record = (tmp_path / "out" / "test-plan.md").read_text(encoding="utf-8")
     first = record.split("\n## ")[0]
-    assert "λ\* is estimated, not measured: the plan sizes from the model's throughput estimate for vLLM (±50 %" in first
-    baseline = record[record.index("
-## Baseline"):record.index("
-## 1. ")]       # the plan's own, after the candidates
-    assert "| from the throughput estimate (lambda\* of the mixed-batch roofline, estimated, not measured" in baseline
+    assert "λ\\* is estimated, not measured: the plan sizes from the model's throughput estimate for vLLM (±50 %" in first
+    baseline = record[record.index("\n## Baseline"):record.index("\n## 1. ")]       # the plan's own, after the candidates
+    assert "| from the throughput estimate (lambda\\* of the mixed-batch roofline, estimated, not measured" in baseline
     assert "- `instance_max_rate` = " in first                # first of the pending measurements
     assert "rests on the throughput estimate: instance_max_rate (λ* estimated, not measured)" in record
 

@@ -232,6 +232,7 @@ class PlanView:
             rows = [row(e, n) for n in e.model.expand(part.get("quantities", [])) if n in e.graph.nodes]
             tables = [_table(e, t, part.get("columns", {})) for t in part.get("tables", [])
                       if t in e.scenario.tables and part.get("record", True)]
+            tables = [t for t in tables if len(t["columns"]) > 1]    # the row names alone: its columns' switch is off
             swept = part.get("sweep")
             sweep = sweepview.sweep(e, swept) if swept and swept["table"] in e.scenario.tables else None
             if sweep:

@@ -498,8 +498,9 @@ class _Generator:
                 if case != self.defaults[key]:
                     condition["required"] = [key]
                 restriction = self.restrict(key, case, required=key == "sizing")
-                if (key, case) == ("sizing", candidates.ESTIMATE):     # its λ* is the candidates' estimate
-                    restriction["required"] = [*restriction["required"], candidates.SECTION]
+                if (key, case) in (("sizing", candidates.ESTIMATE), ("topology", "disaggregated")):
+                    # its λ* (the pools' rates) is the candidates' estimate
+                    restriction["required"] = [*restriction.get("required", ()), candidates.SECTION]
                 if restriction:
                     rules.append({"$comment": f"{key}: {case}", "if": condition, "then": restriction})
         for case in self.switch_cases.get("attention", []):

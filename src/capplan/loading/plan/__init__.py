@@ -12,7 +12,7 @@ it: its formula is replaced by the given value, shown as an override.
 Each section of a plan is read by the module of its name; :func:`load` reads
 them in order:
 
-- ``document``: the top-level keys, ``sizing:``/``memory_accounting:``, title, notes
+- ``document``: the top-level keys, ``sizing:``/``memory_accounting:``/``topology:``, title, notes
 - ``decision``: ``decision:``, what a reviewer signs (status, owner, approver, date, commitment, review trigger)
 - ``entries``: ``gpu:`` and ``model:`` (catalog entries, a config.json), the model's defaults
 - ``engine``: ``engine:``, the serving engine (its calibrated constants) and vLLM's release
@@ -74,6 +74,7 @@ def _load(path: Path, model: Model, display: str | None) -> Plan:
     ctx.switches = document.switches(ctx, model_entry)
     traffic.switch(ctx)
     candidates.switch(ctx)
+    document.topology(ctx)
     ctx.slos = document.slos(ctx)
     ctx.model = ctx.model.with_slos(ctx.slos)
     ctx.active = set(ctx.model.active(ctx.switches))

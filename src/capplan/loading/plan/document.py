@@ -1,5 +1,5 @@
 """The plan's top level: which keys it may have, the switches it chooses
-(``sizing:``, ``memory_accounting:``, ``routing:``), the SLOs its inputs name, and its
+(``sizing:``, ``memory_accounting:``, ``routing:``, ``topology:``), the SLOs its inputs name, and its
 free text (``title:``, ``owner:``, ``description:``, ``notes:``)."""
 
 from __future__ import annotations
@@ -9,8 +9,9 @@ from capplan.loading.plan.context import Context
 from capplan.names import nearest
 
 PLAN_KEYS = ("title", "owner", "decision", "description", "gpu", "model", "sizing", "memory_accounting", "routing",
-             "engine", "inputs", "tables", "scenarios", "expect", "notes", "candidates", "traffic")
-PLAN_SWITCHES = ("sizing", "memory_accounting", "routing")   # the model's switches a plan chooses by key
+             "engine", "inputs", "tables", "scenarios", "expect", "notes", "candidates", "traffic", "topology")
+PLAN_SWITCHES = ("sizing", "memory_accounting", "routing", "topology")   # the model's switches a plan chooses by key
+TOPOLOGY = "topology"
 
 
 def check_keys(ctx: Context) -> None:
@@ -35,6 +36,17 @@ def switches(ctx: Context, model_entry: catalog.Entry) -> dict[str, str]:
         chosen_all[key] = chosen
     chosen_all["attention"] = model_entry.attention or chosen_all["attention"]
     return chosen_all
+
+
+def topology(ctx: Context) -> None:
+    """No ``topology`` switch for a plan without ``topology:``, so such a plan is the same plan
+    (and the same outputs) as before; a disaggregated plan needs ``candidates:``, whose
+    throughput estimate its pools' rates are computed from (the model's disaggregation group)."""
+    if TOPOLOGY not in ctx.data:
+        ctx.switches.pop(TOPOLOGY, None)
+    elif ctx.switches[TOPOLOGY] == "disaggregated" and "candidates" not in ctx.switches:
+        raise ctx.err("topology: disaggregated sizes its prefill and decode pools from the candidates' throughput "
+                      "estimate, and the plan has no candidates: (list its own GPU and an offer there)", TOPOLOGY)
 
 
 def slos(ctx: Context) -> tuple[tuple[str, str], ...]:

@@ -1,0 +1,145 @@
+"""Prefill/decode disaggregation (#40): a prefill pool and a decode pool on the plan's GPU, sized
+for the peak with the rate-matching derates and N+k spares each, the KV hand-off in the first
+inter-token gap, the links' utilisation, and the two pools priced against the aggregated fleet on
+the same forecast, worked by hand.
+
+The base plan: an A100-80GB replica of one GPU serving Llama-3-8B, peak 60 req/s, λ* 4 req/s
+measured at ρ 0.7: the aggregated fleet is 22 active + 1 spare = 23 replicas on 3 nodes of 8 GPUs
+at $40/h, $87,840 a month (732 h). The classes average 0.7 × 32 + 0.3 × 128 = 60.8 prompt tokens;
+the longest prompt is 128 tokens; Llama-3-8B caches 2 × 32 layers × 8 KV heads × 128 × 2 bytes
+= 128 KiB a token.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+from test_demand import evaluated
+
+
+MONTH_H = 732
+KV_BYTES = 2 * 32 * 8 * 128 * 2
+
+
+def disaggregated(base_plan, **inputs):
+    """The base plan with its own GPU as its one candidate, split into a prefill pool of TP1
+    replicas and a decode pool of the plan's TP1 replicas."""
+    plan = copy.deepcopy(base_plan)
+    plan["topology"] = "disaggregated"
+    plan["candidates"] = {"gpus": ["a100-sxm4-80gb"], "tp": [1],
+                          "offers": [{"name": "node8", "gpu": "a100-sxm4-80gb", "gpus_per_node": 8,
+                                      "node_hourly_cost": "40 USD/h"}]}
+    plan["inputs"].update({"prefill_gpus_per_replica": "1 GPU"}, **inputs)
+    return plan
+
+
+def _row(e, column):
+    return e.display(f"deployments.{column}")[0]
+
+
+def test_pool_sizes_and_cost_from_given_rates_by_hand(tmp_path, base_plan):
+    """λ*_P 20 and λ*_D 6 req/s given: ⌈60 / (0.7 × 0.90 × 20)⌉ = ⌈4.76⌉ = 5 prefill replicas + 1,
+    ⌈60 / (0.7 × 0.92 × 6)⌉ = ⌈15.53⌉ = 16 decode replicas + 1; 6 GPUs on 1 node and 17 on 3:
+    4 nodes, $117,120 a month, $29,280 more than the aggregated fleet, so disaggregation does not pay."""
+    _, e = evaluated(tmp_path, disaggregated(base_plan, prefill_max_rate="20 req/s", decode_max_rate="6 req/s"))
+    assert (e.display("prefill_active_replicas"), e.display("prefill_resilient_replicas")) == (5, 6)
+    assert (e.display("decode_active_replicas"), e.display("decode_resilient_replicas")) == (16, 17)
+    assert e.display("disaggregated_gpus") == 23
+    assert (_row(e, "prefill_nodes"), _row(e, "decode_nodes"), _row(e, "nodes")) == (1, 3, 3)
+    assert _row(e, "disaggregated_monthly_cost") == pytest.approx(4 * 40 * MONTH_H)
+    assert _row(e, "disaggregation_saving") == pytest.approx(-40 * MONTH_H)
+    assert not _row(e, "disaggregation_pays")
+
+
+def test_the_flip_a_faster_decode_pool_makes_disaggregation_pay(tmp_path, base_plan):
+    """λ*_D 15 req/s: ⌈60 / (0.7 × 0.92 × 15)⌉ = ⌈6.21⌉ = 7 + 1 = 8 decode replicas on 1 node, with
+    1 prefill node 2 nodes, $58,560 a month: $29,280 less than the aggregated fleet's 3 nodes."""
+    _, e = evaluated(tmp_path, disaggregated(base_plan, prefill_max_rate="20 req/s", decode_max_rate="15 req/s"))
+    assert e.display("decode_resilient_replicas") == 8
+    assert _row(e, "disaggregated_monthly_cost") == pytest.approx(2 * 40 * MONTH_H)
+    assert _row(e, "disaggregation_saving") == pytest.approx(40 * MONTH_H)
+    assert _row(e, "disaggregated_cost_per_million_tokens") == pytest.approx(
+        2 * 40 * MONTH_H / (20 * MONTH_H * 3600 * (0.7 * 64 + 0.3 * 256) / 1e6))
+    assert _row(e, "disaggregation_pays")
+
+
+def test_kv_transfer_time_and_link_utilisation_by_hand(tmp_path, base_plan):
+    """The longest prompt's KV, 128 tokens × 128 KiB, over one GPU's 50 GB/s link at 0.8: 0.419 ms;
+    the peak's prompts, 60 req/s × 60.8 tokens × 128 KiB, over the 5 active prefill GPUs' links
+    (fewer than the decode pool's 16): 0.24 % of 5 × 40 GB/s."""
+    _, e = evaluated(tmp_path, disaggregated(base_plan, prefill_max_rate="20 req/s", decode_max_rate="6 req/s"))
+    assert e.display("kv_transfer_time") == pytest.approx(128 * KV_BYTES / 40e9 * 1e3)
+    assert e.display("link_utilisation") == pytest.approx(60 * 60.8 * KV_BYTES / (5 * 40e9))
+    assert e.display("link_gate")
+    assert e.display("first_token_gap") == pytest.approx(e.display("kv_transfer_time") + e.display("decode_peak_step"))
+
+
+def test_a_slow_link_fails_the_handoff_and_the_links(tmp_path, base_plan):
+    """At 0.01 GB/s a GPU the longest prompt's 16 MiB take 2.1 s to hand off, far past the 25 ms
+    TPOT SLO, and the peak's prompts need 478 MB/s against 5 × 8 MB/s."""
+    _, e = evaluated(tmp_path, disaggregated(base_plan, prefill_max_rate="20 req/s", decode_max_rate="15 req/s",
+                                             kv_link_bandwidth="0.01 GB/s/GPU"))
+    assert e.display("kv_transfer_time") == pytest.approx(128 * KV_BYTES / 8e6 * 1e3)
+    assert not e.display("handoff_gate") and not e.display("link_gate")
+    assert not _row(e, "disaggregation_pays")
+
+
+def test_estimated_prefill_rate_at_the_ttft_slo_by_hand(tmp_path, base_plan):
+    """A prompt token costs 2 FLOP × N on 312 TFLOP/s × 0.45 (k); the longest prompt's bound is
+    128 k, plus 20 ms of overhead; under processor sharing it stretches by 1 / (1 − λ 60.8 k)
+    and must end within the 1 s TTFT SLO less the overhead: λ*_P = (1 − 128 k / 980 ms) / (60.8 k)."""
+    _, e = evaluated(tmp_path, disaggregated(base_plan))
+    k = 2 * e.display("parameter_count") / (312e12 * 0.45)                      # s a token
+    assert e.display("prefill_token_time") == pytest.approx(k * 1e3)
+    assert e.display("prefill_ttft_bound") == pytest.approx(128 * k * 1e3 + 20)
+    assert e.display("prefill_max_rate") == pytest.approx((1 - 128 * k / 0.98) / (60.8 * k))
+
+
+def test_estimated_decode_rate_is_the_estimate_without_the_prompts(tmp_path, base_plan):
+    """The decode pool's step grows by n_dec r_KV + Ō k a request per second (the aggregated
+    estimate's a less the prompt tokens' P̄ k), and its λ*_D meets the TPOT SLO or fills the KV pool."""
+    _, e = evaluated(tmp_path, disaggregated(base_plan))
+    d = e.display
+    k, n_dec, r_kv = d("estimate_token_time"), d("estimate_steps_per_request"), d("estimate_request_kv_time")
+    a_d = n_dec * r_kv + 121.6 * k
+    assert d("decode_step_growth") == pytest.approx(a_d)
+    assert d("estimate_step_growth") - a_d == pytest.approx(60.8 * k)
+    f, r0, t = d("engine_step_factor"), d("estimate_weights_time"), d("decode_step_target")
+    by_slo = (t - f * r0) / (f * t * a_d) * 1e3
+    c = d("estimate_kv_concurrency")
+    by_kv = c / (f * (n_dec * r0 + c * a_d)) * 1e3
+    assert d("decode_max_rate") == pytest.approx(min(by_slo, by_kv))
+
+
+def test_a_plan_without_topology_has_no_pools(tmp_path, base_plan):
+    plan = disaggregated(base_plan)
+    del plan["topology"], plan["inputs"]["prefill_gpus_per_replica"]
+    p, e = evaluated(tmp_path, plan)
+    assert "topology" not in p.switches
+    assert "prefill_max_rate" not in e.values
+
+
+def test_disaggregation_without_candidates_is_refused(write_plan, run_main, base_plan):
+    plan = copy.deepcopy(base_plan)
+    plan["topology"] = "disaggregated"
+    code, _, err = run_main("build", str(write_plan(plan)))
+    assert code == 1
+    assert ("plans/test-plan.yaml:40: topology: topology: disaggregated sizes its prefill and decode pools from the "
+            "candidates' throughput estimate, and the plan has no candidates: (list its own GPU and an offer "
+            "there)") in err
+    assert "Traceback" not in err
+
+
+def test_the_record_has_the_section_only_for_a_disaggregated_plan(write_plan, run_main, base_plan):
+    """The pools and the hand-off in their own section, each offer's two pools priced beside the
+    aggregated fleet; a plan without topology: has no such section (not even its table's names)."""
+    aggregated = write_plan(base_plan, name="aggregated")
+    split = write_plan(disaggregated(base_plan, prefill_max_rate="20 req/s", decode_max_rate="15 req/s"), name="split")
+    assert run_main("build", str(aggregated), str(split))[0] == 0
+    out = aggregated.parent.parent / "out"
+    assert "Prefill/decode disaggregation" not in (out / "aggregated.md").read_text(encoding="utf-8")
+    record = (out / "split.md").read_text(encoding="utf-8")
+    assert "## 7. Prefill/decode disaggregation" in record
+    assert "| node8 | 1 | 1 | $58,560.00 |" in record
+    assert "- `disaggregation_saving = monthly_cost - disaggregated_monthly_cost`" in record
