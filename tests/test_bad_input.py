@@ -181,8 +181,7 @@ CASES = {
          "beyond ±2^53 (9,007,199,254,740,992)"), "it comes from rho_target = 1e-300 through safe_rate_per_replica"]),
     "count beyond 2^53 from a tiny KV footprint": (
         _input("kv_bytes_per_element", "1e-300 B"),
-        ["inputs.kv_bytes_per_element: kv_token_capacity = floor(kv_pool / (kv_bytes_per_token + draft_kv_bytes_per_token)) "
-         "is 9.059e+305 tokens",
+        ["inputs.kv_bytes_per_element: kv_token_capacity = floor(kv_pool / kv_bytes_per_token) is 9.059e+305 tokens",
          "it comes from kv_bytes_per_element = 1e-300 B through kv_bytes_per_token"]),
     "money amount beyond 2^53": (
         lambda p: p["tables"]["deployments"]["rows"][0].update({"node_hourly_cost": "1e15 USD/h"}),

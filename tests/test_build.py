@@ -396,7 +396,7 @@ def test_record_shows_derivations_tags_and_pending(built):
     assert "`instance_max_rate` = 7.5 req/s (pins a derived quantity)" in text
     graph = text[text.index("A. Dependency graph"):]
     for line in ('  S1["<b>2. Memory</b><br/>12 quantities, 0 given<br/>hands on: weight_memory, kv_bytes_per_token<br/>avg_cached_tokens"]:::stage',
-                 '3. Throughput: 43 quantities and what they are computed from.',    # #40: speculative decoding's 22; #39: the tensor rate's four
+                 '3. Throughput: 23 quantities and what they are computed from.',    # #39: the tensor rate's four; #40: the read bandwidth
                  '  given_pending["pending measurements:<br/>hbm_efficiency, tensor_efficiency"]:::pending',
                  '  T_load_sweep["load_sweep (table)"]:::measurement', "  kv_pool --> kv_token_capacity",
                  "  T_load_sweep --> instance_max_rate", "  S3 --> T_deployments", "  S0 --> S1", "  S3 --> S4"):

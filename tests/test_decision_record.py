@@ -4,6 +4,8 @@ located errors of a wrong one and ``check --strict`` asking for those a plan lea
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from conftest import ROOT
 
@@ -21,13 +23,21 @@ STATED = {"status": "approved", "owner": "inference-platform", "approver": "Dana
           "review_trigger": "peak above 75 req/s or a price change of 10 %"}
 
 
+def closed(markdown: str) -> str:
+    """``markdown`` as a reader sees it with every fold (``<details>``, nested or not) closed; a fold
+    left open at the end (the text was cut inside it) is left out to the end."""
+    out, depth, at = [], 0, 0
+    for tag in re.finditer(r"</?details>", markdown):
+        if depth == 0:
+            out.append(markdown[at:tag.start()])
+        depth += 1 if tag.group() == "<details>" else -1
+        at = tag.end() + (depth == 0 and markdown[tag.end():tag.end() + 1] == "\n")   # the fold's own line
+    return "".join(out) + (markdown[at:] if depth == 0 else "")
+
+
 def first_screen(markdown: str) -> str:
     """What precedes the record's first numbered section, its folds (``<details>``) left out."""
-    head = markdown[:markdown.index("\n## 1. ")]
-    while "<details>" in head:
-        start = head.index("<details>")
-        head = head[:start] + head[head.index("</details>", start) + len("</details>"):]
-    return head
+    return closed(markdown[:markdown.index("\n## 1. ")])
 
 
 def _record(path) -> str:

@@ -11,7 +11,7 @@ import re
 import pytest
 from conftest import ROOT
 
-from test_decision_record import PLANS, first_screen
+from test_decision_record import PLANS, closed, first_screen
 from test_github_math import rendered
 
 CANDIDATES = ROOT / "plans" / "llama3.3-70b-candidates.yaml"
@@ -26,8 +26,7 @@ VISIBLE_LINES = 110
 
 def visible(markdown: str) -> str:
     """The record as a reader sees it with every fold closed, up to the appendices."""
-    body = markdown[:markdown.index("\n## Appendices")]
-    return re.sub(r"<details>.*?</details>\n?", "", body, flags=re.S)
+    return closed(markdown[:markdown.index("\n## Appendices")])
 
 
 @pytest.mark.parametrize("path", PLANS, ids=lambda p: p.stem)

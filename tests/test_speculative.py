@@ -23,6 +23,8 @@ EAGLE = {"spec_draft_tokens": 3, "measured_draft_tokens": 3,
 
 
 def _plan(base_plan, **inputs):
+    """The base plan served with speculation (``speculation: drafted``) and ``inputs``."""
+    base_plan["speculation"] = "drafted"
     base_plan["inputs"].update(inputs)
     return base_plan
 
@@ -70,12 +72,16 @@ def test_the_batch_past_which_speculation_stops_paying_by_hand(tmp_path, base_pl
         assert bool(e.display("speculation_pays")) is pays
 
 
-def test_without_speculation_nothing_changes(tmp_path, base_plan):
+def test_without_speculation_the_plan_has_none_of_it(tmp_path, base_plan):
+    """A plan that does not say ``speculation: drafted`` has no speculative quantity, no draft in its
+    KV pool and gate 2 on the plain step; drafted with k = 0, the token bound is the plain step."""
     _, e = evaluated(tmp_path, base_plan)
-    assert e.display("spec_token_time") == e.display("plain_step_time")
-    assert e.display("decode_token_time_bound") == e.display("decode_step_time_bound")
-    assert e.display("spec_cutoff_batch") == 0
-    assert e.display("speculation_pays")
+    assert not any(n.startswith(("spec_", "draft_")) for n in e.values) and "speculation_pays" not in e.values
+    assert e.graph.nodes["kv_pool"].formula.text == "usable_vram - weight_memory - non_kv_memory"
+    assert "decode_step_time_bound" in e.graph.nodes["bandwidth_gate"].deps
+    _, off = evaluated(tmp_path, _plan(base_plan))
+    assert off.display("decode_token_time_bound") == off.display("decode_step_time_bound")
+    assert off.display("kv_pool") == e.display("kv_pool") and off.display("speculation_pays")
 
 
 def test_the_flip_search_finds_the_acceptance_below_which_speculation_stops_paying(write_plan, base_plan):

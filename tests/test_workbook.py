@@ -257,9 +257,9 @@ def test_formula_counts_of_the_reference_plans(reference):
     # (#39: tensor_peak_flops, derived on every sheet, and five inputs scenario sheets link to nominal's:
     # fp8_peak_flops, fp4_peak_flops, tensor_format_bits, fp8_width, fp4_width; #41: the Summary's
     # annual cost of each option; #40: gpu_power and seven power columns of each deployment row,
-    # derived on every sheet, and the holds' flips of the inputs the site's power reads; speculative
-    # decoding: gate 2's read bandwidth and token bound, the speculative step model's 14 derived quantities)
-    assert counts == {CHAT.stem: (6, 1234, 2513), RETAIL.stem: (1, 131, 213)}
+    # derived on every sheet, and the holds' flips of the inputs the site's power reads; gate 2's read
+    # bandwidth, a row of its own; prefix caching: each class's uncached prompt tokens, their mean and longest)
+    assert counts == {CHAT.stem: (6, 1174, 2442), RETAIL.stem: (1, 119, 200)}
 
 
 def test_readable_formulas_use_names_and_fold_units(reference):
@@ -270,7 +270,7 @@ def test_readable_formulas_use_names_and_fold_units(reference):
         return ws[built.cell("nominal", name, row).coordinate].value
 
     assert formula("active_replicas") == "=CEILING(peak_arrival_rate/safe_rate_per_replica,1)"
-    assert formula("kv_token_capacity") == "=INT(kv_pool/(kv_bytes_per_token+draft_kv_bytes_per_token)*1048576)"
+    assert formula("kv_token_capacity") == "=INT(kv_pool/kv_bytes_per_token*1048576)"
     assert formula("hours_per_month") == "=days_per_month*24"
     assert formula("avg_prompt_tokens") == "=SUMPRODUCT(classes_weight*classes_prompt_tokens)"
     assert formula("instance_max_rate").startswith("=SMALL(load_sweep_arrival_rate,SUMPRODUCT(")

@@ -241,7 +241,7 @@ def _batch(plan: Plan, scenarios: list[Scenario], graph: Graph, model: Model,
                 if node.quantity.kind not in ("bool", "text"):
                     stops = stops | _implausible(value, node.quantity)
             for check, deps in zip(model.checks, graph.check_deps):
-                if all(d in graph.nodes for d in deps):
+                if deps is not None and all(d in graph.nodes for d in deps):
                     stops = stops | _members(np.asarray(walker.visit(check.require.expr)) == 0)
     except (CapplanError, KeyError, TypeError, ValueError):
         return {}                       # something a batch does not take: each scenario alone
@@ -300,7 +300,10 @@ def run_batch(graph: Graph, model: Model, inputs: dict[str, np.ndarray], rows: d
             pass
         holds = np.ones((1, 1), dtype=bool)
         failed = []
-        for check in model.checks:
+        for check, deps in zip(model.checks, graph.check_deps):
+            if deps is None:                    # not part of a plan with these switches: never fails
+                failed.append(np.zeros((1, 1), dtype=bool))
+                continue
             passes = np.asarray(walker.visit(check.require.expr)) != 0
             passes = passes.reshape((1, 1)) if passes.ndim == 0 else passes
             holds = holds & passes
@@ -485,7 +488,7 @@ def _checks_after(model: Model, graph: Graph) -> dict[str, list]:
     position = {name: i for i, name in enumerate(graph.order)}
     after: dict[str, list] = {}
     for check, deps in zip(model.checks, graph.check_deps):
-        if graph.order and all(d in position for d in deps):
+        if deps is not None and graph.order and all(d in position for d in deps):
             last = max((position[d] for d in deps), default=0)
             after.setdefault(graph.order[last], []).append(check)
     return after

@@ -38,7 +38,7 @@ class Graph:
     nominal: bool                              # the nominal scenario's graph
     nodes: dict[str, Node]
     order: tuple[str, ...]
-    check_deps: tuple[tuple[str, ...], ...]   # per model check
+    check_deps: tuple[tuple[str, ...] | None, ...]   # per model check (None: not under these switches)
 
     def same_formulas(self, other: Graph) -> bool:
         """Whether two scenarios' graphs compute every node by the same formula (the same
@@ -61,7 +61,7 @@ class Graph:
         """The graph evaluating only ``names``, the model's checks and what they are computed
         from, in the same order: an analysis that reads a few results need not compute a
         year-long traffic profile that none of them depends on."""
-        wanted = {n for n in names if n in self.nodes} | {d for deps in self.check_deps for d in deps}
+        wanted = {n for n in names if n in self.nodes} | {d for deps in self.check_deps if deps is not None for d in deps}
         for name in list(wanted):
             wanted.update(self.upstream(name))
         return replace(self, order=tuple(n for n in self.order if n in wanted))
@@ -101,6 +101,9 @@ def _build(model: Model, switch_items, pinned: frozenset[str], nominal: bool) ->
         nodes[name] = Node(name, q, formula, deps)
     check_deps = []
     for check in model.checks:
+        if not all(switches.get(sw) in cases for sw, cases in check.when):
+            check_deps.append(None)            # not part of a plan with these switches
+            continue
         for dep in check.require.names:
             _require(model, present, switches, f"check '{check.require.text}'", dep)
         check_deps.append(tuple(sorted(check.require.names)))

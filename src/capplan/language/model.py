@@ -114,6 +114,7 @@ class Check:
     where: str = ""                # its key in the model file ('checks[0]')
     defined_in: str = field(default="model", compare=False)
     by_row: bool = False           # holds row by row in its key's table: a failure names the rows
+    when: tuple[tuple[str, frozenset[str]], ...] = ()   # the switches under which it is part of the model
 
     @cached_property
     def require(self) -> Formula:
@@ -398,7 +399,8 @@ class _Reader:
         for i, cspec in enumerate(self.data.get("checks") or []):
             checks.append(Check(written=str(cspec["require"]).strip(), key=cspec.get("key", ""),
                                 message=cspec["message"], where=f"checks[{i}]", defined_in=self.source,
-                                by_row=bool(cspec.get("by_row", False))))
+                                by_row=bool(cspec.get("by_row", False)),
+                                when=self._when(cspec.get("when"), f"checks[{i}]")))
         return Model(switches=self.switches, groups=groups, quantities=quantities,
                      tables=tables, checks=tuple(checks), source=self.source, slos=self._slos(),
                      expansions=self.expansions, _definition=(self.data, self.lines))

@@ -1,5 +1,5 @@
 """The plan's top level: which keys it may have, the switches it chooses
-(``sizing:``, ``memory_accounting:``, ``routing:``, ``topology:``), the SLOs its inputs name, and its
+(``sizing:``, ``memory_accounting:``, ``routing:``, ``topology:``, ``speculation:``), the SLOs its inputs name, and its
 free text (``title:``, ``owner:``, ``description:``, ``notes:``)."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from capplan.loading.plan.context import Context
 from capplan.names import nearest
 
 PLAN_KEYS = ("title", "owner", "decision", "description", "gpu", "model", "sizing", "memory_accounting", "routing",
-             "engine", "inputs", "tables", "scenarios", "expect", "notes", "candidates", "traffic", "topology")
-PLAN_SWITCHES = ("sizing", "memory_accounting", "routing", "topology")   # the model's switches a plan chooses by key
+             "engine", "inputs", "tables", "scenarios", "expect", "notes", "candidates", "traffic", "topology", "speculation")
+PLAN_SWITCHES = ("sizing", "memory_accounting", "routing", "topology", "speculation")   # the model's switches a plan chooses by key
 TOPOLOGY = "topology"
 
 
