@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 
 import pytest
+from conftest import ROOT
 from test_demand import evaluated
 
 
@@ -143,3 +144,15 @@ def test_the_record_has_the_section_only_for_a_disaggregated_plan(write_plan, ru
     assert "## 7. Prefill/decode disaggregation" in record
     assert "| node8 | 1 | 1 | $58,560.00 |" in record
     assert "- `disaggregation_saving = monthly_cost - disaggregated_monthly_cost`" in record
+
+
+def test_the_first_screen_sets_the_pools_against_the_recommended_aggregated_fleet():
+    """The reference plan's ranking weighs aggregated candidates only (TP8 wins on 24 nodes); its first screen
+    says that the pools need 18 + 5 = 23 nodes of the same $36.32/h offer, one node-month (732 h) less."""
+    text = (ROOT / "out" / "llama3.3-70b-disaggregated.md").read_text(encoding="utf-8")
+    screen = text[:text.index("**The ask:**")]
+    node_month = 36.32 * 732
+    line = next(x for x in screen.splitlines() if x.startswith("**Prefill/decode pools instead:**"))
+    assert "on 18 + 5 nodes of spheron-8x-h200-sxm" in line and f"${23 * node_month:,.2f} a month" in line
+    assert f"${node_month:,.2f} ({100 / 24:.1f} %) less than the recommended aggregated fleet" in line
+    assert f"${24 * node_month:,.2f} a month" in screen
