@@ -19,10 +19,10 @@ and the runner-up:
   :data:`CHUNK_ROWS` rows; the formulas the draws do not move are evaluated
   once), drawing each transferred or estimated λ* inside its band (lognormal,
   the band as its 90 % interval) and the plan's uncertain scalar inputs as
-  ``capplan simulate`` draws them. Only
-  the contenders are drawn: the feasible candidates whose cost at the low end
-  of their band (squared, for the whole-node steps) reaches the winner's at the
-  high end of its own; the others cannot be cheapest in any draw.
+  ``capplan simulate`` draws them. Only the contenders are drawn: the feasible
+  candidates whose cost at the low end of their band (squared, for the
+  whole-node steps) reaches the winner's at the high end of its own; the
+  others cannot be cheapest in any draw.
 """
 
 from __future__ import annotations
