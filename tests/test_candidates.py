@@ -20,6 +20,7 @@ from __future__ import annotations
 import copy
 import shutil
 
+import numpy as np
 import pytest
 import yaml
 from conftest import BASE_PLAN, ROOT
@@ -276,6 +277,49 @@ def test_p_winner_stays_draws_the_plans_uncertain_inputs_too(write_plan):
     _, r = ranking_of(write_plan, plan)
     assert r.draws == 50
     assert 0 < r.stays < 1        # the peak moves the fleets' whole-node steps (44.1 and 73.5 req/s)
+
+
+def ranged_peak(write_plan):
+    """The three candidates with the peak drawn too: the plan's evaluations and its candidates."""
+    plan = three()
+    plan["inputs"]["peak_arrival_rate"] = {"value": "60 req/s", "range": "40 to 80 req/s"}
+    _, evaluations = evaluate_plan(write_plan(plan))
+    return evaluations, batch.evaluate(evaluations)
+
+
+def test_p_winner_stays_makes_every_draw_asked(write_plan):
+    """70,000 draws of 3 contenders are 210,000 rows: all are drawn (they are evaluated in chunks)."""
+    evaluations, evaluated = ranged_peak(write_plan)
+    r = ranked.rank(evaluations, evaluated, draws=70_000)
+    assert r.draws == 70_000
+    assert 0 < r.stays < 1
+
+
+def test_p_winner_stays_is_the_same_in_chunks_of_any_size(write_plan, monkeypatch):
+    """Chunks draw the same random numbers in the same order: 7 rows a chunk (2 draws of the 3
+    contenders, the last chunk shorter) give the one-chunk result."""
+    evaluations, evaluated = ranged_peak(write_plan)
+    whole = ranked.rank(evaluations, evaluated, draws=301)
+    monkeypatch.setattr(ranked, "CHUNK_ROWS", 7)
+    chunked = ranked.rank(evaluations, evaluated, draws=301)
+    assert (chunked.stays, chunked.draws) == (whole.stays, whole.draws)
+    assert 0 < whole.stays < 1
+
+
+def test_the_drawn_cost_is_the_whole_batchs_to_the_last_bit(write_plan):
+    """The cost of each contender-draw, evaluated from only what λ* and the drawn inputs move (the
+    rest once per candidate), equals the monthly cost of every candidate's whole graph in one batch."""
+    evaluations, evaluated = ranged_peak(write_plan)
+    e, cands = evaluations[0], evaluated.candidates
+    draws, n = 40, len(cands)
+    rng = np.random.default_rng(7)
+    lam = rng.uniform(1, 20, draws * n)
+    peak = {"peak_arrival_rate": np.repeat(rng.uniform(40, 80, draws), n).reshape((-1, 1))}
+    out, *_ = batch.run_candidates(e, cands, lam, np.zeros(draws * n), None, tile=draws, drawn=peak)
+    whole = np.broadcast_to(out[ranked.MONTH], (draws * n, 1))
+    drawn = batch.drawn_values(e, cands, np.zeros(n), ranked.MONTH, ("instance_max_rate", "peak_arrival_rate"))
+    fast = drawn(draws, {"instance_max_rate": lam.reshape((-1, 1)), **peak})
+    assert np.array_equal(np.broadcast_to(fast, (draws * n, 1)), whole)
 
 
 def test_what_it_would_take_rho_and_tp(write_plan):

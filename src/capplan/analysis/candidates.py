@@ -25,7 +25,7 @@ from capplan import formatting
 from capplan.analysis import candidate_sweeps
 from capplan.artifacts import transfer
 from capplan.artifacts.ranking import Evaluated
-from capplan.engine.evaluate import Evaluation, Numeric, run_batch
+from capplan.engine.evaluate import Evaluation, Numeric, over_draws, run_batch
 from capplan.engine.graph import build
 from capplan.language import units
 from capplan.loading import tablestatus
@@ -84,6 +84,16 @@ def run_candidates(e: Evaluation, cands, lam: np.ndarray, compliant: np.ndarray,
     inputs["instance_max_rate"] = lam.reshape((-1, 1))
     inputs["compliant_share"] = np.asarray(compliant, dtype=float).reshape((-1, 1))
     return run_batch(graph, e.model, inputs, rows, nominal)
+
+
+def drawn_values(e: Evaluation, cands, compliant: np.ndarray, name: str, sources):
+    """``name`` of every candidate over draws of ``sources`` (λ*, the plan's uncertain inputs):
+    the function :func:`capplan.engine.evaluate.over_draws` returns, each row the one
+    :func:`run_candidates` gives with ``tile`` draws, at a cost that grows only with the
+    formulas the draws move."""
+    graph, inputs, rows = _layout(e, cands, True)
+    inputs["compliant_share"] = np.asarray(compliant, dtype=float).reshape((-1, 1))
+    return over_draws(graph, inputs, rows, name, sources)
 
 
 def _layout(e: Evaluation, cands, nominal: bool):

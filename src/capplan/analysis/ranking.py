@@ -17,12 +17,14 @@ and the runner-up:
 - **near misses**: each other candidate with the price it would need, or its
   reason for being infeasible;
 - **P(winner stays winner)**: a Monte Carlo over every candidate at once
-  (each draw is one more block of the batch), drawing each transferred or
-  estimated λ* inside its band (lognormal, the band as its 90 % interval) and
-  the plan's uncertain scalar inputs as ``capplan simulate`` draws them. Only
-  the contenders are drawn: the feasible candidates whose cost at the low end
-  of their band (squared, for the whole-node steps) reaches the winner's at the
-  high end of its own; the others cannot be cheapest in any draw.
+  (each draw is one more block of the batch, in chunks of at most
+  :data:`CHUNK_ROWS` rows; the formulas the draws do not move are evaluated
+  once), drawing each transferred or estimated λ* inside its band (lognormal,
+  the band as its 90 % interval) and the plan's uncertain scalar inputs as
+  ``capplan simulate`` draws them. Only the contenders are drawn: the feasible
+  candidates whose cost at the low end of their band (squared, for the
+  whole-node steps) reaches the winner's at the high end of its own; the
+  others cannot be cheapest in any draw.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from capplan.engine import sampling
 from capplan.engine.evaluate import Evaluation
 
 DRAWS = 1_000                 # Monte Carlo draws of the ranking
-MAX_ROWS = 200_000            # contenders × draws evaluated in one batch at most (each node holds that many floats)
+CHUNK_ROWS = 200_000          # contender-draws evaluated at once at most (each formula the draws move holds as many floats)
 SEED = 20261111
 PEAK_SPAN = 4                 # the peak flip is looked for from 0 to 4 × today's peak
 MAX_EDGES = 10_000            # whole-replica steps of one candidate looked at, at most
@@ -185,20 +187,30 @@ def _stays(evaluations: list[Evaluation], ranking: Ranking, draws: int) -> tuple
     w = ranking.winner
     reach = month[w] / (1 - ev.band[w]) ** 2
     chosen = [i for i in ranking.feasible if month[i] * (1 - ev.band[i]) ** 2 <= reach or uncertain]
-    n = len(chosen)
-    draws = max(1, min(draws, MAX_ROWS // n))
     lam = ev.values["instance_max_rate"][chosen, 0]
     band = ev.band[chosen]
-    rng = sampling.stream(SEED, "candidates λ*")
     sigma = np.log((1 + band) / (1 - band).clip(1e-9)) / (2 * _Z90)
-    z = rng.standard_normal((draws, n))
-    drawn_lam = (lam[None, :] * np.exp(sigma[None, :] * z)).reshape(-1)
-    drawn = {name: np.repeat(sampling.draw(i.uncertain, e.model.quantities[name], name, SEED, draws).values, n)
-             .reshape((-1, 1)) for name, i in uncertain.items()}
-    compliant = np.tile(np.where(np.array(ev.tags)[chosen] == transfer.MEASURED, 1.0, 0.0), draws)
-    contenders = tuple(ev.candidates[i] for i in chosen)
-    out, *_ = batch.run_candidates(e, contenders, drawn_lam, compliant, None, tile=draws, drawn=drawn)
-    cost = np.broadcast_to(out[MONTH], (draws * n, 1)).reshape((draws, n))
+    drawn = {name: sampling.draw(i.uncertain, e.model.quantities[name], name, SEED, draws).values
+             for name, i in uncertain.items()}
+    compliant = np.where(np.array(ev.tags)[chosen] == transfer.MEASURED, 1.0, 0.0)
+    cost_of = batch.drawn_values(e, tuple(ev.candidates[i] for i in chosen), compliant, MONTH,
+                                 ("instance_max_rate", *uncertain))
+    rng = sampling.stream(SEED, "candidates λ*")
+    step = max(1, CHUNK_ROWS // len(chosen))
+    wins = sum(_wins(cost_of, rng, lam, sigma, {name: v[start:start + step] for name, v in drawn.items()},
+                     min(step, draws - start), chosen.index(w)) for start in range(0, draws, step))
+    return wins / draws, draws
+
+
+def _wins(cost_of, rng: np.random.Generator, lam: np.ndarray, sigma: np.ndarray, drawn: dict[str, np.ndarray],
+          tile: int, winner: int) -> int:
+    """In how many of ``tile`` draws contender ``winner`` is the cheapest: one chunk of the draws
+    (``drawn``: the uncertain inputs' values in them). Each contender's λ* is drawn from the
+    stream's next numbers, so chunks draw what one batch of every draw would."""
+    n = len(lam)
+    z = rng.standard_normal((tile, n))
+    given = {name: np.repeat(values, n).reshape((-1, 1)) for name, values in drawn.items()}
+    given["instance_max_rate"] = (lam[None, :] * np.exp(sigma[None, :] * z)).reshape((-1, 1))
+    cost = np.broadcast_to(cost_of(tile, given), (tile * n, 1)).reshape((tile, n))
     cost = np.where(np.isfinite(cost), cost, np.inf)
-    best = np.argmin(cost, axis=1)
-    return float(np.mean(best == chosen.index(w))), draws
+    return int(np.count_nonzero(np.argmin(cost, axis=1) == winner))

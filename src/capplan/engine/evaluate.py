@@ -311,6 +311,31 @@ def run_batch(graph: Graph, model: Model, inputs: dict[str, np.ndarray], rows: d
     return values, holds, failed, walker.failed
 
 
+def over_draws(graph: Graph, inputs: dict[str, np.ndarray], rows: dict[str, int], name: str, sources):
+    """``name`` over draws of the inputs ``sources``: what they do not move is evaluated here, once,
+    over the batch ``inputs`` (``(B or 1, …)``); the function returned takes ``tile`` draws (each
+    source ``(tile·B, …)``, member ``i`` of draw ``d`` in row ``d·B + i``) and evaluates only the
+    formulas they move, no checks. Each row is the one :func:`run_batch` gives over the inputs
+    tiled: the same operations on the same numbers."""
+    fixed, moved = graph.split((name,), sources)
+    values = _formulas(fixed, dict(inputs), rows)
+    read = ({name, *(d for n in moved.order for d in graph.nodes[n].deps)} - set(moved.order)) - set(sources)
+    once = {n: values[n] for n in read}
+
+    def run(tile: int, drawn: dict[str, np.ndarray]) -> np.ndarray:
+        given = {n: (np.tile(v, (tile, 1)) if v.shape[0] > 1 else v) for n, v in once.items()}
+        return _formulas(moved, {**given, **drawn}, rows)[name]
+    return run
+
+
+def _formulas(graph: Graph, values: dict, rows: dict[str, int]) -> dict:
+    """The formula nodes of a graph over a batch, put in ``values`` (the nominal values are these)."""
+    with np.errstate(all="ignore"):
+        for _ in _walk_batch(graph, Numeric(values, values, batch=True), values, rows):
+            pass
+    return values
+
+
 def _walk_batch(graph: Graph, walker: Numeric, values: dict, rows: dict[str, int]):
     """Each formula node over a batch, in the graph's order, its value put in ``values``
     (``(B or 1, 1)``, or ``(B or 1, rows)`` in a table); yields each node once it is there."""

@@ -66,6 +66,22 @@ class Graph:
             wanted.update(self.upstream(name))
         return replace(self, order=tuple(n for n in self.order if n in wanted))
 
+    def split(self, names, sources) -> tuple[Graph, Graph]:
+        """The formulas ``names`` are computed from (no model checks), in order, in two graphs:
+        those no node of ``sources`` reaches, and those it does. Over many draws of ``sources``
+        the first part is the same in every draw, so it is computed once (a ranking's monthly
+        cost reads 9 formulas, of which λ* moves 6)."""
+        wanted = {n for n in names if n in self.nodes}
+        for name in list(wanted):
+            wanted.update(self.upstream(name))
+        moved = set(sources)
+        for name in self.order:
+            if name in wanted and not moved.isdisjoint(self.nodes[name].deps):
+                moved.add(name)
+        order = [n for n in self.order if n in wanted and n not in sources]
+        return (replace(self, order=tuple(n for n in order if n not in moved)),
+                replace(self, order=tuple(n for n in order if n in moved)))
+
 
 def build(model: Model, switches: dict[str, str], pinned: frozenset[str] = frozenset(),
           nominal: bool = True) -> Graph:
