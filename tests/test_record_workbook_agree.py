@@ -46,9 +46,10 @@ def test_the_summary_recommends_what_the_record_s_headline_names_first(path):
     assert pick in names
 
     def first(name: str) -> int:
-        """Where the headline first names an option (each part of 'X on Y' must be there)."""
+        """Where the headline has named an option whole: the first mention of its last-named part ('X on Y':
+        two options on one offer are told apart by their configuration, not by the offer they share)."""
         found = [headline.find(part) for part in name.split(" on ")]
-        return min(found) if all(f >= 0 for f in found) else len(headline)
+        return max(found) if all(f >= 0 for f in found) else len(headline)
 
     assert first(pick) < len(headline), (pick, headline)
     assert all(first(pick) < first(other) for other in names if other != pick), (pick, headline)
