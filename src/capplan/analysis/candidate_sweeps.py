@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import copy
 from dataclasses import replace
-from types import SimpleNamespace
 
 import numpy as np
 
@@ -67,9 +66,9 @@ def _graph(e: Evaluation):
 def _recounted(e: Evaluation, nominal: Evaluation, table) -> list[dict]:
     """The file's rows with their goodput counted at scenario ``e``'s SLO limits."""
     rows = [dict(row) for row in table.rows]
-    imports.recount_goodput(SimpleNamespace(model=e.model), SimpleNamespace(inputs=nominal.scenario.inputs,
-                            tables={"load_sweep": table}), e.scenario.inputs,
-                            {"load_sweep": SimpleNamespace(rows=rows)}, set())
+    limits = imports.goodput_limits(e.model, e.scenario.inputs)
+    if table.runs and limits != imports.goodput_limits(e.model, nominal.scenario.inputs):
+        imports.recount_rows(e.model, table.runs, rows, limits)
     return rows
 
 

@@ -9,6 +9,7 @@ import math
 
 from capplan.errors import CapplanError
 from capplan.language import units
+from capplan.language.model import Model
 from capplan.loading import catalog
 from capplan.loading import sweeps as sweep_import
 from capplan.loading.sweeps import estimate
@@ -51,16 +52,16 @@ def read(ctx: Context, patterns, path, select=None) -> tuple[tuple, tuple, list[
     if select is not None or any(math.isfinite(p.arrival_rate) for p in points):    # closed loops: no series
         points = _series(ctx, points, select, path[:-1])
     rows = [r.table_row(ctx.model.slos)
-            for r in sweep_import.combine_replicates(points, goodput_limits(ctx, ctx.inputs))]
+            for r in sweep_import.combine_replicates(points, goodput_limits(ctx.model, ctx.inputs))]
     if not rows:
-        raise ctx.err(sweep_import.closed_loop_refusal(points, ctx.model.slos, goodput_limits(ctx, ctx.inputs)), *path)
+        raise ctx.err(sweep_import.closed_loop_refusal(points, ctx.model.slos, goodput_limits(ctx.model, ctx.inputs)), *path)
     return tuple(files), tuple(points), rows
 
 
-def goodput_limits(ctx: Context, inputs: dict) -> dict[str, float]:
+def goodput_limits(model: Model, inputs: dict) -> dict[str, float]:
     """Per metric, the tightest of the plan's SLOs (display unit): what a request must meet to count."""
     limits: dict[str, float] = {}
-    for slo in ctx.model.slos:
+    for slo in model.slos:
         value = units.to_display(inputs[slo.limit].value, slo.unit)
         limits[slo.metric] = min(limits.get(slo.metric, value), value)
     return limits
@@ -70,16 +71,20 @@ def recount_goodput(ctx: Context, nominal, inputs: dict, tables: dict, set_table
     """An imported sweep's goodput at the scenario's own SLO limits: a scenario that tightens
     the TTFT SLO counts the requests that meet the tighter one (where the files keep each
     request). A table whose goodput cells the scenario sets itself keeps them."""
-    limits = goodput_limits(ctx, inputs)
-    if limits == goodput_limits(ctx, nominal.inputs):
+    limits = goodput_limits(ctx.model, inputs)
+    if limits == goodput_limits(ctx.model, nominal.inputs):
         return
     for name, data in tables.items():
         runs = nominal.tables[name].runs
-        if not runs or name in set_tables:
-            continue
-        for row, combined in zip(data.rows, sweep_import.combine_replicates(runs, limits)):
-            if "goodput_share" in row:
-                row["goodput_share"] = combined.table_row(ctx.model.slos).get("goodput_share", 0.0)
+        if runs and name not in set_tables:
+            recount_rows(ctx.model, runs, data.rows, limits)
+
+
+def recount_rows(model: Model, runs, rows: list[dict], limits: dict[str, float]) -> None:
+    """Each row's goodput share counted again from the runs it combines, at ``limits``."""
+    for row, combined in zip(rows, sweep_import.combine_replicates(runs, limits)):
+        if "goodput_share" in row:
+            row["goodput_share"] = combined.table_row(model.slos).get("goodput_share", 0.0)
 
 
 def _series(ctx: Context, points: list, select, path: tuple) -> list:
