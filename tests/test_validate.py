@@ -7,6 +7,7 @@ one synthetic vLLM result each: an open-loop point and a closed loop of four str
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 
@@ -36,11 +37,12 @@ def _validated(run_main, plan, *files):
     return json.loads(out)
 
 
-def _by_hand(plan_path, prompt: float, output: float):
+def _by_hand(plan_path, prompt: float, output: float, efficiency: float | None = None):
     """The estimate's R₀, a, n_dec and unqueued TTFT (s) for one class of these lengths, from the
-    plan's evaluated inputs (llama-3-8b: every layer full attention, so the cache holds the context)."""
+    plan's evaluated inputs (llama-3-8b: every layer full attention, so the cache holds the context),
+    at ``efficiency`` of the HBM bandwidth when given, else the plan's."""
     v = pipeline.evaluate_plan(plan_path)[1][0].values
-    bandwidth = v["hbm_bandwidth"] * v["gpus_per_replica"] * v["hbm_efficiency"]
+    bandwidth = v["hbm_bandwidth"] * v["gpus_per_replica"] * (efficiency or v["hbm_efficiency"])
     per_token = v["flops_per_param_token"] * v["active_parameter_count"] / (
         v["tensor_peak_flops"] * v["gpus_per_replica"] * v["tensor_efficiency"])
     resident = (prompt + output / 2) / (prompt + output)
@@ -60,7 +62,9 @@ def test_an_open_loop_point_is_predicted_by_the_estimates_engine_step(tmp_path, 
     assert got["TPOT p50"]["measured"] == 12.0
     assert got["TPOT p50"]["ratio"] == pytest.approx(1000 * step / 12.0)
     assert got["output tok/s"]["predicted"] == pytest.approx(2.0 * 50)  # λ·O: the offered load is delivered
-    assert got["TTFT p50"]["predicted"] == pytest.approx(1000 * ttft)
+    overhead = 0.02                                                   # prefill_overhead's default
+    queued = (ttft - overhead) / (1 - 2.0 * ENGINE_FACTOR * a) + overhead   # prefill shares the step: t_pre / (1 − λ·f·a)
+    assert got["TTFT p50"]["predicted"] == pytest.approx(1000 * queued)
     assert point["load"] == "2 req/s open loop" and point["under_estimated_max_rate"] is True
 
 
@@ -76,10 +80,69 @@ def test_a_closed_loop_point_is_predicted_with_its_streams_as_the_batch(tmp_path
     assert point["load"] == "4 in flight (concurrent (4 streams))" and point["under_estimated_max_rate"] is None
 
 
+LOOSE = {"ttft_p95_slo": "60 s", "tpot_p95_slo": "10 s", "e2e_p99_slo": "600 s"}   # no SLO binds λ̂*
+
+
+def test_the_schedulers_max_seqs_caps_the_decode_batch_and_lambda_star(tmp_path, base_plan, write_plan, run_main):
+    base_plan["inputs"].update(LOOSE)
+    plan = write_plan(base_plan)
+    v = pipeline.evaluate_plan(plan)[1][0].values
+    pool = math.floor(v["kv_token_capacity"] / (150 * (1 + v["paged_tail_waste"]))) / (125 / 150)
+    assert pool > 3000                                                  # the KV pool holds ~3,500 such requests
+    r0, a, n_dec, _ = _by_hand(plan, 100, 50)
+    capped = 256 / (ENGINE_FACTOR * (n_dec * r0 + 256 * a))          # λ n_dec t = 256, t = f·R₀ / (1 − λ·f·a)
+    point, = _validated(run_main, plan, _result(tmp_path))["points"]
+    assert point["estimated_max_rate"] == pytest.approx(capped)
+    burst, = _validated(run_main, plan, _result(tmp_path, request_rate="inf", num_prompts=1000, completed=1000,
+                                                  total_input_tokens=100_000, total_output_tokens=50_000))["points"]
+    tpot = {c["quantity"]: c["predicted"] for c in burst["compared"]}["TPOT p50"]
+    assert tpot == pytest.approx(1000 * ENGINE_FACTOR * (r0 + 256 * a / n_dec))   # 1,000 in flight, 256 decode
+    assert "256 of them" in burst["note"]
+
+
+def test_a_burst_waits_for_the_prompts_ahead_of_it_in_the_token_budget(tmp_path, base_plan, write_plan, run_main):
+    plan = write_plan(base_plan)
+    r0, _, _, ttft = _by_hand(plan, 100, 50)
+    per_token = (ttft - 0.02) / 100
+    found = _validated(run_main, plan, _result(tmp_path, request_rate="inf", num_prompts=100, completed=100,
+                                                total_input_tokens=10_000, total_output_tokens=5_000))
+    ahead = (100 + 1) / 2 * 100                                          # the median prompt and those before it
+    steps = math.ceil(ahead / 2048)                                      # chunks of the 2,048-token budget
+    expected = ENGINE_FACTOR * (steps * r0 + ahead * per_token) + 0.02
+    got = {c["quantity"]: c["predicted"] for c in found["points"][0]["compared"]}
+    assert got["TTFT p50"] == pytest.approx(1000 * expected)
+
+
+def _fit_files(tmp_path, plan, efficiency):
+    """Two open-loop runs whose median TPOTs are the estimate's step at ``efficiency`` of the bandwidth."""
+    r0, a, _, _ = _by_hand(plan, 100, 50, efficiency)
+    return [_result(tmp_path, f"r{rate:g}.json", request_rate=rate,
+                    median_tpot_ms=1000 * ENGINE_FACTOR * r0 / (1 - rate * ENGINE_FACTOR * a)) for rate in (1.0, 3.0)]
+
+
+def test_fit_recovers_the_hbm_efficiency_the_tpots_were_made_with(tmp_path, base_plan, write_plan, run_main):
+    plan = write_plan(base_plan)
+    files = _fit_files(tmp_path, plan, 0.58)
+    code, out, err = run_main("validate", plan, *files, "--fit")
+    assert code == 0, err
+    block = out[out.index("inputs:\n"):]
+    assert "  hbm_efficiency:\n    value: 0.58\n    tag: measurement\n" in block
+    for f in files:
+        assert f"{f} (sha256 {hashlib.sha256(f.read_bytes()).hexdigest()})" in block
+    assert "r1.json: 1 req/s" in out and "r3.json: 3 req/s" in out
+
+
+def test_fit_without_a_decode_bound_open_loop_point_names_the_files(tmp_path, base_plan, write_plan, run_main):
+    burst = _result(tmp_path, request_rate="inf")
+    code, out, err = run_main("validate", write_plan(base_plan), burst, "--fit")
+    assert code == 1 and out == ""
+    assert err.startswith(f"error: {burst}: --fit: no decode-bound open-loop point with a median TPOT")
+
+
 def test_the_text_names_the_formulas_each_point_and_the_summary(tmp_path, base_plan, write_plan, run_main):
     code, out, _ = run_main("validate", write_plan(base_plan), _result(tmp_path))
     assert code == 0
-    assert "t = f·R₀ / (1 − λ·f·a)" in out and "ttft_bound" in out
+    assert "t = f·R₀ / (1 − λ·f·a)" in out and "t_pre / (1 − λ·f·a)" in out
     assert "run.json: 2 req/s open loop" in out and "under λ̂*" in out
     assert "summary all: median factor off" in out and "within ±50%" in out
 

@@ -326,6 +326,8 @@ def _parser() -> argparse.ArgumentParser:
                        "open-loop point is under the estimate's λ*. Writes nothing.", parents=[plan])
     p.add_argument("files", nargs="+", metavar="FILE", help="benchmark result files (one server each)")
     p.add_argument("--format", choices=("text", "json"), default="text", help="text (default) or json")
+    p.add_argument("--fit", action="store_true", help="also fit hbm_efficiency to the decode-bound open-loop "
+                   "points' median TPOT and print the inputs: block a plan pastes (the files its source)")
     p.set_defaults(run=cmd_validate)
     return parser
 
@@ -642,7 +644,7 @@ def cmd_validate(args) -> int:
     from capplan import validate
     from capplan.rendering import jsonout
 
-    found = validate.run(Path(args.plan), [Path(f) for f in args.files])
+    found = validate.run(Path(args.plan), [Path(f) for f in args.files], args.fit)
     sys.stdout.write(jsonout.dumps(validate.as_json(found)) if args.format == "json" else validate.text(found))
     return EXIT_OK
 

@@ -13,9 +13,12 @@ apart they are. Nothing is written.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 from capplan.analysis import pipeline, validation
 from capplan.engine.evaluate import evaluate_nominal
@@ -28,13 +31,30 @@ FORMULAS = (
     "TPOT p50, open loop at λ req/s: the engine step t = f·R₀ / (1 − λ·f·a) (engine_step_factor, "
     "estimate_weights_time, estimate_step_growth), under the rate that fills the KV pool (estimate_kv_rate); "
     "above it, the closed loop of the run's requests",
-    "TPOT p50, closed loop with N in flight: t = f·(R₀ + B·a / n_dec), B = min(N, estimate_kv_concurrency), "
+    "TPOT p50, closed loop with N in flight: t = f·(R₀ + B·a / n_dec), B = min(N, estimate_decode_batch) (the KV pool, estimate_max_seqs), "
     "n_dec = estimate_steps_per_request",
     "output tok/s: open loop λ·O (O the point's mean output tokens); closed loop B·n_step / t "
     "(n_step = decode_tokens_per_step)",
-    "TTFT p50: ttft_bound = prefill_time_bound + prefill_overhead, the point's prompt unqueued",
+    "TTFT p50: the point's prefill t_pre = prefill_time_bound shares the step: t_pre / (1 − λ·f·a) + "
+    "prefill_overhead (open loop; closed loop at λ = B / (n_dec·t)); a burst of N: the (N + 1)/2 prompts ahead "
+    "in chunks of estimate_token_budget M, f·(⌈(N + 1)/2·P / M⌉·R₀ + (N + 1)/2·P·k) + prefill_overhead",
     "λ̂*: estimated_max_rate under the plan's SLOs; band: estimate_band on both sides",
 )
+
+
+GRID = np.round(np.arange(0.20, 1.0 + 1e-9, 0.01), 2)     # hbm_efficiency values --fit tries
+
+
+@dataclass(frozen=True)
+class Fit:
+    """``--fit``: the HBM efficiency that predicts the decode-bound open-loop points' median TPOT best."""
+
+    value: float
+    points: tuple[str, ...]      # 'qps_01.json: 1 req/s'
+    factor: float                # median factor off at the fitted value
+    before: float                # ... at the plan's
+    plan_value: float
+    source: str
 
 
 @dataclass(frozen=True)
@@ -47,14 +67,16 @@ class Validation:
     notes: tuple[str, ...]
     predicted: tuple[validation.Predicted, ...]
     band: float
+    fit: Fit | None = None
 
     @property
     def summaries(self) -> list[validation.Summary]:
         return validation.summaries(list(self.predicted))
 
 
-def run(plan_path: Path, paths: list[Path]) -> Validation:
-    """Read the plan and the files, and predict every point of them."""
+def run(plan_path: Path, paths: list[Path], fit: bool = False) -> Validation:
+    """Read the plan and the files, and predict every point of them (and with ``fit``, fit
+    hbm_efficiency to the decode-bound open-loop points)."""
     plan = pipeline.load_plan(plan_path)
     nominal = evaluate_nominal(plan, standard_model())
     read = sweep_files.read_named(paths, standard_model().with_slos(MEDIANS).slos)
@@ -69,9 +91,43 @@ def run(plan_path: Path, paths: list[Path]) -> Validation:
     gpus = round(plan.nominal.inputs["gpus_per_replica"].value)
     notes = tuple(f"{path}: measured {m}" for path, f in zip(paths, read)
                   for m in evidence.mismatches(list(f.points), plan.model_entry, gpus))
+    files = tuple((str(p), " ".join(f.tool).strip(), f.sha256) for p, f in zip(paths, read))
+    fitted = _fit(nominal, [(name, p) for name, _, _, p in points], values, files) if fit else None
     return Validation(plan.file, f"{plan.model_entry.id} on {plan.gpu.id}, {gpus} GPU(s) per replica, one replica",
-                      tuple((str(p), " ".join(f.tool).strip(), f.sha256) for p, f in zip(paths, read)), notes,
-                      predicted, float(validation.input_value(nominal, "estimate_band")))
+                      files, notes, predicted, float(validation.input_value(nominal, "estimate_band")), fitted)
+
+
+def _fit(nominal, points, values, files) -> Fit:
+    """hbm_efficiency over :data:`GRID` by the least mean |log(predicted / measured)| of the median TPOT
+    of the open-loop points under the KV rate whose step mostly reads (where the efficiency of the
+    reads sets the step; engine_step_factor held at the plan's, so the fit takes up what it leaves)."""
+    chosen = [(name, p, v) for (name, p), v in zip(points, values)
+              if math.isfinite(p.arrival_rate) and p.arrival_rate < v["estimate_kv_rate"]
+              and validation.decode_bound(v, p.arrival_rate, p.tokens) and p.latency.get("tpot_p50", 0) > 0]
+    if not chosen:
+        raise CapplanError("--fit: no decode-bound open-loop point with a median TPOT (a rate under the one that "
+                           "fills the KV pool, whose step reads more than it computes) to fit hbm_efficiency from",
+                           file=", ".join(path for path, _, _ in files))
+    lengths = [p.tokens for _, p, _ in chosen]
+    grid = validation.estimates(nominal, lengths * len(GRID), {"hbm_efficiency": np.repeat(GRID, len(chosen))})
+    errors = [_log_errors(chosen, grid[g * len(chosen):(g + 1) * len(chosen)]) for g in range(len(GRID))]
+    best = int(np.argmin([np.mean(e) for e in errors]))
+    plan_value = float(validation.input_value(nominal, "hbm_efficiency"))
+    names = tuple(f"{Path(name).name}: {p.arrival_rate:g} req/s" for name, p, _ in chosen)
+    used = dict.fromkeys(name for name, _, _ in chosen)
+    digests = "; ".join(f"{path} (sha256 {digest})" for path, _, digest in files if path in used)
+    source = (f"capplan validate --fit: the median TPOT of {len(chosen)} decode-bound open-loop point(s) "
+              f"({'; '.join(names)}) of {digests}; least mean |log(predicted / measured)| over "
+              f"{GRID[0]:.2f}-{GRID[-1]:.2f} by 0.01, engine_step_factor "
+              f"{chosen[0][2]['engine_step_factor']:g}")
+    return Fit(float(GRID[best]), names, math.exp(float(np.median(errors[best]))),
+               math.exp(float(np.median(_log_errors(chosen, [v for _, _, v in chosen])))), plan_value, source)
+
+
+def _log_errors(chosen, values) -> list[float]:
+    """|log(predicted / measured)| of each chosen point's median TPOT (inf for an unbounded step)."""
+    return [abs(math.log(1000 * validation.open_loop_step(v, p.arrival_rate) / p.latency["tpot_p50"]))     # ms
+            for (_, p, _), v in zip(chosen, values)]
 
 
 def _length_key(fmt: str, k: int) -> str:
@@ -100,7 +156,18 @@ def text(v: Validation) -> str:
     for s in v.summaries:
         lines.append(f"summary {s.name}: median factor off {_ratio(s.median_factor)} over {s.count}; "
                      f"{s.inside} of {s.count} within ±{v.band:.0%}")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + _fit_text(v.fit)) + "\n"
+
+
+def _fit_text(fit: Fit | None) -> list[str]:
+    """The fitted value and the ``inputs:`` block a plan pastes, its source the files and their hashes."""
+    if fit is None:
+        return []
+    return ["", f"fit: hbm_efficiency {fit.value:.2f} from the median TPOT of {'; '.join(fit.points)}: median "
+                f"factor off {_ratio(fit.factor)} (at the plan's {fit.plan_value:g}: {_ratio(fit.before)}); for the plan, "
+                "as a measurement:",
+            "inputs:", "  hbm_efficiency:", f"    value: {fit.value:g}", "    tag: measurement",
+            f"    source: {json.dumps(fit.source, ensure_ascii=False)}"]
 
 
 def as_json(v: Validation) -> dict:
@@ -113,7 +180,9 @@ def as_json(v: Validation) -> dict:
                                       "predicted": _finite(c.predicted), "ratio": _finite(c.ratio),
                                       "inside_band": c.inside} for c in p.compared]} for p in v.predicted],
             "summary": [{"quantity": s.name, "count": s.count, "median_factor_off": _finite(s.median_factor),
-                         "inside_band": s.inside} for s in v.summaries]}
+                         "inside_band": s.inside} for s in v.summaries],
+            **({"fit": {"hbm_efficiency": v.fit.value, "points": list(v.fit.points), "source": v.fit.source,
+                        "median_factor_off": _finite(v.fit.factor)}} if v.fit else {})}
 
 
 def _finite(x: float) -> float | None:

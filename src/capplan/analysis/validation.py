@@ -38,8 +38,9 @@ from capplan.language import units
 
 # the estimate group's values a prediction reads (base units: s, req/s)
 READ = ("estimate_weights_time", "estimate_step_growth", "engine_step_factor", "estimate_steps_per_request",
-        "estimate_kv_concurrency", "estimate_kv_rate", "estimated_max_rate", "estimate_band", "ttft_bound",
-        "decode_tokens_per_step")
+        "estimate_decode_batch", "estimate_kv_rate", "estimated_max_rate", "estimate_band", "ttft_bound",
+        "decode_tokens_per_step", "estimate_token_time", "estimate_token_budget", "prefill_time_bound",
+        "prefill_overhead")
 _STREAMS = re.compile(r"\((\d+) streams?\)")
 
 
@@ -63,11 +64,43 @@ def batch_step(values: dict[str, float], batch: float) -> float:
     return f * (r0 + batch * a / values["estimate_steps_per_request"])
 
 
-def estimates(evaluation, lengths: list[tuple[float, float]]) -> list[dict[str, float]]:
+def open_loop_ttft(values: dict[str, float], rate: float) -> float:
+    """The median TTFT (s) at ``rate`` req/s: chunked prefill shares each step with the batch, so the
+    prompt's prefill stretches to ``t_pre / (1 − λ·f·a)`` (processor sharing, the model's
+    estimate_ttft_rate), plus the overhead; inf where the step grows without bound."""
+    share = rate * values["engine_step_factor"] * values["estimate_step_growth"]
+    return values["prefill_time_bound"] / (1 - share) + values["prefill_overhead"] if share < 1 else math.inf
+
+
+def batch_ttft(values: dict[str, float], batch: float) -> float:
+    """The median TTFT (s) with ``batch`` requests decoding and replaced as they finish: the open-loop
+    TTFT at the rate Little's law gives them, λ = B / (n_dec·t)."""
+    return open_loop_ttft(values, batch / (values["estimate_steps_per_request"] * batch_step(values, batch)))
+
+
+def burst_ttft(values: dict[str, float], sent: float, prompt: float) -> float:
+    """The median TTFT (s) of ``sent`` prompts arriving at once: the median prompt waits for those ahead
+    of it, ``(N + 1)/2·P`` tokens prefilled in chunks of the token budget M, each chunk a step that
+    reads the weights once: ``f·(⌈(N + 1)/2·P / M⌉·R₀ + (N + 1)/2·P·k)`` plus the overhead."""
+    ahead = (sent + 1) / 2 * prompt
+    steps = math.ceil(ahead / values["estimate_token_budget"])
+    return values["engine_step_factor"] * (steps * values["estimate_weights_time"]
+                                           + ahead * values["estimate_token_time"]) + values["prefill_overhead"]
+
+
+def decode_bound(values: dict[str, float], rate: float, lengths: tuple[float, float]) -> bool:
+    """Whether reading takes at least half of the open-loop step at ``rate`` (the model's
+    transfer_decode_bound): the tokens computed per second of step, λ·(P + O)·k, at most ½."""
+    return rate * sum(lengths) * values["estimate_token_time"] <= 0.5
+
+
+def estimates(evaluation, lengths: list[tuple[float, float]],
+              overrides: dict[str, np.ndarray] | None = None) -> list[dict[str, float]]:
     """The estimate group's values (:data:`READ`) for each ``(prompt, output)`` mean length, the
     plan's nominal evaluation otherwise: one batch of the plan's graph with the estimate group
     switched on and one class of each length. An input only the estimate group has (the
-    engine factor, the band) takes the plan's value where it gives one, else its engine's."""
+    engine factor, the band) takes the plan's value where it gives one, else its engine's;
+    ``overrides`` gives an input one value per length instead (``validate --fit``'s grid)."""
     plan, model = evaluation.plan, evaluation.model
     pinned = frozenset(n for n, i in evaluation.scenario.inputs.items() if i.pinned)
     graph = build(model, dict(plan.switches, candidates="ranked"), pinned).cut(READ)
@@ -76,6 +109,8 @@ def estimates(evaluation, lengths: list[tuple[float, float]]) -> list[dict[str, 
         node = graph.nodes[name]
         if node.formula is None and node.quantity.kind != "text":
             inputs[name] = np.asarray(input_value(evaluation, name), dtype=float).reshape((1, -1))
+    for name, column in (overrides or {}).items():
+        inputs[name] = np.asarray(column, dtype=float).reshape((-1, 1))
     inputs["classes.weight"] = np.ones((1, 1))
     inputs["classes.prompt_tokens"] = np.array([[p] for p, _ in lengths], dtype=float)
     inputs["classes.output_tokens"] = np.array([[o] for _, o in lengths], dtype=float)
@@ -160,25 +195,26 @@ def predict(point, values: dict[str, float], file: str) -> Predicted:
     band = values["estimate_band"]
     rate, under = point.arrival_rate, None
     if math.isfinite(rate) and rate < values["estimate_kv_rate"]:
-        step, tokens = open_loop_step(values, rate), rate * output
+        step, tokens, ttft = open_loop_step(values, rate), rate * output, open_loop_ttft(values, rate)
         load, note = f"{rate:g} req/s open loop", ""
     else:
         n = in_flight(point) if math.isinf(rate) else point.sent or math.inf
         if n is None:
             return Predicted(file, point.strategy, (prompt, output), (), None, values["estimated_max_rate"],
                              "no single load (a trace replay): not predicted")
-        batch = min(n, values["estimate_kv_concurrency"])
+        batch = min(n, values["estimate_decode_batch"])
         step = batch_step(values, batch)
+        ttft = burst_ttft(values, n, prompt) if point.strategy == "burst" else batch_ttft(values, batch)
         tokens = batch * values["decode_tokens_per_step"] / step
         load = f"{n} in flight ({point.strategy})" if math.isinf(rate) else f"{rate:g} req/s open loop"
         note = ("over the rate that fills the KV pool: the queue grows, the batch to the pool or to the run's "
                 f"{n:g} requests ({batch:.0f})" if math.isfinite(rate) else
-                f"the KV pool holds {batch:.0f} of them" if batch < n else "")
+                f"the KV pool and estimate_max_seqs hold {batch:.0f} of them" if batch < n else "")
     if math.isfinite(rate):
         under = rate <= values["estimated_max_rate"]
     measured = (("output tok/s", "tok/s", point.output_throughput, tokens),
                 ("TPOT p50", "ms", point.latency.get("tpot_p50", math.nan), 1000 * step),
-                ("TTFT p50", "ms", point.latency.get("ttft_p50", math.nan), 1000 * values["ttft_bound"]))
+                ("TTFT p50", "ms", point.latency.get("ttft_p50", math.nan), 1000 * ttft))
     compared = tuple(Compared(name, unit, m, p, band) for name, unit, m, p in measured
                      if math.isfinite(m) and m > 0)
     return Predicted(file, load, (prompt, output), compared, under, values["estimated_max_rate"], note)
