@@ -90,14 +90,14 @@ def test_the_schedulers_max_seqs_caps_the_decode_batch_and_lambda_star(tmp_path,
     pool = math.floor(v["kv_token_capacity"] / (150 * (1 + v["paged_tail_waste"]))) / (125 / 150)
     assert pool > 3000                                                  # the KV pool holds ~3,500 such requests
     r0, a, n_dec, _ = _by_hand(plan, 100, 50)
-    capped = 256 / (ENGINE_FACTOR * (n_dec * r0 + 256 * a))          # λ n_dec t = 256, t = f·R₀ / (1 − λ·f·a)
+    capped = 1024 / (ENGINE_FACTOR * (n_dec * r0 + 1024 * a))        # λ n_dec t = 1,024 (max_num_seqs), t = f·R₀ / (1 − λ·f·a)
     point, = _validated(run_main, plan, _result(tmp_path))["points"]
     assert point["estimated_max_rate"] == pytest.approx(capped)
-    burst, = _validated(run_main, plan, _result(tmp_path, request_rate="inf", num_prompts=1000, completed=1000,
-                                                  total_input_tokens=100_000, total_output_tokens=50_000))["points"]
+    burst, = _validated(run_main, plan, _result(tmp_path, request_rate="inf", num_prompts=2000, completed=2000,
+                                                  total_input_tokens=200_000, total_output_tokens=100_000))["points"]
     tpot = {c["quantity"]: c["predicted"] for c in burst["compared"]}["TPOT p50"]
-    assert tpot == pytest.approx(1000 * ENGINE_FACTOR * (r0 + 256 * a / n_dec))   # 1,000 in flight, 256 decode
-    assert "256 of them" in burst["note"]
+    assert tpot == pytest.approx(1000 * ENGINE_FACTOR * (r0 + 1024 * a / n_dec))  # 2,000 in flight, 1,024 decode
+    assert "hold 1024 of them" in burst["note"]
 
 
 def test_a_burst_waits_for_the_prompts_ahead_of_it_in_the_token_budget(tmp_path, base_plan, write_plan, run_main):
@@ -107,7 +107,7 @@ def test_a_burst_waits_for_the_prompts_ahead_of_it_in_the_token_budget(tmp_path,
     found = _validated(run_main, plan, _result(tmp_path, request_rate="inf", num_prompts=100, completed=100,
                                                 total_input_tokens=10_000, total_output_tokens=5_000))
     ahead = (100 + 1) / 2 * 100                                          # the median prompt and those before it
-    steps = math.ceil(ahead / 2048)                                      # chunks of the 2,048-token budget
+    steps = math.ceil(ahead / 8192)                                      # chunks of the 8,192-token budget
     expected = ENGINE_FACTOR * (steps * r0 + ahead * per_token) + 0.02
     got = {c["quantity"]: c["predicted"] for c in found["points"][0]["compared"]}
     assert got["TTFT p50"] == pytest.approx(1000 * expected)
