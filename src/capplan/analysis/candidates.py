@@ -62,6 +62,9 @@ POOLS = ("prefill_max_rate", "decode_max_rate", "prefill_rate_derate", "decode_r
          "deployments.prefill_nodes", "deployments.decode_nodes", "deployments.disaggregated_monthly_cost",
          "deployments.disaggregated_cost_per_million_tokens", "handoff_gate", "link_gate", "first_token_gap",
          "kv_transfer_time", "decode_peak_step", "decode_replica_load", "link_utilisation")
+POOL_BASIS = ("the pools' own rates, the model's disaggregation group: the prefill replica's at the TTFT SLO, "
+              "the decode replica's at the TPOT SLO (the estimate's, unless the plan pins prefill_max_rate or "
+              "decode_max_rate)")
 POOLED_NAMES = {"deployments.monthly_cost": "deployments.disaggregated_monthly_cost"}   # drawn_values' figures
 # a figure the ranking reads, for a candidate ranked as pools: the model's values it is made of
 POOLED = {
@@ -90,6 +93,7 @@ def evaluate(evaluations: list[Evaluation]) -> Evaluated | None:
     model = evaluations[0].model
     first = [run_candidates(e, cands, np.ones(len(cands)), np.zeros(len(cands)), nominal=None) for e in evaluations]
     lam, tags, basis, band, reference, compliant, transferred, estimated = _lambda_star(evaluations, cands, first)
+    basis = [POOL_BASIS if c.pooled else b for c, b in zip(cands, basis)]
     values: dict[str, list] = {}
     reasons = [""] * len(cands)
     nominal_values = None
