@@ -146,13 +146,85 @@ def test_the_record_has_the_section_only_for_a_disaggregated_plan(write_plan, ru
     assert "- `disaggregation_saving = monthly_cost - disaggregated_monthly_cost`" in record
 
 
-def test_the_first_screen_sets_the_pools_against_the_recommended_aggregated_fleet():
-    """The reference plan's ranking weighs aggregated candidates only (TP8 wins on 24 nodes); its first screen
-    says that the pools need 18 + 5 = 23 nodes of the same $36.32/h offer, one node-month (732 h) less."""
-    text = (ROOT / "out" / "llama3.3-70b-disaggregated.md").read_text(encoding="utf-8")
-    screen = text[:text.index("**The ask:**")]
+def ranked(folder, plan):
+    """The plan's candidates ranked (every scenario evaluated, no Monte Carlo draws)."""
+    from capplan.analysis import candidates, ranking
+    from capplan.engine.evaluate import evaluate_all
+    from capplan.language.model import standard_model
+    from capplan.loading.plan import load
+    from test_demand import write
+
+    model = standard_model()
+    evaluations = evaluate_all(load(write(folder, plan), model), model)
+    return ranking.rank(evaluations, candidates.evaluate(evaluations), draws=0)
+
+
+def _ranked_as(r):
+    """(label, monthly cost, nodes, reason) of every candidate in the ranking's order."""
+    ev = r.evaluated
+    return [(ev.candidates[i].label, round(r.value("deployments.monthly_cost", i), 2), r.value("deployments.nodes", i),
+             ev.reasons[i]) for i in r.order]
+
+
+def test_the_disaggregated_candidate_wins_when_its_pools_take_fewer_nodes(tmp_path, base_plan):
+    """λ*_P 20 and λ*_D 15 req/s: the pools take 1 + 1 nodes, $58,560 a month, against the aggregated
+    fleet's 3 nodes, $87,840 (the first test's fleet): the one candidate ranked twice, the pools first."""
+    r = ranked(tmp_path, disaggregated(base_plan, prefill_max_rate="20 req/s", decode_max_rate="15 req/s"))
+    assert _ranked_as(r) == [("a100-sxm4-80gb TP1, disaggregated", 2 * 40 * MONTH_H, 2, ""),
+                             ("a100-sxm4-80gb TP1", 3 * 40 * MONTH_H, 3, "")]
+    assert r.value("deployments.deployed_gpus", r.winner) == 16
+    assert r.value("resilient_replicas", r.winner) == 6 + 8
+
+
+def test_the_disaggregated_candidate_loses_when_its_pools_take_more_nodes(tmp_path, base_plan):
+    """λ*_D 6 req/s: 17 decode replicas on 3 nodes and the prefill node, $117,120, rank after the
+    aggregated fleet's $87,840."""
+    r = ranked(tmp_path, disaggregated(base_plan, prefill_max_rate="20 req/s", decode_max_rate="6 req/s"))
+    assert _ranked_as(r) == [("a100-sxm4-80gb TP1", 3 * 40 * MONTH_H, 3, ""),
+                             ("a100-sxm4-80gb TP1, disaggregated", 4 * 40 * MONTH_H, 4, "")]
+
+
+def test_a_failing_handoff_makes_the_pools_infeasible_with_the_reason(tmp_path, base_plan):
+    """At 0.01 GB/s a GPU the hand-off takes 2.1 s, past the 25 ms TPOT SLO: the pools, cheaper on paper,
+    are infeasible and say why; the aggregated fleet wins."""
+    r = ranked(tmp_path, disaggregated(base_plan, prefill_max_rate="20 req/s", decode_max_rate="15 req/s",
+                                       kv_link_bandwidth="0.01 GB/s/GPU"))
+    (label, *_, reason) = _ranked_as(r)[1]
+    assert r.evaluated.candidates[r.winner].label == "a100-sxm4-80gb TP1"
+    assert label == "a100-sxm4-80gb TP1, disaggregated"
+    assert reason.startswith("the KV hand-off misses the TPOT SLO: the first inter-token gap is 2,")
+    assert reason.endswith("over the TPOT SLO of 25 ms (handoff_gate)")
+
+
+def test_the_chain_row_of_a_disaggregated_winner_multiplies_out(write_plan, run_main, base_plan):
+    """The winner's chain row names both pools: 0.7 × 0.9 × 20 = 12.6 req/s, ⌈60 / 12.6⌉ = 5 + 1
+    prefill replicas; 0.7 × 0.92 × 15 = 9.66 req/s, ⌈60 / 9.66⌉ = 7 + 1 decode replicas; 6 × 1 + 8 × 1
+    = 14 GPUs; (1 + 1) nodes × $40/h × 732 h = $58,560; the headline rents the pools."""
+    split = write_plan(disaggregated(base_plan, prefill_max_rate="20 req/s", decode_max_rate="15 req/s"), name="split")
+    assert run_main("build", str(split))[0] == 0
+    record = (split.parent.parent / "out" / "split.md").read_text(encoding="utf-8")
+    row = next(x for x in record.splitlines() if x.startswith("| Winner a100-sxm4-80gb TP1, disaggregated on node8"))
+    assert ("| prefill λ\\* 20 req/s × ρ 0.7 × 0.9 = 12.6 req/s; decode λ\\* 15 req/s × ρ 0.7 × 0.92 = 9.66 req/s "
+            "| prefill ⌈60 / 12.6⌉ = 5, + 1 = 6; decode ⌈60 / 9.66⌉ = 7, + 1 = 8 | 6 × 1 + 8 × 1 = 14 "
+            "| (1 + 1) × $40.00/h × 732 h = $58,560.00 |") in row
+    assert record.startswith("# ") and ("**Rent node8 (a100-sxm4-80gb TP1, disaggregated: 6 prefill replicas of 1 GPUs "
+                                        "on 1 node, 8 decode replicas of 1 on 1 node): 16 GPUs on 2 nodes, $58,560.00 "
+                                        "a month") in record
+    assert "Prefill/decode pools instead" not in record
+
+
+def test_the_reference_plan_ranks_the_pools_with_the_aggregated_fleets():
+    """The reference plan's first screen recommends TP4 prefill and decode pools on 18 + 5 = 23 nodes of
+    the $36.32/h offer, one node-month (732 h) less than the cheapest aggregated fleet's 24 (TP8)."""
+    from capplan.build import compile_plan
+
+    path = ROOT / "plans" / "llama3.3-70b-disaggregated.yaml"
+    text = compile_plan(path).files[f"{path.stem}.md"].decode()
+    screen = text[:text.index("> [!WARNING]")]
     node_month = 36.32 * 732
-    line = next(x for x in screen.splitlines() if x.startswith("**Prefill/decode pools instead:**"))
-    assert "on 18 + 5 nodes of spheron-8x-h200-sxm" in line and f"${23 * node_month:,.2f} a month" in line
-    assert f"${node_month:,.2f} ({100 / 24:.1f} %) less than the recommended aggregated fleet" in line
-    assert f"${24 * node_month:,.2f} a month" in screen
+    assert screen.count("**Rent spheron-8x-h200-sxm (h200-sxm-141gb TP4, disaggregated: 36 prefill replicas of 4 GPUs "
+                        f"on 18 nodes, 10 decode replicas of 4 on 5 nodes): 184 GPUs on 23 nodes, "
+                        f"${23 * node_month:,.2f} a month") == 1
+    assert f"| 24 × spheron-8x-h200-sxm (h200-sxm-141gb TP8) | ✓ holds in every scenario | ${24 * node_month:,.2f} |" \
+        in screen
+    assert "Prefill/decode pools instead" not in screen

@@ -14,6 +14,13 @@ the replica fits a node of the offer) and its KV pool holding one request of
 the longest context. An infeasible candidate stays in
 the list with its reason.
 
+Under ``topology: disaggregated`` a candidate may be ranked as prefill and decode
+pools (:attr:`Candidate.pooled`): the same batch evaluates the model's
+disaggregation group for it, and the figures the ranking reads are the pools'
+(:data:`POOLED`: the monthly cost is ``disaggregated_monthly_cost``, the nodes
+both pools', the replicas both pools' active and spare ones); it is feasible
+only when the KV hand-off and the links pass their gates (:func:`_pool_reason`).
+
 The ranking (:mod:`capplan.analysis.ranking`) reads the arrays kept here.
 """
 
@@ -47,6 +54,34 @@ KEEP = ("instance_max_rate", "safe_rate_per_replica", "active_replicas", "resili
         "deployments.node_power", "deployments.facility_power", "site_power_budget", "rack_power_limit",
         "resilient_gpus", "compliant_share")
 _FITS, _NODE = "kv_pool > 0", "deployments.nodes_per_replica"
+# what a disaggregated plan's batch keeps besides: the pools' figures (the ranking reads them in place of
+# the aggregated fleet's for a candidate ranked as pools) and what their feasibility reads
+POOLS = ("prefill_max_rate", "decode_max_rate", "prefill_rate_derate", "decode_rate_derate", "prefill_gpus_per_replica",
+         "prefill_active_replicas", "decode_active_replicas", "prefill_redundancy_replicas",
+         "decode_redundancy_replicas", "prefill_resilient_replicas", "decode_resilient_replicas", "disaggregated_gpus",
+         "deployments.prefill_nodes", "deployments.decode_nodes", "deployments.disaggregated_monthly_cost",
+         "deployments.disaggregated_cost_per_million_tokens", "handoff_gate", "link_gate", "first_token_gap",
+         "kv_transfer_time", "decode_peak_step", "decode_replica_load", "link_utilisation")
+POOL_BASIS = ("the pools' own rates, the model's disaggregation group: the prefill replica's at the TTFT SLO, "
+              "the decode replica's at the TPOT SLO (the estimate's, unless the plan pins prefill_max_rate or "
+              "decode_max_rate)")
+POOLED_NAMES = {"deployments.monthly_cost": "deployments.disaggregated_monthly_cost"}   # drawn_values' figures
+# a figure the ranking reads, for a candidate ranked as pools: the model's values it is made of
+POOLED = {
+    "deployments.monthly_cost": lambda v: v["deployments.disaggregated_monthly_cost"],
+    "deployments.cost_per_million_tokens": lambda v: v["deployments.disaggregated_cost_per_million_tokens"],
+    "deployments.nodes": lambda v: v["deployments.prefill_nodes"] + v["deployments.decode_nodes"],
+    "deployments.deployed_gpus": lambda v: ((v["deployments.prefill_nodes"] + v["deployments.decode_nodes"])
+                                            * v["deployments.gpus_per_node"]),
+    "active_replicas": lambda v: v["prefill_active_replicas"] + v["decode_active_replicas"],
+    "redundancy_replicas": lambda v: v["prefill_redundancy_replicas"] + v["decode_redundancy_replicas"],
+    "resilient_replicas": lambda v: v["prefill_resilient_replicas"] + v["decode_resilient_replicas"],
+    "active_gpus": lambda v: (v["prefill_active_replicas"] * v["prefill_gpus_per_replica"]
+                              + v["decode_active_replicas"] * v["gpus_per_replica"]),
+    "resilient_gpus": lambda v: v["disaggregated_gpus"],
+    "deployments.fleet_holds": lambda v: (v["handoff_gate"] != 0) & (v["link_gate"] != 0),
+    "deployments.cost_per_million_compliant_tokens": lambda v: 0 * v["deployments.disaggregated_monthly_cost"],
+}
 
 
 def evaluate(evaluations: list[Evaluation]) -> Evaluated | None:
@@ -58,16 +93,17 @@ def evaluate(evaluations: list[Evaluation]) -> Evaluated | None:
     model = evaluations[0].model
     first = [run_candidates(e, cands, np.ones(len(cands)), np.zeros(len(cands)), nominal=None) for e in evaluations]
     lam, tags, basis, band, reference, compliant, transferred, estimated = _lambda_star(evaluations, cands, first)
-    values: dict[str, list] = {n: [] for n in KEEP}
+    basis = [POOL_BASIS if c.pooled else b for c, b in zip(cands, basis)]
+    values: dict[str, list] = {}
     reasons = [""] * len(cands)
     nominal_values = None
     for j, e in enumerate(evaluations):
         out, holds, failed, broken = run_candidates(e, cands, lam[:, j], compliant[:, j], nominal=nominal_values)
         nominal_values = out if j == 0 else nominal_values
-        for name in KEEP:
-            values[name].append(np.broadcast_to(out[name][:, :1], (len(cands), 1)))
+        for name in _kept(out):
+            values.setdefault(name, []).append(np.broadcast_to(out[name][:, :1], (len(cands), 1)))
         if j == 0:
-            reasons = _reasons(model, cands, out, failed, broken, lam[:, 0], tags)
+            reasons = _reasons(model, cands, out, failed, broken, lam[:, 0], tags, _tpot(e))
     kept = {n: np.concatenate(v, axis=1) for n, v in values.items()}
     return Evaluated(cands, tuple(e.scenario.name for e in evaluations), kept, tags, basis, band, reasons,
                      reference, plan.candidates.unpriced, transferred if reference is not None else None, plan.engine.name,
@@ -83,7 +119,29 @@ def run_candidates(e: Evaluation, cands, lam: np.ndarray, compliant: np.ndarray,
     inputs.update(drawn or {})
     inputs["instance_max_rate"] = lam.reshape((-1, 1))
     inputs["compliant_share"] = np.asarray(compliant, dtype=float).reshape((-1, 1))
-    return run_batch(graph, e.model, inputs, rows, nominal)
+    out, holds, failed, broken = run_batch(graph, e.model, inputs, rows, nominal)
+    return _as_pools(out, np.tile(_pooled(cands), tile)), holds, failed, broken
+
+
+def _kept(out: dict) -> tuple[str, ...]:
+    """What the batch keeps of each scenario: :data:`KEEP`, and the pools' figures where the plan has them."""
+    return KEEP + tuple(n for n in POOLS if n in out)
+
+
+def _pooled(cands) -> np.ndarray:
+    """Which candidates are ranked as prefill and decode pools, ``(C,)``."""
+    return np.array([c.pooled for c in cands], dtype=bool)
+
+
+def _as_pools(out: dict, pooled: np.ndarray) -> dict:
+    """The batch's values with the pools' figures in place of the aggregated fleet's for the rows
+    ``pooled`` marks (:data:`POOLED`); the values as they are when no row is pooled."""
+    if not pooled.any():
+        return out
+    column = pooled.reshape((-1, 1))
+    for name, pools in POOLED.items():
+        out[name] = np.where(column, np.asarray(pools(out), dtype=float), np.asarray(out[name], dtype=float))
+    return out
 
 
 def drawn_values(e: Evaluation, cands, compliant: np.ndarray, name: str, sources):
@@ -93,7 +151,15 @@ def drawn_values(e: Evaluation, cands, compliant: np.ndarray, name: str, sources
     formulas the draws move."""
     graph, inputs, rows = _layout(e, cands, True)
     inputs["compliant_share"] = np.asarray(compliant, dtype=float).reshape((-1, 1))
-    return over_draws(graph, inputs, rows, name, sources)
+    aggregated = over_draws(graph, inputs, rows, name, sources)
+    pooled = _pooled(cands)
+    if not pooled.any():
+        return aggregated
+    pools = over_draws(graph, inputs, rows, POOLED_NAMES[name], sources)
+
+    def run(tile: int, drawn: dict[str, np.ndarray]) -> np.ndarray:
+        return np.where(np.tile(pooled, tile).reshape((-1, 1)), pools(tile, drawn), aggregated(tile, drawn))
+    return run
 
 
 def _layout(e: Evaluation, cands, nominal: bool):
@@ -134,7 +200,7 @@ def _pruned(model, graph):
     left out."""
     held = _PRUNED.get(id(graph))
     if held is None or held[0] is not graph:
-        held = _PRUNED[id(graph)] = (graph, graph.cut((*KEEP, *(n for n in LAMBDAS if n in graph.nodes))))
+        held = _PRUNED[id(graph)] = (graph, graph.cut((*KEEP, *(n for n in LAMBDAS + POOLS if n in graph.nodes))))
     return held[1]
 
 
@@ -309,6 +375,15 @@ def _slo(e: Evaluation, metric: str) -> np.ndarray:
     return np.array([[min(_scalar(e, s.limit) for s in e.model.slos if s.metric == metric)]])
 
 
+def _tpot(e: Evaluation) -> str:
+    """'the TPOT SLO of 50 ms': the tightest TPOT SLO of the scenario, as a pool's reason names it."""
+    limits = [s.limit for s in e.model.slos if s.metric == "tpot"]
+    if not limits:
+        return "the TPOT SLO"
+    name = min(limits, key=lambda n: _scalar(e, n))
+    return f"the TPOT SLO of {_show(e.model, name, _scalar(e, name))}"
+
+
 def _own_sweep_kind(e: Evaluation) -> str:
     """'measured', or 'estimated' when the plan's own load sweep is a performance model's predictions."""
     sweep = e.scenario.tables.get("load_sweep")
@@ -329,8 +404,9 @@ def _plan_own(e: Evaluation, cands) -> np.ndarray:
                      and KV_DTYPES.get(c.kv_cache_dtype) in (None, own_kv) for c in cands])
 
 
-def _reasons(model, cands, out, failed, broken, lam, tags) -> list[str]:
-    """Why each candidate cannot serve the plan ('' when it can), from the model's checks and quantities."""
+def _reasons(model, cands, out, failed, broken, lam, tags, tpot) -> list[str]:
+    """Why each candidate cannot serve the plan ('' when it can), from the model's checks and quantities
+    (``tpot``: the TPOT SLO the KV hand-off of a candidate ranked as pools must meet, in words)."""
     reasons = []
     by_check = {c.written: f for c, f in zip(model.checks, failed)}
     fits_fail = np.broadcast_to(by_check.get(_FITS, np.zeros((1, 1), bool)), (len(cands), 1))
@@ -358,6 +434,8 @@ def _reasons(model, cands, out, failed, broken, lam, tags) -> list[str]:
                            f"(max_nodes_per_replica)")
         elif not value("deployments.power_fits"):
             reasons.append(_over_power(value, show))
+        elif c.pooled:
+            reasons.append(_pool_reason(value, show, tpot))
         elif not lam[i] > 0:
             reasons.append(f"no λ*: the {tags[i]} step time exceeds the TPOT target at any rate")
         elif broken[i, 0] or not np.isfinite(np.broadcast_to(out["deployments.monthly_cost"],
@@ -366,6 +444,27 @@ def _reasons(model, cands, out, failed, broken, lam, tags) -> list[str]:
         else:
             reasons.append("")
     return reasons
+
+
+def _pool_reason(value, show, tpot: str) -> str:
+    """Why a candidate ranked as prefill and decode pools cannot serve the plan ('' when it can): a pool
+    with no rate, the KV hand-off past the TPOT SLO (``tpot``, shown), the links short of the peak's KV."""
+    if not value("prefill_max_rate") > 0:
+        return "no prefill λ*: the longest prompt's prefill alone misses the TTFT SLO"
+    if not value("decode_max_rate") > 0:
+        return "no decode λ*: the decode step exceeds the TPOT target at any rate"
+    if not value("handoff_gate"):
+        if not value("decode_replica_load") < 1:
+            return "the decode pool's step grows without bound at the peak"
+        return (f"the KV hand-off misses the TPOT SLO: the first inter-token gap is {show('first_token_gap')} "
+                f"({show('kv_transfer_time')} to hand the longest prompt's KV cache over, then a decode step of "
+                f"{show('decode_peak_step')}), over {tpot} (handoff_gate)")
+    if not value("link_gate"):
+        return (f"the links cannot carry the peak's KV cache: it needs {formatting.number(100 * value('link_utilisation'), 3)} % "
+                f"of their bandwidth (link_gate)")
+    if not np.isfinite(value("deployments.monthly_cost")):
+        return "a formula is undefined for this candidate (a division by zero)"
+    return ""
 
 
 def _over_power(value, show) -> str:

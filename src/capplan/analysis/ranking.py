@@ -95,7 +95,11 @@ def same_source(ranking: Ranking, nominal: Evaluation) -> list[SameSource]:
 
 
 def _cheapest(evaluated: Evaluated, scenario: int) -> int | None:
-    cost = np.where(evaluated.feasible, evaluated.values[MONTH][:, scenario], np.inf)
+    """The cheapest feasible candidate in ``scenario``; one ranked as prefill and decode pools only where
+    its KV hand-off and links hold there."""
+    pooled = np.array([c.pooled for c in evaluated.candidates], dtype=bool)
+    holds = evaluated.values["deployments.fleet_holds"][:, scenario] != 0
+    cost = np.where(evaluated.feasible & (~pooled | holds), evaluated.values[MONTH][:, scenario], np.inf)
     return int(np.argmin(cost)) if np.isfinite(cost).any() else None
 
 
@@ -128,9 +132,9 @@ def _peak_flips(ranking: Ranking, e: Evaluation) -> tuple[PeakFlip | None, PeakF
     peak = ranking.value("peak_arrival_rate", w)
     edges = {0.0, PEAK_SPAN * peak, peak}
     for i in chosen:
-        safe = ranking.value("safe_rate_per_replica", i)
-        count = min(int(PEAK_SPAN * peak / safe), MAX_EDGES)
-        edges.update(k * safe for k in range(1, count + 1))
+        for safe in _steps(ranking, i):
+            count = min(int(PEAK_SPAN * peak / safe), MAX_EDGES)
+            edges.update(k * safe for k in range(1, count + 1))
     edges = np.array(sorted(edges))
     mids = (edges[:-1] + edges[1:]) / 2
     n = len(chosen)
@@ -143,6 +147,16 @@ def _peak_flips(ranking: Ranking, e: Evaluation) -> tuple[PeakFlip | None, PeakF
     cheapest = [chosen[min(range(n), key=lambda k: (*(float(c[m, k]) for c in columns), names[k]))]
                 for m in range(len(mids))]
     return (_first_change(edges, cheapest, w, peak, up=True), _first_change(edges, cheapest, w, peak, up=False))
+
+
+def _steps(ranking: Ranking, i: int) -> tuple[float, ...]:
+    """The rates per replica whose multiples the peak crosses where candidate ``i``'s fleet changes size:
+    its λ_safe; a candidate ranked as prefill and decode pools, each pool's (ρ × derate × the pool's λ*)."""
+    if not ranking.evaluated.candidates[i].pooled:
+        return (ranking.value("safe_rate_per_replica", i),)
+    rho = ranking.value("rho_target", i)
+    return tuple(rho * ranking.value(f"{pool}_rate_derate", i) * ranking.value(f"{pool}_max_rate", i)
+                 for pool in ("prefill", "decode"))
 
 
 def _first_change(edges: np.ndarray, cheapest: list[int], winner: int, peak: float, up: bool) -> PeakFlip | None:
@@ -166,7 +180,10 @@ def _first_change(edges: np.ndarray, cheapest: list[int], winner: int, peak: flo
 def _lambda_flip(ranking: Ranking, nominal: Evaluation, r: int, cost_w: float) -> float | None:
     """The smallest λ* at which candidate ``r``'s fleet costs less than ``cost_w``: the flips of
     its monthly cost walked up from its λ* today to :data:`LAMBDA_SPAN` times it, on ``r`` as the
-    plan it would be, each flip exact on the model's formulas."""
+    plan it would be, each flip exact on the model's formulas (None for a runner-up ranked as prefill
+    and decode pools: its pools' rates are the model's estimate, not its λ*)."""
+    if ranking.evaluated.candidates[r].pooled:
+        return None
     shown = variant.of_candidate(nominal, ranking.evaluated, r)
     probe = Search([shown]).probe(shown.scenario.name, Target("instance_max_rate"), [Target(MONTH, 0)], 1)
     today = Fraction(repr(float(shown.values["instance_max_rate"])))

@@ -31,6 +31,7 @@ SHOWN = 40                      # rows the record's table shows (the JSON has th
 BENCHMARKED = 3                 # candidates a benchmark command is written for
 KNEE_STEPS = (0.5, 0.75, 1.0, 1.25, 1.5)   # rates around the predicted knee, as shares of it
 SECONDS_PER_RATE = 300          # each rate runs this long (prompts = rate × seconds): many E2E latencies
+POOLS = ("prefill", "decode")   # a candidate ranked as pools: the model's prefix of each pool's quantities
 
 
 @dataclass(frozen=True)
@@ -128,6 +129,8 @@ class CandidatesView:
 
     def _chain(self, place: str, i: int) -> Chain:
         c, v, n = self.evaluated.candidates[i], self._value, formatting.number
+        if c.pooled:
+            return self._pools_chain(place, i)
         safe = n(v("safe_rate_per_replica", i), 3)
         replicas = v("resilient_replicas", i)
         return Chain(place, f"{c.label} on {c.offer.name}",
@@ -138,9 +141,27 @@ class CandidatesView:
                      f"{n(v('deployments.nodes', i))} × {formatting.money(v('deployments.node_hourly_cost', i) * 3600)}/h"
                      f" × {n(v('hours_per_month', i) / 3600)} h = {formatting.money(v(ranked.MONTH, i))}")
 
+    def _pools_chain(self, place: str, i: int) -> Chain:
+        """The chain of a candidate ranked as prefill and decode pools: each pool's λ_safe (λ* × ρ × its
+        rate-matching derate) and replicas, both pools' GPUs, and their nodes' month."""
+        c, v, n = self.evaluated.candidates[i], self._value, formatting.number
+        safe = {p: n(v("rho_target", i) * v(f"{p}_rate_derate", i) * v(f"{p}_max_rate", i), 3) for p in POOLS}
+        gpus = {"prefill": v("prefill_gpus_per_replica", i), "decode": v("gpus_per_replica", i)}
+        return Chain(place, f"{c.label} on {c.offer.name}",
+                     "; ".join(f"{p} λ* {n(v(f'{p}_max_rate', i), 3)} req/s × ρ {n(v('rho_target', i))} × "
+                               f"{n(v(f'{p}_rate_derate', i))} = {safe[p]} req/s" for p in POOLS),
+                     "; ".join(f"{p} ⌈{n(v('peak_arrival_rate', i))} / {safe[p]}⌉ = {n(v(f'{p}_active_replicas', i))}, "
+                               f"+ {n(v(f'{p}_redundancy_replicas', i))} = {n(v(f'{p}_resilient_replicas', i))}"
+                               for p in POOLS),
+                     " + ".join(f"{n(v(f'{p}_resilient_replicas', i))} × {n(gpus[p])}" for p in POOLS)
+                     + f" = {n(v('resilient_gpus', i))}",
+                     f"({n(v('deployments.prefill_nodes', i))} + {n(v('deployments.decode_nodes', i))}) × "
+                     f"{formatting.money(v('deployments.node_hourly_cost', i) * 3600)}/h × "
+                     f"{n(v('hours_per_month', i) / 3600)} h = {formatting.money(v(ranked.MONTH, i))}")
+
     def _lambda(self, i: int) -> str:
         ev = self.evaluated
-        text = f"{formatting.number(self._value('instance_max_rate', i), 3)} req/s"
+        text = lambda_text(self.ranking, i)
         return text + (f" ±{100 * ev.band[i]:.0f} %" if ev.band[i] else "")
 
     def row(self, i: int, rank: int | None) -> Row:
@@ -535,6 +556,14 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1000:g}"
 
 
+def lambda_text(ranking: Ranking, i: int) -> str:
+    """'1.75 req/s', or 'prefill 0.634 / decode 3.29 req/s': the rates of a candidate ranked as pools."""
+    n = formatting.number
+    if ranking.evaluated.candidates[i].pooled:
+        return " / ".join(f"{p} {n(ranking.value(f'{p}_max_rate', i), 3)}" for p in POOLS) + " req/s"
+    return f"{n(ranking.value('instance_max_rate', i), 3)} req/s"
+
+
 def option_name(ranking: Ranking, i: int) -> str:
     """A candidate as the outputs name it: '2 × aws-p4de.24xlarge (a100 TP8 bf16)'."""
     c = ranking.evaluated.candidates[i]
@@ -587,7 +616,7 @@ def options(ranking: Ranking, money=formatting.money, count: int = 3) -> list[Op
     for i in ranking.feasible[:count]:
         failing = [s for j, s in enumerate(ev.scenarios) if not ranking.value("deployments.fleet_holds", i, j)]
         holds = holds_across(len(failing), len(ev.scenarios))
-        note = f"{ev.tag_text(i)} λ* {formatting.number(ranking.value('instance_max_rate', i), 3)} req/s"
+        note = f"{ev.tag_text(i)} λ* {lambda_text(ranking, i)}"
         if ev.band[i]:
             note += f" ±{100 * ev.band[i]:.0f} %"
         if failing:

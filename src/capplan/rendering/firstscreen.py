@@ -63,7 +63,6 @@ class FirstScreen:
     decision: Decision = field(default_factory=Decision)
     chain: list = field(default_factory=list)         # the candidates' sizing chains (rendering.candidates.Chain)
     change: str = ""                                  # the winner against the plan's own configuration, or ''
-    pools: str = ""                                   # prefill/decode pools against the recommendation, or ''
 
 
 SPARES_CALLED_OUT = 0.25    # the first screen says what N+k costs when the spares raise the spend by more
@@ -135,11 +134,30 @@ def _candidate_bill(view: PlanView) -> Bill | None:
     def value(name: str) -> float:
         return float(ranking.value(name, w))
 
+    if c.pooled:
+        return _pools_bill(view, value, f"{c.offer.name} ({c.label}")
     bare = math.ceil(value("active_replicas") / max(value("deployments.replicas_per_node"), 1)) \
         * value("deployments.nodes_per_replica")
     return Bill(f"{c.offer.name} ({c.label})", value("deployments.deployed_gpus"), value("deployments.nodes"),
                 value(MONTH), view.nominal.display("months_per_year"), value("active_gpus"),
                 value("redundancy_replicas"), bare)
+
+
+def _pools_bill(view: PlanView, value, name: str) -> Bill:
+    """The bill of a winner ranked as prefill and decode pools, each pool named with its replicas,
+    their GPUs and its nodes; the nodes the active replicas alone would take, pool by pool."""
+    n = formatting.number
+    per_node = value("deployments.gpus_per_node")
+    prefill_gpus = value("prefill_gpus_per_replica")
+    bare = (math.ceil(value("prefill_active_replicas") / max(math.floor(per_node / prefill_gpus), 1))
+            * math.ceil(prefill_gpus / per_node)
+            + math.ceil(value("decode_active_replicas") / max(value("deployments.replicas_per_node"), 1))
+            * value("deployments.nodes_per_replica"))
+    pools = (f": {n(value('prefill_resilient_replicas'))} prefill replicas of {n(prefill_gpus)} GPUs on "
+             f"{count(value('deployments.prefill_nodes'), 'node')}, {n(value('decode_resilient_replicas'))} decode "
+             f"replicas of {n(value('gpus_per_replica'))} on {count(value('deployments.decode_nodes'), 'node')})")
+    return Bill(name + pools, value("deployments.deployed_gpus"), value("deployments.nodes"), value(MONTH),
+                view.nominal.display("months_per_year"), value("active_gpus"), value("redundancy_replicas"), bare)
 
 
 def _strategy_bill(e: Evaluation) -> Bill | None:
@@ -362,33 +380,7 @@ def first_screen(view: PlanView, options: list[Option] | None = None, sentence: 
     return FirstScreen(sentence, ask or "", deployment_options(view) if options is None else options,
                        risks, chances, far, warn, reference, more, bill.redundancy if bill else "",
                        view.plan.decision, view.candidates.chain if view.candidates is not None else [],
-                       view.candidates.change if view.candidates is not None else "", _pools(view))
-
-
-def _pools(view: PlanView) -> str:
-    """Under ``topology: disaggregated``, the plan's prefill and decode pools against the fleet the
-    first screen recommends, in money: the ranking weighs aggregated candidates only, so a reader
-    must not take its winner for the plan's answer to 'one pool or two' ('' for any other plan)."""
-    e = view.nominal
-    if "deployments.disaggregated_monthly_cost" not in e.values or view.candidates is None:
-        return ""
-    ranking = view.candidates.ranking
-    if ranking.winner is None:
-        return ""
-    cost = [float(c) for c in e.values["deployments.disaggregated_monthly_cost"]]
-    k = min(range(len(cost)), key=cost.__getitem__)
-    v = lambda name: float(e.values[name] if not name.startswith("deployments.") else e.values[name][k])  # noqa: E731
-    n, money = formatting.number, formatting.money
-    winner = ranking.value(MONTH, ranking.winner)
-    delta = cost[k] - winner
-    gates = "the KV hand-off meets the TPOT SLO" if v("handoff_gate") and v("link_gate") else \
-        "⚠ the KV hand-off or its links fail their gate"
-    return (f"{n(v('prefill_resilient_replicas'))} prefill replicas of {n(v('prefill_gpus_per_replica'))} GPUs and "
-            f"{n(v('decode_resilient_replicas'))} decode replicas of {n(v('gpus_per_replica'))} on "
-            f"{n(v('deployments.prefill_nodes'))} + {n(v('deployments.decode_nodes'))} nodes of "
-            f"{e.scenario.tables['deployments'].rows[k]['name']}: {money(cost[k])} a month, "
-            f"{money(abs(delta))} ({100 * abs(delta) / winner:.1f} %) {'less' if delta < 0 else 'more'} than the "
-            f"recommended aggregated fleet; {gates}. The ranking weighs aggregated candidates only.")
+                       view.candidates.change if view.candidates is not None else "")
 
 
 def _estimated(view: PlanView) -> str:

@@ -26,7 +26,10 @@ A candidate's keys are ``gpu`` (catalog id), ``tp``, ``weights``,
 ``kv_cache_dtype`` and ``offer`` (the offer's name). A GPU no offer rents
 gives no candidate; the record names it. A TP the serving engine refuses for
 the model (:mod:`capplan.loading.parallel`) is a candidate that is infeasible
-with that reason. Every bad key or value is one
+with that reason. Under ``topology: disaggregated`` every candidate comes twice,
+aggregated and disaggregated (a prefill pool at the plan's
+``prefill_gpus_per_replica`` and a decode pool at the candidate's TP, both on its
+GPU and offer): one list, ranked on the same forecast. Every bad key or value is one
 message naming the file, the key and what is wrong.
 """
 
@@ -34,7 +37,7 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from capplan.errors import CapplanError
 from capplan.loading import catalog, parallel
@@ -52,6 +55,7 @@ OFFER_KEYS = ("name", "gpu", "gpus_per_node", "node_hourly_cost", "as_of", "sour
 MATCH_KEYS = ("gpu", "tp", "weights", "kv_cache_dtype", "offer")
 OVERRIDE_KEYS = ("match", "set")
 # bytes per cached K or V element of each KV-cache dtype vLLM's --kv-cache-dtype takes
+AGGREGATED, DISAGGREGATED = "aggregated", "disaggregated"     # the model's topology cases a candidate is ranked as
 KV_DTYPES = {"auto": None, "bf16": 2.0, "bfloat16": 2.0, "fp16": 2.0, "float16": 2.0,
              "fp8": 1.0, "fp8_e4m3": 1.0, "fp8_e5m2": 1.0}
 
@@ -99,6 +103,7 @@ class Candidate:
     kv_label: str = field(default="", compare=False)
     evidence: candidate_sweeps.Evidence | None = field(default=None, compare=False)   # files that measure it
     refused: str = field(default="", compare=False)   # why the engine would refuse its TP ('' when it would not)
+    topology: str = AGGREGATED     # ranked as one pool, or as prefill and decode pools (topology: disaggregated)
 
     @property
     def keys(self) -> dict[str, object]:
@@ -107,9 +112,16 @@ class Candidate:
 
     @property
     def label(self) -> str:
-        """'h200-sxm-141gb TP1' (the weight and KV formats when they are not the plan's)."""
+        """'h200-sxm-141gb TP1' (the weight and KV formats when they are not the plan's; ', disaggregated'
+        for the prefill and decode pools)."""
         extra = "".join(f" {v}" for v in (self.weights_label, self.kv_label) if v)
-        return f"{self.gpu.id} TP{self.tp}{extra}"
+        pools = f", {DISAGGREGATED}" if self.pooled else ""
+        return f"{self.gpu.id} TP{self.tp}{extra}{pools}"
+
+    @property
+    def pooled(self) -> bool:
+        """Whether the candidate is ranked as a prefill pool and a decode pool."""
+        return self.topology == DISAGGREGATED
 
     @property
     def name(self) -> str:
@@ -170,7 +182,16 @@ def read(ctx: Context, classes) -> Candidates | None:
     kv_bytes = {k: v or ctx.inputs["kv_bytes_per_element"].value for k, v in KV_DTYPES.items()}
     out = candidate_sweeps.attach(ctx, spec.get("evidence"), out, ctx.model_entry.weight_format, kv_bytes, classes)
     rented = {o.gpu for o in offers}
-    return Candidates(tuple(out), tuple(g.id for g in gpus if g.id not in rented), ctx.doc.line(path))
+    return Candidates(tuple(_by_topology(ctx, out)), tuple(g.id for g in gpus if g.id not in rented),
+                      ctx.doc.line(path))
+
+
+def _by_topology(ctx: Context, cands: list[Candidate]) -> list[Candidate]:
+    """Under ``topology: disaggregated``, each candidate aggregated and then as prefill and decode pools,
+    so that the ranking weighs both on the same forecast; the candidates as they are otherwise."""
+    if ctx.switches.get("topology") != DISAGGREGATED:
+        return cands
+    return [replace(c, topology=t) for c in cands for t in (AGGREGATED, DISAGGREGATED)]
 
 
 def _list(ctx: Context, raw, key: str, example: str) -> list:

@@ -49,6 +49,11 @@ DERIVED = ("safe_rate_per_replica", "active_replicas", "resilient_replicas", "de
            "deployments.nodes_per_replica", "deployments.nodes", "deployments.hourly_cost",
            "deployments.monthly_cost", "deployments.cost_per_million_tokens")
 TEXT = ("Candidate", "Offer", "λ* tag")
+# a row ranked as prefill and decode pools shows these as capplan computed them (its pools' formulas
+# are the Prefill/decode disaggregation rows of the scenario sheets), the aggregated chain as '–'
+POOLED = ("deployments.nodes", "deployments.monthly_cost", "deployments.cost_per_million_tokens")
+POOLS_NOTE = (" A row ', disaggregated' is priced as a prefill pool and a decode pool: its nodes, monthly cost "
+              "and $ per 1M tokens are capplan's as of the build.")
 HEADERS = {"deployments.node_hourly_cost": "Price a node", "deployments.gpus_per_node": "GPUs per node",
            "instance_max_rate": "λ*", "rho_target": "ρ", "gpus_per_replica": "GPUs per replica",
            "peak_arrival_rate": "Peak", "redundancy_replicas": "Spare replicas",
@@ -138,6 +143,8 @@ def _frame(book: Book, ws: Sheet, at: Columns) -> None:
                             "them. Feasible is capplan's answer as of the build (weights fit, KV pool, replica "
                             "on a node); an infeasible row ranks last.")
     styles.dress(ws.cell(2, 1), styles.italic)
+    if any(c.pooled for c in book.view.candidates.evaluated.candidates):
+        set_text(ws.cell(2, 1), ws.cell(2, 1).value + POOLS_NOTE)
     header = FIRST - 1
     for i, text in enumerate(TEXT, start=1):
         set_text(ws.cell(header, i), text)
@@ -174,7 +181,13 @@ def _candidate(book: Book, ws: Sheet, at: Columns, formats: dict[str, str], r, k
     refs = _Refs(book, at.quantities, row)
     for name in DERIVED:
         cell = ws.cell(row, at.quantities[name])
-        if not sized:                     # no λ*: nothing to size (the row is infeasible, and says why)
+        if c.pooled and name in POOLED and np.isfinite(r.value(name, i)):   # the pools: capplan's figures
+            value = _display(book, name, r.value(name, i))
+            cell.number(value)
+            styles.dress(cell, number_format=formats[name])
+            book.entries.append(CellInfo(ws.title, cell.coordinate, name, scenario, k, "input", value))
+            continue
+        if not sized or c.pooled:         # no λ*: nothing to size (the row is infeasible, and says why)
             set_text(cell, "–")
             continue
         book.formula(ws, cell, _sizing(book, refs, name), name, scenario, k, "derived",
