@@ -370,7 +370,9 @@ def test_a_free_offer_wins_and_the_others_are_priced_in_dollars(write_plan, run_
     assert [ev.candidates[i].label for i in r.order[:2]] == ["h100-sxm5-80gb TP2", "h100-sxm5-80gb TP1"]
     assert r.value(ranked.MONTH, r.winner) == 0 and r.gap is None
     text = candidatesview.sentence(r)
-    assert "runner-up h100-sxm5-80gb TP1 on p5 at +$0.00 a month" in text
+    assert ("runner-up h100-sxm5-80gb TP1 on p5 (measured λ*) ties on cost, behind it by the ranking's order "
+            "($ per 1M output tokens, then GPUs rented, then name)") in text
+    assert r.flips.runner_price is None           # one offer's price moves both: it cannot swap them
     code, out, err = run_main("build", write_plan(plan))
     assert code == 0, err
     record = (write_plan(plan).parents[1] / "out" / "test-plan.md").read_text()

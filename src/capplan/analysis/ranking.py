@@ -108,8 +108,10 @@ def flips(ranking: Ranking, nominal: Evaluation) -> Flips:
     w, r = ranking.winner, ranking.runner_up
     cost_w, cost_r = ranking.value(MONTH, w), ranking.value(MONTH, r)
     hours = ranking.value("hours_per_month", w)
-    runner_price = cost_w / (ranking.value("deployments.nodes", r) * hours)
-    winner_price = cost_r / (ranking.value("deployments.nodes", w) * hours)
+    offers = ranking.evaluated.candidates[w].offer.name, ranking.evaluated.candidates[r].offer.name
+    shared = offers[0] == offers[1]         # one price moves both costs alike: it cannot swap them
+    runner_price = None if shared else cost_w / (ranking.value("deployments.nodes", r) * hours)
+    winner_price = None if shared else cost_r / (ranking.value("deployments.nodes", w) * hours)
     lam = _lambda_flip(ranking, nominal, r, cost_w)
     rho = None if lam is None else lam * ranking.value("rho_target", r) / ranking.value("instance_max_rate", r)
     return Flips(runner_price, winner_price, lam, rho if rho is not None and rho <= 1 else None,

@@ -306,10 +306,11 @@ class CandidatesView:
             return []
         w, u = ev.candidates[r.winner], ev.candidates[r.runner_up]
         money = formatting.money
-        out = [f"{u.label} on {u.offer.name} wins below {money(f.runner_price * 3600)}/h a node "
-               f"(today {money(u.offer.node_hourly_cost * 3600)}/h)",
-               f"{w.label} on {w.offer.name} loses above {money(f.winner_price * 3600)}/h a node "
-               f"(today {money(w.offer.node_hourly_cost * 3600)}/h)"]
+        out = [] if f.runner_price is None else [
+            f"{u.label} on {u.offer.name} wins below {money(f.runner_price * 3600)}/h a node "
+            f"(today {money(u.offer.node_hourly_cost * 3600)}/h)",
+            f"{w.label} on {w.offer.name} loses above {money(f.winner_price * 3600)}/h a node "
+            f"(today {money(w.offer.node_hourly_cost * 3600)}/h)"]
         today = formatting.number(self._value("peak_arrival_rate", r.winner), 4)
         for flip, where in ((f.peak_above, "above {at} and up to {until} req/s"),
                             (f.peak_below, "from {until} to {at} req/s")):
@@ -513,8 +514,8 @@ class CandidatesView:
                 "runner_up": ev.candidates[r.runner_up].name if r.runner_up is not None else None,
                 "gap": _num(r.gap, 6) if r.gap is not None else None,
                 "flips": None if f is None else {
-                    "runner_up_price_below": _num(f.runner_price * 3600, 4),
-                    "winner_price_above": _num(f.winner_price * 3600, 4),
+                    "runner_up_price_below": _num(f.runner_price * 3600, 4) if f.runner_price else None,
+                    "winner_price_above": _num(f.winner_price * 3600, 4) if f.winner_price else None,
                     "runner_up_lambda_star_at_least": _num(f.runner_lambda, 6) if f.runner_lambda else None,
                     "cheapest_above_peak": _peak_json(f.peak_above, ev),
                     "cheapest_at_or_below_peak": _peak_json(f.peak_below, ev)},
@@ -595,7 +596,11 @@ def sentence(ranking: Ranking, money=formatting.money) -> str:
     if r is None:
         return text + "; no other candidate is feasible."
     c = ev.candidates[r]
-    text += f"; runner-up {c.label} on {c.offer.name} at {dearer(ranking, r, money)} ({ev.tag_text(r)} λ*)"
+    if ranking.value(ranked.MONTH, r) == ranking.value(ranked.MONTH, w):
+        text += (f"; runner-up {c.label} on {c.offer.name} ({ev.tag_text(r)} λ*) ties on cost, behind it by the "
+                 f"ranking's order ($ per 1M output tokens, then GPUs rented, then name)")
+    else:
+        text += f"; runner-up {c.label} on {c.offer.name} at {dearer(ranking, r, money)} ({ev.tag_text(r)} λ*)"
     tied = [ev.candidates[i].label for i in ranking.feasible[2:]
             if ranking.value(ranked.MONTH, i) == ranking.value(ranked.MONTH, r)]
     if tied:
