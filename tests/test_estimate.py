@@ -18,6 +18,7 @@ from conftest import ROOT
 from capplan import estimate, load
 from capplan.adapters import aiconfigurator as adapter
 from capplan.errors import CapplanError
+from capplan.loading import catalog
 from capplan.loading.sweeps import estimate as estimate_file
 from capplan.loading.sweeps import read_sweep
 
@@ -371,7 +372,7 @@ def test_candidates_resting_on_a_predicted_sweep_say_so(base_plan, write_plan, t
     ev = batch.evaluate(evaluations)
     ref = ev.reference
     assert ev.candidates[ref].label == "h100-sxm5-80gb TP1" and ev.tags[ref] == "estimated"
-    assert ev.band[ref] == pytest.approx(0.75)                  # a tool's prediction carries the tool's band
+    assert ev.band[ref] == TOOL_BAND["vllm"]          # a tool's prediction carries the tool's band, measured
     assert ev.basis[ref].startswith("the plan's own sweep, predictions of a performance model (")
     other = next(i for i in range(len(ev.candidates)) if i != ref)
     assert ev.tags[other] == "transferred" and " estimated on h100-sxm5-80gb TP1 " in ev.basis[other]
@@ -467,3 +468,26 @@ def test_the_worker_hands_the_expert_arguments_to_the_tool(tmp_path):
                           check=True)
     called = json.loads(done.stderr.strip().splitlines()[-1])
     assert (called["tp_size"], called["moe_tp_size"], called["moe_ep_size"]) == (2, 2, 1)
+
+
+TOOL_BAND = {e: float(catalog.lookup("engine", e).tool_bands["aiconfigurator"]["value"]) for e in ("vllm", "trt-llm")}
+
+
+@pytest.mark.parametrize("header, band", [
+    ({}, TOOL_BAND["vllm"]),
+    ({"backend": "trtllm", "database_version": "1.3.0rc20"}, TOOL_BAND["trt-llm"]),
+    ({"tool": "aisimulate"}, 0.75)], ids=["vllm", "trtllm", "unmeasured tool"])
+def test_an_estimated_lambda_carries_the_tools_band_measured_on_its_engine(base_plan, write_plan, tmp_path,
+                                                                           header, band):
+    """Issue 39: the tool's band is its error measured per engine on the calibration set (engines.yaml
+    tool_band), not ±75 % for every tool; a tool capplan has not measured keeps the stated ±75 %."""
+    from capplan.analysis import candidates as batch
+    from capplan.analysis.pipeline import evaluate_plan
+
+    base_plan["candidates"] = {"gpus": ["h100"], "tp": [1], "offers": [
+        {"name": "p5", "gpu": "h100", "gpus_per_node": 8, "node_hourly_cost": "40 USD/h"}]}
+    path = _plan(base_plan, write_plan, tmp_path)
+    estimated = path.parent / "est.estimate.yaml"
+    estimated.write_text(estimate_file.dump({**_doc(), **header}, _doc()["points"]), encoding="utf-8")
+    _, evaluations = evaluate_plan(path)
+    assert batch.evaluate(evaluations).band[0] == pytest.approx(band)
