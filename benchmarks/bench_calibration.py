@@ -2,6 +2,7 @@
 
     python benchmarks/bench_calibration.py [--csv FILE] [--json FILE] [--constants FILE.yaml]
                                            [--leave-out SOURCE_PREFIX ...] [--fit]
+                                           [--tool aiconfigurator --tool-python PATH]
 
 For every row of ``../shared/calibration/measurements.csv`` (``--csv``; ``$CAPPLAN_SHARED`` names
 the shared folder) it writes, in a scratch folder, the plan that states the measured point as
@@ -19,6 +20,9 @@ GPU and format the median and 90th-percentile factor off and the share inside th
 ``--fit`` grid-searches engine_step_factor per engine (and the band that holds 75 % of its rows),
 leaving each source group out in turn, and reports the held-out error
 (``calibration/fit.py``). ``--json FILE`` writes the per-row results.
+``--tool aiconfigurator`` also predicts every row with the tool, run as ``capplan estimate`` runs it
+(``--tool-python``: the interpreter that has it; ``calibration/tool.py``), and prints the same
+figures for it beside capplan's, row by row, and the band per engine that holds 75 % of its rows.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import sys
 import tempfile
 from pathlib import Path
@@ -35,7 +40,7 @@ import yaml
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from calibration import fit, predict, report, rows  # noqa: E402
+from calibration import fit, predict, report, rows, tool  # noqa: E402
 
 from capplan.errors import CapplanError  # noqa: E402
 
@@ -50,6 +55,8 @@ def arguments(argv=None) -> argparse.Namespace:
     parser.add_argument("--leave-out", action="append", default=[], metavar="SOURCE_PREFIX",
                         help="leave out rows whose source group or source starts with this (repeatable)")
     parser.add_argument("--fit", action="store_true", help="leave-one-source-out grid search per engine")
+    parser.add_argument("--tool", choices=("aiconfigurator",), help="also predict every row with this tool")
+    parser.add_argument("--tool-python", help="the interpreter that has the tool (default: this one)")
     return parser.parse_args(argv)
 
 
@@ -61,6 +68,33 @@ def constants_for(given: dict, engine: str) -> dict:
 
 def left_out(row: rows.Row, prefixes: list[str]) -> bool:
     return any(row.group.startswith(p) or row.source.startswith(p) for p in prefixes)
+
+
+def versus(mapped, results, skipped, name: str, python: str | None) -> str:
+    """The tool's predictions of the rows beside capplan's: figures, bands per engine, row by row."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    predicted, notes = [], [f"- row {row.number} ({row.group}, {row.model} on {row.gpu}) skipped: {why}"
+                            for row, why in skipped]
+    for m in mapped:
+        result, why = tool.predict(m, python)
+        if result is None:
+            notes.append(f"- row {m.row.number} ({m.row.group}, {m.model} on {m.gpu}) not predicted: {why}")
+            continue
+        predicted.append(result)
+        if why:
+            notes.append(f"- row {m.row.number}: {why}")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    if not predicted:
+        return f"## {name}\n\nno row predicted:\n" + "\n".join(notes) + "\n"
+    banded, per = tool.banded(predicted)
+    bands = [f"- {engine}: ±{band:g} ({on}; {report.figures([r for r in banded if r.mapped.row.engine == engine])['inside']}"
+             f" of its rows inside)" for engine, (band, on) in per.items()]
+    return "\n".join([f"## {name} against the calibration set, beside capplan's estimate", "",
+                      f"{len(predicted)} of {len(results) + len(skipped)} rows predicted, {cpu:.0f} CPU-s "
+                      f"({cpu / len(predicted):.1f} a row).", "", *report.versus_summary(results, banded, name), "",
+                      f"{name}'s band per engine:", "", *bands, "", *report.versus_rows(results, banded, name), "",
+                      "### Assumptions, refused and skipped rows", "", *(notes or ["- none"])]) + "\n"
 
 
 def main(argv=None) -> int:
@@ -93,6 +127,8 @@ def main(argv=None) -> int:
         print(report.markdown(results, skipped, heading))
         if args.fit:
             print(fit.markdown(fit.cross_validate(mapped, evaluations)))
+        if args.tool:
+            print(versus(mapped, results, skipped, args.tool, args.tool_python))
     if args.json:
         args.json.write_text(json.dumps([report.as_json(r) for r in results], indent=1, ensure_ascii=False) + "\n",
                              encoding="utf-8")

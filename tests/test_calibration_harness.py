@@ -168,3 +168,18 @@ def test_a_transfer_is_the_other_rows_rate_times_the_bound_ratio(measured, tmp_p
     assert moved[0].limit == "from row 1 (prefill_time_bound)"
     ratio = float(e1.values["prefill_time_bound"]) / float(e3.values["prefill_time_bound"])
     assert moved[0].predicted == pytest.approx(measured[1].req_per_s * ratio, rel=1e-12)
+
+
+def test_the_tools_open_loop_step_is_its_tpot_at_the_rate_linear_between_batch_sizes():
+    """bench_calibration.py --tool: the tool's TPOT at an open-loop row's rate (calibration/tool.py)."""
+    from calibration import tool
+
+    points = [{"seq/s": 1.0, "tpot": 10.0}, {"seq/s": 3.0, "tpot": 20.0}]
+    assert [tool.tpot_at(points, rate) for rate in (0.5, 2.0, 3.0)] == [10.0, 15.0, 20.0]
+    assert tool.tpot_at(points, 3.5) == math.inf                   # past the last predicted rate: unbounded
+
+
+def test_a_rate_rows_slos_reach_the_tools_pick_in_ms():
+    from calibration import tool
+
+    assert tool.limits_ms("mlperf-server") == {"ttft_p99_slo": ("ttft", 2000.0), "tpot_p99_slo": ("tpot", 200.0)}

@@ -25,6 +25,7 @@ from capplan.analysis import candidates as batch
 from capplan.analysis import ranking as ranked
 from capplan.analysis.pipeline import evaluate_plan
 from capplan.errors import CapplanError
+from capplan.loading import catalog
 from capplan.loading.sweeps.files import read_sweep
 from capplan.rendering.candidates import CandidatesView
 
@@ -68,7 +69,7 @@ def test_a_candidate_is_estimated_from_its_estimate_file_by_hand(tmp_path):
     assert ev.values["instance_max_rate"][i, 0] == pytest.approx(14.5017)
     assert ev.values["instance_max_rate"][i, 1] == pytest.approx(8.16056)      # the scenario's SLO, the same file
     assert ev.tags[i] == "estimated" and ev.tag_text(i) == TOOL
-    assert ev.band[i] == pytest.approx(0.75)
+    assert ev.band[i] == catalog.lookup("engine", "vllm").tool_bands["aiconfigurator"]["value"]
     assert ev.values["deployments.cost_per_million_compliant_tokens"][i, 0] == 0   # no goodput is predicted
     digest = read_sweep(path.parent, [f"estimates/{H100_TP4}"])[0].sha256
     assert digest in ev.basis[i] and "not percentiles" in ev.basis[i]

@@ -8,6 +8,7 @@ import hashlib
 import json
 import shutil
 import stat
+import subprocess
 import sys
 
 import pytest
@@ -17,6 +18,7 @@ from conftest import ROOT
 from capplan import estimate, load
 from capplan.adapters import aiconfigurator as adapter
 from capplan.errors import CapplanError
+from capplan.loading import catalog
 from capplan.loading.sweeps import estimate as estimate_file
 from capplan.loading.sweeps import read_sweep
 
@@ -370,7 +372,122 @@ def test_candidates_resting_on_a_predicted_sweep_say_so(base_plan, write_plan, t
     ev = batch.evaluate(evaluations)
     ref = ev.reference
     assert ev.candidates[ref].label == "h100-sxm5-80gb TP1" and ev.tags[ref] == "estimated"
-    assert ev.band[ref] == pytest.approx(0.75)                  # a tool's prediction carries the tool's band
+    assert ev.band[ref] == TOOL_BAND["vllm"]          # a tool's prediction carries the tool's band, measured
     assert ev.basis[ref].startswith("the plan's own sweep, predictions of a performance model (")
     other = next(i for i in range(len(ev.candidates)) if i != ref)
     assert ev.tags[other] == "transferred" and " estimated on h100-sxm5-80gb TP1 " in ev.basis[other]
+
+
+SLOW = {**ANSWER, "points": [{**p, "tpot": 40.0 + p["batch_size"]} for p in ANSWER["points"]]}
+
+
+def test_a_configuration_predicted_only_past_the_plans_slo_is_refused(base_plan, write_plan, tmp_path, run_main):
+    """Issue 39: the tool returns a point whatever its latency; one that misses the SLO at every batch size
+    gives no rate the plan may use, so it is refused, located at the SLO it misses (TPOT 41 ms > 25 ms)."""
+    tool = _tool(tmp_path, f"echo '{json.dumps(SLOW)}'")
+    path = write_plan(base_plan | {"gpu": "h100", "model": "llama-3.1-8b"})
+    code, _, err = run_main("estimate", path, "--with", "aiconfigurator", "--tool-python", tool)
+    assert code == 1
+    line = next(n for n, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if "tpot_p95_slo" in text)
+    assert (f"test-plan.yaml:{line}: inputs.tpot_p95_slo: the tool's prediction for llama-3.1-8b on h100-sxm5-80gb "
+            "TP 1 misses the SLO at every batch size it predicted, from batch size 1: TPOT 41 ms over its 25 ms SLO"
+            ) in err
+    assert "Traceback" not in err and not (tmp_path / "plans" / "estimates").exists()
+
+
+def test_among_several_configurations_one_past_the_slo_is_skipped_with_why(base_plan, write_plan, tmp_path,
+                                                                            run_main):
+    tool = tmp_path / "fake-python"                 # TP 1 only meets the SLO past it, TP 2 within it
+    tool.write_text(f"#!/bin/sh\nreq=$(cat)\ncase \"$req\" in *'\"tp\": 1,'*) echo '{json.dumps(SLOW)}';; "
+                    f"*) echo '{json.dumps(ANSWER)}';; esac\n", encoding="utf-8")
+    tool.chmod(tool.stat().st_mode | stat.S_IEXEC)
+    path = write_plan(base_plan | {"gpu": "h100", "model": "llama-3.1-8b"})
+    code, out, err = run_main("estimate", path, "--with", "aiconfigurator", "--tool-python", tool, "--tp", "1",
+                              "--tp", "2")
+    assert code == 0, err
+    assert out.splitlines()[1] == ("skipped: plans/test-plan.yaml:8: inputs.tpot_p95_slo: the tool's prediction for llama-3.1-8b on h100-sxm5-80gb TP 1 misses "
+                                   "the SLO at every batch size it predicted, from batch size 1: TPOT 41 ms over "
+                                   "its 25 ms SLO")
+
+
+def test_the_pick_is_the_fastest_point_within_every_slo():
+    limits = {"ttft_p95_slo": ("ttft", 53.0), "tpot_p95_slo": ("tpot", 25.0)}
+    assert adapter.pick(ANSWER["points"], limits, "m")["batch_size"] == 2          # batch 4's TTFT is 54 ms
+    with pytest.raises(CapplanError, match="from batch size 1: TTFT 51 ms over its 50 ms SLO$") as caught:
+        adapter.pick(ANSWER["points"], {"ttft_p95_slo": ("ttft", 50.0), "tpot_p95_slo": ("tpot", 25.0)}, "m")
+    assert caught.value.key == "ttft_p95_slo"
+
+
+def _recording_tool(tmp_path):
+    """A stand-in that keeps the request it was sent (requests.jsonl) and answers ANSWER."""
+    tool = tmp_path / "fake-python"
+    tool.write_text(f"#!/bin/sh\ncat >> {tmp_path / 'requests.jsonl'}\necho >> {tmp_path / 'requests.jsonl'}\n"
+                    f"echo '{json.dumps(ANSWER)}'\n", encoding="utf-8")
+    tool.chmod(tool.stat().st_mode | stat.S_IEXEC)
+    return tool
+
+
+def test_a_moe_model_is_sent_its_experts_split_by_tensor_parallelism(base_plan, write_plan, tmp_path, run_main):
+    """The tool requires moe_tp_size or moe_ep_size for a MoE model; capplan has no expert-parallel
+    input, so the experts are split as the plan's TP splits every weight: moe_tp_size = TP, moe_ep_size = 1."""
+    tool = _recording_tool(tmp_path)
+    path = write_plan(base_plan | {"gpu": "h100", "model": "qwen3-30b-a3b"})
+    code, _, err = run_main("estimate", path, "--with", "aiconfigurator", "--tool-python", tool, "--tp", "2")
+    assert code == 0, err
+    sent = json.loads((tmp_path / "requests.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    assert (sent["model_path"], sent["tp"], sent["moe_tp"], sent["moe_ep"]) == ("Qwen/Qwen3-30B-A3B", 2, 2, 1)
+    written = _doc(tmp_path / "plans" / "estimates" / "test-plan-h100-sxm5-80gb-tp2.estimate.yaml")
+    assert "tp_size=2, pp_size=1, moe_tp_size=2, moe_ep_size=1, gemm_quant_mode=" in written["call"]
+
+
+def test_a_dense_model_is_sent_no_expert_arguments(base_plan, write_plan, tmp_path, run_main):
+    tool = _recording_tool(tmp_path)
+    path = write_plan(base_plan | {"gpu": "h100", "model": "llama-3.1-8b"})
+    assert run_main("estimate", path, "--with", "aiconfigurator", "--tool-python", tool)[0] == 0
+    sent = json.loads((tmp_path / "requests.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    assert "moe_tp" not in sent and "moe_ep" not in sent
+
+
+def test_the_worker_hands_the_expert_arguments_to_the_tool(tmp_path):
+    """The worker itself, with a stand-in aiconfigurator package that records the call it gets."""
+    (tmp_path / "aiconfigurator" / "cli").mkdir(parents=True)
+    (tmp_path / "aiconfigurator" / "__init__.py").write_text("")
+    (tmp_path / "aiconfigurator" / "cli" / "__init__.py").write_text("")
+    (tmp_path / "aiconfigurator" / "cli" / "api.py").write_text(
+        "import json, sys\n"
+        "class R:\n    kv_cache_warning = ''\n    backend_version = 'x'\n    def get(self):\n        return {}\n"
+        "def cli_estimate(*args, **kwargs):\n    print(json.dumps(kwargs), file=sys.stderr)\n    return R()\n")
+    info = tmp_path / "aiconfigurator-0.12.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: aiconfigurator\nVersion: 0.12.0\n")
+    request = {"distribution": "aiconfigurator", "model_path": "Qwen/Qwen3-30B-A3B", "system": "h100_sxm",
+               "backend": "vllm", "database_mode": "SILICON", "isl": 8, "osl": 8, "tp": 2, "pp": 1, "moe_tp": 2,
+               "moe_ep": 1, "batch_sizes": [1]}
+    worker = shutil.copy(adapter.WORKER, tmp_path)       # beside the stand-in, which its folder puts first
+    done = subprocess.run([sys.executable, worker], input=json.dumps(request), capture_output=True, text=True,
+                          check=True)
+    called = json.loads(done.stderr.strip().splitlines()[-1])
+    assert (called["tp_size"], called["moe_tp_size"], called["moe_ep_size"]) == (2, 2, 1)
+
+
+TOOL_BAND = {e: float(catalog.lookup("engine", e).tool_bands["aiconfigurator"]["value"]) for e in ("vllm", "trt-llm")}
+
+
+@pytest.mark.parametrize("header, band", [
+    ({}, TOOL_BAND["vllm"]),
+    ({"backend": "trtllm", "database_version": "1.3.0rc20"}, TOOL_BAND["trt-llm"]),
+    ({"tool": "aisimulate"}, 0.75)], ids=["vllm", "trtllm", "unmeasured tool"])
+def test_an_estimated_lambda_carries_the_tools_band_measured_on_its_engine(base_plan, write_plan, tmp_path,
+                                                                           header, band):
+    """Issue 39: the tool's band is its error measured per engine on the calibration set (engines.yaml
+    tool_band), not ±75 % for every tool; a tool capplan has not measured keeps the stated ±75 %."""
+    from capplan.analysis import candidates as batch
+    from capplan.analysis.pipeline import evaluate_plan
+
+    base_plan["candidates"] = {"gpus": ["h100"], "tp": [1], "offers": [
+        {"name": "p5", "gpu": "h100", "gpus_per_node": 8, "node_hourly_cost": "40 USD/h"}]}
+    path = _plan(base_plan, write_plan, tmp_path)
+    estimated = path.parent / "est.estimate.yaml"
+    estimated.write_text(estimate_file.dump({**_doc(), **header}, _doc()["points"]), encoding="utf-8")
+    _, evaluations = evaluate_plan(path)
+    assert batch.evaluate(evaluations).band[0] == pytest.approx(band)

@@ -16,9 +16,9 @@ from test_memory_engine import assert_workbook_recalculates
 
 from capplan.analysis import candidates as batch
 from capplan.analysis import ranking as ranked
-from capplan.artifacts import transfer
 from capplan.analysis.pipeline import evaluate_plan, load_plan
 from capplan.errors import CapplanError
+from capplan.loading import catalog
 
 
 def estimated(**changes):
@@ -116,7 +116,7 @@ def test_an_estimate_file_is_a_candidates_evidence_with_the_knee_a_sweep_import_
     _, evaluations = evaluate_plan(path)
     ev = batch.evaluate(evaluations)
     own = next(i for i, c in enumerate(ev.candidates) if c.label == "h100-sxm5-80gb TP1")
-    assert ev.tag_text(own) == "estimated by aiconfigurator" and ev.band[own] == transfer.TOOL_BAND
+    assert ev.tag_text(own) == "estimated by aiconfigurator" and ev.band[own] == catalog.lookup("engine", "vllm").tool_bands["aiconfigurator"]["value"]
     swept = _plan(base_plan, write_plan, tmp_path)          # the same file as a load_sweep plan's sweep
     _, sweep_evaluations = evaluate_plan(swept)
     assert ev.values["instance_max_rate"][own, 0] == float(sweep_evaluations[0].values["instance_max_rate"])

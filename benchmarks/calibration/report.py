@@ -100,3 +100,43 @@ def as_json(r: Result) -> dict:
 def _finite(x: float) -> float | None:
     """JSON has no infinity: None stands for an unbounded prediction."""
     return x if math.isfinite(x) else None
+
+
+WITHIN = 0.25     # the share of a row off by at most this, both ways, as the issue counts it
+
+
+def within(results: list[Result]) -> str:
+    """'12 of 20 (60 %)': the rows predicted within ±:data:`WITHIN` of the measurement."""
+    inside = sum(abs(1 / r.ratio - 1) <= WITHIN + 1e-12 if r.ratio > 0 else False for r in results)
+    return f"{inside} of {len(results)} ({inside / len(results):.0%})"
+
+
+def versus_rows(builtin: list[Result], tool: list[Result], name: str) -> list[str]:
+    """Per row the tool predicted: measured, capplan's built-in estimate and the tool's, each's ratio."""
+    mine = {r.mapped.row.number: r for r in builtin}
+    lines = [f"| # | source | model | GPU × n (TP) | engine | mode | measured | capplan | c ÷ m | {name} | t ÷ m "
+             "| closer |", "| ---: | --- | --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |"]
+    for t in tool:
+        c, m, row = mine[t.mapped.row.number], t.mapped, t.mapped.row
+        closer = "capplan" if c.factor_off < t.factor_off else name if t.factor_off < c.factor_off else "tie"
+        lines.append(f"| {row.number} | {row.group} | {m.model} | {m.gpu} × {row.n_gpus} (TP{m.tp}) | {row.engine} "
+                     f"| {row.mode} | {_num(t.measured)} {t.unit} | {_num(c.predicted)} | {_num(c.ratio)} "
+                     f"| {_num(t.predicted)} ({t.limit}) | {_num(t.ratio)} | {closer} |")
+    return lines
+
+
+def versus_summary(builtin: list[Result], tool: list[Result], name: str) -> list[str]:
+    """On the rows the tool predicted: all, then each source, engine and GPU, capplan beside the tool."""
+    numbers = {r.mapped.row.number for r in tool}
+    mine = [r for r in builtin if r.mapped.row.number in numbers]
+    lines = [f"| group | rows | capplan median / p90 factor off | capplan within ±25 % | {name} median / p90 "
+             f"| {name} within ±25 % | {name} inside its band |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for label, key in (("**all**", lambda r: ""), *GROUPINGS[:3]):
+        for value in sorted({key(r) for r in tool}):
+            c, t = [r for r in mine if key(r) == value], [r for r in tool if key(r) == value]
+            fc, ft = figures(c), figures(t)
+            lines.append(f"| {label if not value else f'{label}: {value}'} | {ft['rows']} "
+                         f"| {_num(fc['median_factor_off'])} / {_num(fc['p90_factor_off'])} | {within(c)} "
+                         f"| {_num(ft['median_factor_off'])} / {_num(ft['p90_factor_off'])} | {within(t)} "
+                         f"| {ft['inside']} of {ft['rows']} |")
+    return lines

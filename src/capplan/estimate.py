@@ -17,6 +17,7 @@ file states, unless ``--isl``/``--osl`` are given.
 from __future__ import annotations
 
 import importlib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -135,19 +136,36 @@ class NoPoint(CapplanError):
     """The tool predicted nothing for a configuration (the model does not fit its memory at batch 1)."""
 
 
+class MissesSlo(NoPoint):
+    """The tool predicted a configuration only at latencies the plan's SLOs forbid: nothing usable."""
+
+
+SLO_INPUT = re.compile(r"(ttft|tpot|itl|e2e)_p[0-9]+_slo")
+
+
+def slo_limits(plan) -> dict[str, tuple[str, float]]:
+    """The plan's latency SLOs as the adapter's pick takes them: input name -> (metric, ms)."""
+    return {name: (name.split("_")[0], units.to_display(given.value, "ms"))
+            for name, given in plan.nominal.inputs.items() if SLO_INPUT.fullmatch(name)}
+
+
 def document(plan, tool: str, adapter, config: Config, load: Workload, backend: str,
              python: str | None, tool_model: str | None) -> str:
     """The estimate file of one configuration: the adapter's request, its answer, in the file's format."""
     model_path, model_note = adapter.model(plan.model_entry.id, plan.model_entry.hf_id, tool_model)
     request = {"model_path": model_path, "system": adapter.system(config.gpu), "backend": backend,
                "backend_version": None, "database_mode": adapter.DATABASE_MODE, "isl": load.isl, "osl": load.osl,
-               "tp": config.tp, "pp": 1, "gemm_quant_mode": adapter.quant(adapter.WEIGHTS, config.weights, "weights"),
+               "tp": config.tp, "pp": 1, **adapter.moe(plan.model_entry, config.tp), "gemm_quant_mode": adapter.quant(adapter.WEIGHTS, config.weights, "weights"),
                "kvcache_quant_mode": adapter.quant(adapter.KV_CACHE, config.kv_cache, "KV cache"),
                "batch_sizes": list(adapter.BATCH_SIZES)}
     answer = adapter.run(request, tool, python)
+    shown = f"{plan.model_entry.id} on {config.gpu} TP {config.tp}"
     if not answer["points"]:
-        raise NoPoint(f"{tool} predicted no point for {plan.model_entry.id} on {config.gpu} TP {config.tp}: "
-                           f"{answer['stopped']}")
+        raise NoPoint(f"{tool} predicted no point for {shown}: {answer['stopped']}")
+    try:
+        adapter.pick(answer["points"], slo_limits(plan), shown)
+    except CapplanError as err:     # every point misses an SLO: located at the first SLO missed
+        raise MissesSlo(err.message, file=plan.file, key=f"inputs.{err.key}", line=plan.line(err.key)) from None
     versions = {p["backend_version"] for p in answer["points"]}
     head = {"tool": tool, "tool_version": answer["versions"][tool],
             "backend": backend, "database_version": ", ".join(sorted(versions)),

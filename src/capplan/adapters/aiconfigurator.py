@@ -37,6 +37,10 @@ SYSTEMS = {"h100-sxm5-80gb": "h100_sxm", "h100-pcie-80gb": "h100_pcie", "h200-sx
            "b200-hgx": "b200_sxm", "a100-sxm4-80gb": "a100_sxm", "l40s": "l40s", "l4": "l4", "gb200": "gb200"}
 MODELS = {"llama-3.1-8b": ("meta-llama/Meta-Llama-3.1-8B", ""),
           "llama-3.1-70b": ("meta-llama/Meta-Llama-3.1-70B", ""),
+          "llama-3.1-405b": ("meta-llama/Meta-Llama-3.1-405B", ""),
+          "llama-2-70b": ("meta-llama/Meta-Llama-3.1-70B", "the tool bundles no Llama-2-70B; Llama-3.1-70B has its "
+                          "layers (80 layers, 8 KV heads of 128, hidden 8192, MLP 28672) but a vocabulary of 128256, "
+                          "not 32000"),
           "llama-3.3-70b": ("meta-llama/Meta-Llama-3.1-70B", "the tool bundles no Llama-3.3-70B; Llama-3.1-70B has "
                             "its architecture (80 layers, 8 KV heads of 128, hidden 8192, MLP 28672, vocab 128256)"),
           "qwen3-8b": ("Qwen/Qwen3-8B", ""), "qwen3-32b": ("Qwen/Qwen3-32B", ""),
@@ -67,6 +71,34 @@ def model(model_id: str, hf_id: str | None, given: str | None = None) -> tuple[s
     if hf_id:
         return hf_id, "the catalog's Hugging Face id (the tool fetches its config.json unless it bundles it)"
     raise CapplanError(f"no aiconfigurator model for {model_id}; give one with --tool-model", key="model")
+
+
+def moe(entry, tp: int) -> dict[str, int]:
+    """The expert-parallel arguments the tool requires for a MoE model (one whose catalog entry has
+    ``experts_per_token``), none for a dense one: capplan has no expert-parallel input, so the experts
+    are split like every other weight, by tensor parallelism (``moe_tp_size`` = TP, ``moe_ep_size`` = 1)."""
+    return {"moe_tp": tp, "moe_ep": 1} if "experts_per_token" in entry.values else {}
+
+
+# the tool's latency (ms) an SLO metric is judged by: the estimate file's columns (loading.sweeps.estimate)
+SLO_FIELDS = {"ttft": ("ttft", "TTFT"), "tpot": ("tpot", "TPOT"), "itl": ("tpot", "TPOT"),
+              "e2e": ("request_latency", "request latency")}
+
+
+def pick(points: list[dict], limits: dict[str, tuple[str, float]], shown: str) -> dict:
+    """The tool's pick: of the points it predicted, the highest rate whose latencies meet ``limits``
+    (SLO input name -> (metric, ms)). The tool returns a point at any batch size whether it meets an SLO
+    or not, so a configuration none of whose points meets them is refused here, not used: its best rate
+    would be one the SLO forbids. The error's key is the first SLO missed."""
+    meeting = [p for p in points if all(p[SLO_FIELDS[m][0]] <= ms for m, ms in limits.values())]
+    if meeting:
+        return max(meeting, key=lambda p: p["seq/s"])
+    first = points[0]
+    missed = {name: f"{SLO_FIELDS[m][1]} {first[SLO_FIELDS[m][0]]:.4g} ms over its {ms:g} ms SLO"
+              for name, (m, ms) in limits.items() if first[SLO_FIELDS[m][0]] > ms}
+    raise CapplanError(f"the tool's prediction for {shown} misses the SLO at every batch size it predicted, "
+                       f"from batch size {first['batch_size']}: {'; '.join(missed.values())}",
+                       key=next(iter(missed)))
 
 
 def quant(table: dict, name: str, what: str) -> str:
@@ -104,6 +136,7 @@ def call(request: dict) -> str:
     args = ", ".join(f"{name}={request[key]!r}" for name, key in (
         ("backend_name", "backend"), ("backend_version", "backend_version"), ("database_mode", "database_mode"),
         ("isl", "isl"), ("osl", "osl"), ("tp_size", "tp"), ("pp_size", "pp"),
+        *((("moe_tp_size", "moe_tp"), ("moe_ep_size", "moe_ep")) if "moe_tp" in request else ()),
         ("gemm_quant_mode", "gemm_quant_mode"), ("kvcache_quant_mode", "kvcache_quant_mode")))
     return (f"aiconfigurator.cli.api.cli_estimate({request['model_path']!r}, {request['system']!r}, mode='agg', "
             f"{args}, batch_size=B) for B in {', '.join(map(str, request['batch_sizes']))}")

@@ -54,7 +54,8 @@ def main():
                                       backend_name=request["backend"], backend_version=request.get("backend_version"),
                                       database_mode=request["database_mode"], isl=request["isl"],
                                       osl=request["osl"], batch_size=batch, tp_size=request["tp"],
-                                      pp_size=request["pp"], gemm_quant_mode=request.get("gemm_quant_mode"),
+                                      pp_size=request["pp"], moe_tp_size=request.get("moe_tp"),
+                                      moe_ep_size=request.get("moe_ep"), gemm_quant_mode=request.get("gemm_quant_mode"),
                                       kvcache_quant_mode=request.get("kvcache_quant_mode"))
         except Exception as exc:  # the tool's own refusal: the adapter reports it with the configuration
             if not answer["points"]:

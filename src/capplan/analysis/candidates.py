@@ -37,6 +37,7 @@ from capplan.engine.graph import build
 from capplan.language import units
 from capplan.loading import tablestatus
 from capplan.loading.plan.candidates import KV_DTYPES
+from capplan.loading.sweeps import estimate
 
 PINS = ("instance_max_rate", "compliant_share")
 # what a candidate reads of the configuration the plan's sweep measured: the plan's own values
@@ -320,7 +321,10 @@ def _lambda_star(evaluations, cands, first):
             decode = bool(_scalar(e, "reference_decode_bound")) if reference is not None else None
             basis = _basis(cands, tag, lam[:, 0], band, given, own, reference, ratio, decode, files, measured,
                            own_kind)
-    band[files | (measured & (tag == transfer.ESTIMATED))] = transfer.TOOL_BAND
+    for i in np.flatnonzero(files):
+        band[i] = _tool_band(cands[i].evidence.files)
+    if own_kind == transfer.ESTIMATED:
+        band[measured] = _tool_band(evaluations[0].scenario.tables["load_sweep"].imported)
     band[(tag == transfer.MEASURED) | (tag == transfer.GIVEN)] = 0
     share[tag != transfer.MEASURED] = 0
     return (_settled(lam), list(tag), basis, band, reference, share, _settled(transferred),
@@ -382,6 +386,14 @@ def _tpot(e: Evaluation) -> str:
         return "the TPOT SLO"
     name = min(limits, key=lambda n: _scalar(e, n))
     return f"the TPOT SLO of {_show(e.model, name, _scalar(e, name))}"
+
+
+def _tool_band(files) -> float:
+    """The band of a λ* from a performance model's estimate files: the tool's error measured on the engine
+    whose database it ran (the widest where the files ran several), else the stated
+    :data:`~capplan.artifacts.transfer.TOOL_BAND` where one of them is a tool or engine not measured."""
+    bands = [estimate.tool_band(f.release) for f in files if f.format == estimate.FORMAT]
+    return max(bands) if bands and None not in bands else transfer.TOOL_BAND
 
 
 def _own_sweep_kind(e: Evaluation) -> str:

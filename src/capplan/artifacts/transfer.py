@@ -25,19 +25,19 @@ Four provenances, each shown next to the candidate's cost:
   measurements of ``../shared/calibration`` (docs/calibration.md).
 
 A λ* read from a performance model's estimate file (``candidates: evidence:``,
-NVIDIA aiconfigurator's predictions) carries ±:data:`TOOL_BAND`: its low end
-is a quarter of the prediction, because the tool's own users report
-predictions 1.3 to 4.6 times above their benchmarks (ai-dynamo/aiconfigurator
-#1396: 883.7 predicted against 192.4 tok/s/GPU measured), and on the
-reference plan (plans/llama3.3-70b-candidates.yaml) its λ* lies 1.9 to 4.2
-times above the λ* transferred from the measured A100 sweep for the same nine
-H100, H200 and B200 configurations (stated, not fitted: no measured sweep of
-those GPUs is at hand).
+NVIDIA aiconfigurator's predictions) carries the tool's band measured on the
+engine whose database it ran: ``tool_band`` in model/catalog/engines.yaml, the
+smallest band holding 75 % of its predictions of the calibration set
+(``benchmarks/bench_calibration.py --tool aiconfigurator``, docs/calibration.md;
+:func:`capplan.loading.sweeps.estimate.tool_band`). A tool or engine capplan has
+not measured keeps ±:data:`TOOL_BAND`, stated, not fitted: the tool's own users
+report predictions 1.3 to 4.6 times above their benchmarks (ai-dynamo/aiconfigurator
+#1396: 883.7 predicted against 192.4 tok/s/GPU measured).
 """
 
 from __future__ import annotations
 
 TRANSFER_BAND = 0.35      # ± share of a transferred λ*: measured on 32 compute-bound transfers, assumed decode-bound
-TOOL_BAND = 0.75          # ± share of a performance model's λ* (estimate files): see the module docstring
+TOOL_BAND = 0.75          # ± share of the λ* of a tool or engine whose error is not measured: see the module docstring
 
 MEASURED, TRANSFERRED, ESTIMATED, GIVEN = "measured", "transferred", "estimated", "given"

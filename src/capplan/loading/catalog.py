@@ -48,6 +48,7 @@ class Entry:
     hf_id: str | None = None        # a model's Hugging Face id
     weight_format: str | None = None  # the format whose bytes per parameter ``values`` holds (with_weights)
     attention_heads: int | None = None  # a model's query heads: the tensor-parallel sizes vLLM takes (parallel)
+    tool_bands: dict[str, dict] = field(default_factory=dict)  # an engine's: performance model -> {value, source}
 
 
 @lru_cache(maxsize=None)
@@ -63,7 +64,7 @@ def _load(kind: str) -> dict[str, Entry]:
                          attention=spec.get("attention"), values=values, file=doc.file,
                          weights=dict(spec.get("weights") or {}),
                          aliases=tuple(str(a) for a in spec.get("aliases") or ()), hf_id=spec.get("hf_id"),
-                         attention_heads=spec.get("attention_heads"))
+                         attention_heads=spec.get("attention_heads"), tool_bands=dict(spec.get("tool_band") or {}))
     return out
 
 

@@ -277,7 +277,7 @@ class CandidatesView:
                     row["candidate"] for row in out}:
                 continue
             out.append({"candidate": ev.candidates[i].label, "estimated": formatting.number(est, 3),
-                        "transferred": formatting.number(moved, 3), "factor": est / moved})
+                        "transferred": formatting.number(moved, 3), "factor": est / moved, "band": float(ev.band[i])})
         return out
 
     @property
@@ -289,12 +289,12 @@ class CandidatesView:
         mid = factors[len(factors) // 2] if len(factors) % 2 else (factors[len(factors) // 2 - 1]
                                                                   + factors[len(factors) // 2]) / 2
         ref = self.evaluated.candidates[self.evaluated.reference].label
-        in_tool = sum(within_band(1 / r["factor"], transfer.TOOL_BAND) for r in rows)
+        in_tool = sum(within_band(1 / r["factor"], r["band"]) for r in rows)
+        bands = " or ".join(f"±{100 * b:.0f} %" for b in sorted({r["band"] for r in rows}))
         in_transfer = sum(within_band(r["factor"], transfer.TRANSFER_BAND) for r in rows)
         return (f"Over the {len(rows)} configurations with both, the estimate files' λ* is {factors[0]:.2f} to "
                 f"{factors[-1]:.2f} times (median {mid:.2f}) the λ* transferred from the measured {ref}. The transfer "
-                f"lies inside the tool's band ({100 * (1 - transfer.TOOL_BAND):.0f} % to {100 * (1 + transfer.TOOL_BAND):.0f} % "
-                f"of its prediction) for "
+                f"lies inside the tool's band ({bands} of its prediction) for "
                 f"{in_tool} of {len(rows)}, the tool's λ* inside the transfer's (±{100 * transfer.TRANSFER_BAND:.0f} %) "
                 f"for {in_transfer}: until one of them is benchmarked, the error of either is this wide.")
 

@@ -39,6 +39,7 @@ import math
 from typing import Any
 
 from capplan.errors import CapplanError
+from capplan.loading import catalog
 from capplan.loading.sweeps.fields import finite, short, whole
 from capplan.loading.sweeps.points import SweepPoint
 from capplan.names import nearest
@@ -149,6 +150,16 @@ def release(doc: dict) -> str:
     head = header(doc)
     return (f"{head['tool']} {head['tool_version']}, {head['backend']} {head['database_version']} database "
             f"({head['database_mode']})")
+
+
+def tool_band(text: str) -> float | None:
+    """The band of a λ* read from an estimate file whose :func:`release` is ``text``: the tool's error
+    measured on the serving engine whose database it ran (``tool_band`` in model/catalog/engines.yaml),
+    None where capplan has not measured that tool on that engine."""
+    tool, _, rest = text.partition(" ")
+    found = catalog.resolve("engine", rest.partition(", ")[2].partition(" ")[0])
+    band = catalog.lookup("engine", found).tool_bands.get(tool) if found else None
+    return float(band["value"]) if band else None
 
 
 def evidence(points) -> tuple[str, ...]:
