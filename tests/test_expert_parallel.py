@@ -74,10 +74,11 @@ def test_kv_per_token_counts_the_heads_of_one_data_parallel_rank(write_plan):
 
 def test_all_to_all_per_decode_step_by_hand(write_plan):
     """gpt-oss-120b TP1 x EP8 on B200s at decode_batch 256: each request's token goes to 4 experts
-    and back in each of 36 layers, 2 x 36 x 4 x 2880 x 2 B = 1.659 MB, over 8 GPUs x 450 GB/s x 0.8."""
+    and back in each of 36 layers, 2 x 36 x 4 x 2880 x 2 B = 1.659 MB, over 8 GPUs x 900 GB/s (B200's
+    NVLink 5, one way) x 0.8."""
     e = evaluated(_gpt_oss(write_plan, "a2a", 8, 8, decode_batch=256))
-    per_request = 2 * 36 * 4 * 2880 * 2 / (8 * 450e9 * 0.8)           # s/request
-    assert e.display("expert_all_to_all_time") == pytest.approx(per_request * 1e3)   # ms/request: 0.576 us
+    per_request = 2 * 36 * 4 * 2880 * 2 / (8 * 900e9 * 0.8)           # s/request
+    assert e.display("expert_all_to_all_time") == pytest.approx(per_request * 1e3)   # ms/request: 0.288 us
     read = e.display("decode_bytes_per_step") * 1e9 / (7700e9 * 8 * e.display("hbm_efficiency"))
     assert e.display("decode_step_time_bound") == pytest.approx((read + 256 * per_request) * 1e3)
 
@@ -207,3 +208,11 @@ def test_the_workbook_recalculates_the_expert_parallel_formulas(write_plan, tmp_
     cells = [c for c in built.cells if c.quantity in names]
     assert {c.quantity for c in cells} == names
     assert not recalc.error_cells(wb) and not recalc.mismatches(cells, wb, limit=0)
+
+
+@pytest.mark.parametrize("gpu, link", [("b200-hgx", 900), ("a100-sxm4-80gb", 300), ("h100-sxm5-80gb", 450), ("l40s", 32)])
+def test_the_all_to_all_link_is_the_gpus_own(write_plan, gpu, link):
+    """NVLink one way (half the datasheet's both-ways figure), PCIe where a GPU has no NVLink."""
+    path = engine_plan(write_plan, gpu=gpu, model="qwen3-30b-a3b", name=gpu, gpus_per_replica="2 GPU")
+    e = evaluated(_with(path, "split", 2))
+    assert e.display("expert_all_to_all_bandwidth") == link
