@@ -216,3 +216,15 @@ def test_the_all_to_all_link_is_the_gpus_own(write_plan, gpu, link):
     path = engine_plan(write_plan, gpu=gpu, model="qwen3-30b-a3b", name=gpu, gpus_per_replica="2 GPU")
     e = evaluated(_with(path, "split", 2))
     assert e.display("expert_all_to_all_bandwidth") == link
+
+
+def test_evidence_files_beside_an_ep_list_are_refused(write_plan, run_main):
+    """An evidence item names a GPU and a TP, not an EP: it would stand for every EP of that TP."""
+    plan = copy.deepcopy(BASE_PLAN)
+    plan.update(gpu="a100-sxm4-40gb", model="gpt-oss-120b", memory_accounting="engine")
+    plan["candidates"] = {"gpus": ["a100-sxm4-40gb"], "tp": [1], "ep": [1, 8],
+                          "evidence": [{"import": "estimates/x.estimate.yaml"}],
+                          "offers": [{"name": "p4d", "gpu": "a100-sxm4-40gb", "gpus_per_node": 8,
+                                      "node_hourly_cost": "32 USD/h"}]}
+    code, out, err = run_main("build", write_plan(plan, "ep-evidence"))
+    assert code == 1 and "candidates.evidence: an evidence item names a GPU and a TP" in err

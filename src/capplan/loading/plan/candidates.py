@@ -161,6 +161,9 @@ def read(ctx: Context, classes) -> Candidates | None:
     gpus = _gpus(ctx, spec.get("gpus"))
     tps = _tps(ctx, spec.get("tp"))
     eps = _eps(ctx, spec.get("ep"))
+    if eps != [None] and spec.get("evidence") is not None:
+        raise ctx.err("an evidence item names a GPU and a TP, not an expert-parallel size: beside ep: it would "
+                      "stand for every EP of its TP; leave evidence: out of a plan that lists ep:", *path, "evidence")
     weights = _weights(ctx, spec.get("weights"))
     kvs = _kv_dtypes(ctx, spec.get("kv_cache_dtype"))
     offers = _offers(ctx, spec.get("offers"))
