@@ -45,7 +45,7 @@ EDITS = {   # case: (text in quantities.yaml, its replacement, fragment of the m
         "        formula:\n          attention:", "        formula:\n          atention:",
         "quantities.kv_bytes_per_token.formula: unknown switch 'atention'"),
     "a switch case without a formula": (
-        "            mla: per_token(layers * (kv_lora_rank + qk_rope_head_dim) * per_gpu(gpus_per_replica) * kv_bytes_per_element)\n", "",
+        "            mla: per_token(layers * (kv_lora_rank + qk_rope_head_dim) * per_gpu(kv_latent_copies) * kv_bytes_per_element)\n", "",
         "quantities.kv_bytes_per_token.formula: no formula for attention: mla"),
     "a switch case the quantity exists under without a formula": (   # littles_law it need not have (when:)
         "            estimate: estimated_max_rate\n", "",

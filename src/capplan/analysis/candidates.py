@@ -230,6 +230,9 @@ def _candidate_inputs(e: Evaluation, graph, cands, inputs: dict) -> None:
         inputs[name] = np.where(np.isnan(column), computed, column)
     static = _static(plan, cands)
     inputs["gpus_per_replica"] = static["gpus_per_replica"]
+    if "expert_parallel_size" in graph.nodes:
+        inputs["expert_parallel_size"] = np.where(np.isnan(static["ep"]), _scalar(e, "expert_parallel_size"),
+                                                  static["ep"])
     inputs["weight_bytes_per_param"] = np.where(np.isnan(static["weights"]), _scalar(e, "weight_bytes_per_param"),
                                                 static["weights"])
     inputs["kv_bytes_per_element"] = np.where(np.isnan(static["kv"]), _scalar(e, "kv_bytes_per_element"), static["kv"])
@@ -262,7 +265,8 @@ def _static(plan, cands) -> dict[str, np.ndarray]:
         column = lambda xs: np.fromiter(xs, dtype=float, count=len(cands)).reshape((-1, 1))  # noqa: E731
         _STATIC.clear()
         _STATIC[id(cands)] = held = (cands, {
-            "gpus_per_replica": column(c.tp for c in cands),
+            "gpus_per_replica": column(c.gpus for c in cands),
+            "ep": column(c.ep or np.nan for c in cands),
             "weights": column(weights[c.weights] if c.weights else np.nan for c in cands),
             "tensor_bits": column(bits[c.weights] if c.weights else np.nan for c in cands),   # base unit (B)
             "kv": column(KV_DTYPES.get(c.kv_cache_dtype) or np.nan for c in cands),
@@ -409,10 +413,12 @@ def _plan_own(e: Evaluation, cands) -> np.ndarray:
     plan = e.plan
     if "load_sweep" not in e.scenario.tables:
         return np.zeros(len(cands), dtype=bool)
-    own_w, own_kv, own_tp = (_scalar(e, n) for n in ("weight_bytes_per_param", "kv_bytes_per_element",
-                                                       "gpus_per_replica"))
+    own_w, own_kv, own_gpus = (_scalar(e, n) for n in ("weight_bytes_per_param", "kv_bytes_per_element",
+                                                         "gpus_per_replica"))
+    own_ep = _scalar(e, "expert_parallel_size") if "expert_parallel_size" in e.values else None
     same_w = {fmt: units.parse_value(spec["value"], "B") == own_w for fmt, spec in plan.model_entry.weights.items()}
-    return np.array([c.gpu.id == plan.gpu.id and c.tp == own_tp and (c.weights is None or same_w[c.weights])
+    return np.array([c.gpu.id == plan.gpu.id and c.gpus == own_gpus and c.ep in (None, own_ep)
+                     and (c.weights is None or same_w[c.weights])
                      and KV_DTYPES.get(c.kv_cache_dtype) in (None, own_kv) for c in cands])
 
 
@@ -436,13 +442,13 @@ def _reasons(model, cands, out, failed, broken, lam, tags, tpot) -> list[str]:
             reasons.append(c.refused)
         elif fits_fail[i, 0]:
             reasons.append(f"the weights do not fit: {show('weight_memory')} of weights in {show('usable_vram')} "
-                           f"usable on {c.tp} GPU(s)")
+                           f"usable on {c.gpus} GPU(s)")
         elif worst[i, 0] < 1:
             reasons.append(f"the KV pool ({show('kv_pool')}) cannot hold one request of the longest context "
                            f"({show('max_context_tokens')})")
         elif node_fail[i, 0]:
             per_node = c.offer.gpus_per_node
-            reasons.append(f"a replica of {c.tp} GPUs does not fit a node of {per_node:g} GPU{'s' * (per_node != 1)} "
+            reasons.append(f"a replica of {c.gpus} GPUs does not fit a node of {per_node:g} GPU{'s' * (per_node != 1)} "
                            f"(max_nodes_per_replica)")
         elif not value("deployments.power_fits"):
             reasons.append(_over_power(value, show))

@@ -57,6 +57,7 @@ class Quantity:
     when: tuple[tuple[str, frozenset[str]], ...] = ()
     written: tuple[tuple[str | None, str], ...] = ()   # formulas as written: (case or None, text)
     switch: str | None = None      # the switch that picks among formulas
+    fallback: str | None = None    # the case a plan without that switch reads (the switch's default)
     table: str | None = None
     optional: bool = False         # a table column rows may leave out
     unmeasured: float | None = None   # the value that means "not measured" (outputs say so, not the number)
@@ -83,11 +84,13 @@ class Quantity:
         return self.name.split(".", 1)[1] if self.table else self.name
 
     def formula_for(self, switches: dict[str, str]) -> Formula | None:
+        """The formula under these switch values; a switch the plan does not have (one a section
+        brings, as ``expert_parallel``) reads its default case, so such a plan keeps its formulas."""
         if not self.formulas:
             return None
         if self.switch is None:
             return self.formulas[0][1]
-        wanted = switches[self.switch]
+        wanted = switches.get(self.switch, self.fallback)
         for case, formula in self.formulas:
             if case == wanted:
                 return formula
@@ -455,7 +458,8 @@ class _Reader:
             description=str(spec.pop("description", "")), symbol=str(spec.pop("symbol", name)),
             default=spec.pop("default", None), status=spec.pop("status", None),
             source=spec.pop("source", None), optional=bool(spec.pop("optional", False)),
-            unmeasured=self._unmeasured(spec.pop("unmeasured", None), key), when=when, written=formulas, switch=switch, columns=tuple(sorted((columns or {}).items())),
+            unmeasured=self._unmeasured(spec.pop("unmeasured", None), key), when=when, written=formulas, switch=switch,
+            fallback=self.switches[switch]["default"] if switch else None, columns=tuple(sorted((columns or {}).items())),
             defined_in=self.source,
             domain=self._domain(spec.pop("domain", None), unit, kind, not formulas, key, path))
         if spec:

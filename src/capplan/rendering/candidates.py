@@ -471,9 +471,11 @@ class CandidatesView:
         output = round(float(e.values["avg_output_tokens"]))
         slos = ",".join(f"{s.metric if s.metric != 'e2e' else 'e2el'}:{_ms(float(e.values[s.limit]))}"
                         for s in e.model.slos if s.metric in ("ttft", "tpot", "e2e"))
-        folder = f"sweeps/{c.gpu.id}-tp{c.tp}" + (f"-{c.weights}" if c.weights else "")
+        ep = f"-ep{c.ep}" if (c.ep or 1) > 1 else ""
+        folder = f"sweeps/{c.gpu.id}-tp{c.tp}{ep}" + (f"-{c.weights}" if c.weights else "")
         kv = f" --kv-cache-dtype {c.kv_cache_dtype}" if c.kv_cache_dtype != "auto" else ""
-        serve = f"vllm serve {checkpoint} --tensor-parallel-size {c.tp}{kv}"
+        experts = f" --data-parallel-size {c.ep} --enable-expert-parallel" if ep else ""
+        serve = f"vllm serve {checkpoint} --tensor-parallel-size {c.tp}{experts}{kv}"
         bench = "\n".join(
             f"vllm bench serve --model {checkpoint} --dataset-name random --random-input-len {prompt} "
             f"--random-output-len {output} --request-rate {rate:g} --num-prompts {max(200, round(rate * SECONDS_PER_RATE))} "
@@ -482,7 +484,7 @@ class CandidatesView:
         return {"candidate": c.label, "offer": c.offer.name, "tag": ev.tag_text(i), "predicted_knee": self._lambda(i),
                 "serve": serve, "bench": bench,
                 "import": f"load_sweep: {{import: [{folder}/qps_*.json]}}   # in a plan with gpu: {c.gpu.id}, "
-                          f"gpus_per_replica: {c.tp}",
+                          f"gpus_per_replica: {c.gpus}" + (f", expert_parallel_size: {c.ep}" if ep else ""),
                 "mix": f"the plan's class mix as its weighted means: {prompt} prompt and {output} output tokens"}
 
     def as_json(self) -> dict:

@@ -75,6 +75,7 @@ def _load(path: Path, model: Model, display: str | None) -> Plan:
     traffic.switch(ctx)
     candidates.switch(ctx)
     document.topology(ctx)
+    document.expert_parallel(ctx, model_entry)
     ctx.slos = document.slos(ctx)
     ctx.model = ctx.model.with_slos(ctx.slos)
     ctx.active = set(ctx.model.active(ctx.switches))

@@ -10,6 +10,7 @@ evaluates them; this module only reads and expands the section::
     candidates:
       gpus: [h100, h200, b200]           # catalog ids or aliases, or `all`
       tp: [1, 2, 4, 8]                   # gpus_per_replica
+      ep: [1, 8]                         # expert-parallel ranks, a mixture-of-experts model only (default: none)
       weights: [bf16, fp8]               # the model's checkpoint formats, or `all` (default: the plan's)
       kv_cache_dtype: [bf16, fp8]        # default: the plan's
       offers:                            # a deployment row and the GPU it rents
@@ -23,7 +24,10 @@ evaluates them; this module only reads and expands the section::
         - {import: [sweeps/h100-tp2/qps_*.json], gpu: h100, tp: 2}
 
 A candidate's keys are ``gpu`` (catalog id), ``tp``, ``weights``,
-``kv_cache_dtype`` and ``offer`` (the offer's name). A GPU no offer rents
+``kv_cache_dtype`` and ``offer`` (the offer's name), and ``ep`` where the section lists
+it: ``ep`` data-parallel attention ranks of ``tp`` GPUs each, the experts split over all
+``tp`` x ``ep`` GPUs of the replica (expert parallelism, the model's ``expert_parallel``
+switch; ``ep`` 1 is tensor parallelism alone). A GPU no offer rents
 gives no candidate; the record names it. A TP the serving engine refuses for
 the model (:mod:`capplan.loading.parallel`) is a candidate that is infeasible
 with that reason. Under ``topology: disaggregated`` every candidate comes twice,
@@ -50,9 +54,9 @@ from capplan.names import nearest
 
 SECTION = "candidates"
 ESTIMATE = "estimate"      # the sizing whose λ* is the estimate group's (the plan's own and every candidate's)
-KEYS = ("gpus", "tp", "weights", "kv_cache_dtype", "offers", "exclude", "overrides", "evidence")
+KEYS = ("gpus", "tp", "ep", "weights", "kv_cache_dtype", "offers", "exclude", "overrides", "evidence")
 OFFER_KEYS = ("name", "gpu", "gpus_per_node", "node_hourly_cost", "as_of", "source", "note")
-MATCH_KEYS = ("gpu", "tp", "weights", "kv_cache_dtype", "offer")
+MATCH_KEYS = ("gpu", "tp", "ep", "weights", "kv_cache_dtype", "offer")
 OVERRIDE_KEYS = ("match", "set")
 # bytes per cached K or V element of each KV-cache dtype vLLM's --kv-cache-dtype takes
 AGGREGATED, DISAGGREGATED = "aggregated", "disaggregated"     # the model's topology cases a candidate is ranked as
@@ -104,17 +108,25 @@ class Candidate:
     evidence: candidate_sweeps.Evidence | None = field(default=None, compare=False)   # files that measure it
     refused: str = field(default="", compare=False)   # why the engine would refuse its TP ('' when it would not)
     topology: str = AGGREGATED     # ranked as one pool, or as prefill and decode pools (topology: disaggregated)
+    ep: int | None = None          # expert-parallel ranks (None: the section lists no ep)
 
     @property
     def keys(self) -> dict[str, object]:
-        return {"gpu": self.gpu.id, "tp": self.tp, "weights": self.weights, "kv_cache_dtype": self.kv_cache_dtype,
+        keys = {"gpu": self.gpu.id, "tp": self.tp, "weights": self.weights, "kv_cache_dtype": self.kv_cache_dtype,
                 "offer": self.offer.name}
+        return keys if self.ep is None else {**keys, "ep": self.ep}
+
+    @property
+    def gpus(self) -> int:
+        """GPUs of one replica: ``ep`` ranks of ``tp`` GPUs each."""
+        return self.tp * (self.ep or 1)
 
     @property
     def label(self) -> str:
-        """'h200-sxm-141gb TP1' (the weight and KV formats when they are not the plan's; ', disaggregated'
-        for the prefill and decode pools)."""
-        extra = "".join(f" {v}" for v in (self.weights_label, self.kv_label) if v)
+        """'h200-sxm-141gb TP1' ('TP1 EP8' under expert parallelism; the weight and KV formats when they
+        are not the plan's; ', disaggregated' for the prefill and decode pools)."""
+        extra = "".join(f" {v}" for v in (f"EP{self.ep}" if (self.ep or 1) > 1 else "", self.weights_label,
+                                           self.kv_label) if v)
         pools = f", {DISAGGREGATED}" if self.pooled else ""
         return f"{self.gpu.id} TP{self.tp}{extra}{pools}"
 
@@ -159,6 +171,10 @@ def read(ctx: Context, classes) -> Candidates | None:
                       "sizing: estimate before any sweep", *path)
     gpus = _gpus(ctx, spec.get("gpus"))
     tps = _tps(ctx, spec.get("tp"))
+    eps = _eps(ctx, spec.get("ep"))
+    if eps != [None] and spec.get("evidence") is not None:
+        raise ctx.err("an evidence item names a GPU and a TP, not an expert-parallel size: beside ep: it would "
+                      "stand for every EP of its TP; leave evidence: out of a plan that lists ep:", *path, "evidence")
     weights = _weights(ctx, spec.get("weights"))
     kvs = _kv_dtypes(ctx, spec.get("kv_cache_dtype"))
     offers = _offers(ctx, spec.get("offers"))
@@ -168,14 +184,15 @@ def read(ctx: Context, classes) -> Candidates | None:
     kv_heads = ctx.inputs["kv_heads"].value if "kv_heads" in ctx.inputs else None
     refused = {tp: parallel.refusal(ctx.model_entry, tp, kv_heads) for tp in tps}
     out = []
-    for gpu, tp, w, kv in itertools.product(gpus, tps, weights, kvs):
+    for gpu, tp, ep, w, kv in itertools.product(gpus, tps, eps, weights, kvs):
         for offer in (o for o in offers if o.gpu == gpu.id):
             c = Candidate(gpu, tp, w, kv, offer, weights_label=w if several_w else "",
-                          kv_label=f"KV {kv}" if several_kv else "")
+                          kv_label=f"KV {kv}" if several_kv else "", ep=ep)
             if any(_matches_keys(m, c.keys) for m in exclude):
                 continue
             given = tuple(i for m, set_ in overrides if _matches_keys(m, c.keys) for i in set_)
-            out.append(Candidate(c.gpu, tp, w, kv, offer, given, c.weights_label, c.kv_label, refused=refused[tp]))
+            out.append(Candidate(c.gpu, tp, w, kv, offer, given, c.weights_label, c.kv_label, refused=refused[tp],
+                                 ep=ep))
     if not out:
         raise ctx.err("no candidate is left: every GPU/offer combination is excluded, or no offer rents "
                       "one of the GPUs listed", *path)
@@ -220,12 +237,24 @@ def _gpus(ctx: Context, raw) -> list[catalog.Entry]:
 def _tps(ctx: Context, raw) -> list[int]:
     if raw is None:
         return [int(ctx.inputs["gpus_per_replica"].value)]
+    return _counts(ctx, raw, "tp", "GPUs per replica", "e.g. [1, 2, 4, 8]")
+
+
+def _eps(ctx: Context, raw) -> list[int | None]:
+    """The expert-parallel ranks listed (``[None]`` when the section lists none); the plan's loader
+    has refused them already for a dense model (:func:`capplan.loading.plan.document.expert_parallel`)."""
+    if raw is None:
+        return [None]
+    return _counts(ctx, raw, "ep", "expert-parallel ranks", "e.g. [1, 8]")
+
+
+def _counts(ctx: Context, raw, key: str, what: str, example: str) -> list[int]:
+    """The whole numbers of at least 1 listed under ``key`` (``what`` they count), each once in the order given."""
     out = []
-    for i, tp in enumerate(_list(ctx, raw, "tp", "GPUs per replica, e.g. [1, 2, 4, 8]")):
-        if isinstance(tp, bool) or not isinstance(tp, int) or tp < 1:
-            raise ctx.err(f"GPUs per replica must be a whole number of at least 1, got {kind(tp)}",
-                          SECTION, "tp", i)
-        out.append(tp)
+    for i, n in enumerate(_list(ctx, raw, key, f"{what}, {example}")):
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ctx.err(f"{what} must be a whole number of at least 1, got {kind(n)}", SECTION, key, i)
+        out.append(n)
     return list(dict.fromkeys(out))
 
 
@@ -333,7 +362,8 @@ def _match(ctx: Context, raw, path: tuple) -> dict:
 
 
 def _matches_keys(match: dict, keys: dict) -> bool:
-    return all(keys[k] == v or str(keys[k]) == str(v) for k, v in match.items())
+    """Whether a candidate's keys hold every value of ``match`` (``ep`` matches nothing where the section lists none)."""
+    return all(keys.get(k) == v or str(keys.get(k)) == str(v) for k, v in match.items())
 
 
 def _overrides(ctx: Context, raw) -> list[tuple[dict, tuple[Input, ...]]]:
@@ -371,6 +401,8 @@ SCHEMA = {
     "properties": {
         "gpus": {**_LIST, "description": "Catalog ids or aliases, or `all`."},
         "tp": {"type": "array", "items": {"type": "integer", "minimum": 1}, "description": "GPUs per replica."},
+        "ep": {"type": "array", "items": {"type": "integer", "minimum": 1},
+               "description": "Expert-parallel ranks (a mixture-of-experts model): ep ranks of tp GPUs each."},
         "weights": {**_LIST, "description": "The model's checkpoint formats, or `all`."},
         "kv_cache_dtype": {"oneOf": [{"type": "array", "items": {"type": "string", "enum": list(KV_DTYPES)}},
                                      {"type": "string", "enum": list(KV_DTYPES)}]},

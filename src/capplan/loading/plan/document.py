@@ -1,5 +1,6 @@
 """The plan's top level: which keys it may have, the switches it chooses
-(``sizing:``, ``memory_accounting:``, ``routing:``, ``topology:``, ``speculation:``), the SLOs its inputs name, and its
+(``sizing:``, ``memory_accounting:``, ``routing:``, ``topology:``, ``speculation:``, ``expert_parallel:``), the SLOs
+its inputs name, and its
 free text (``title:``, ``owner:``, ``description:``, ``notes:``)."""
 
 from __future__ import annotations
@@ -9,9 +10,12 @@ from capplan.loading.plan.context import Context
 from capplan.names import nearest
 
 PLAN_KEYS = ("title", "owner", "decision", "description", "gpu", "model", "sizing", "memory_accounting", "routing",
-             "engine", "inputs", "tables", "scenarios", "expect", "notes", "candidates", "traffic", "topology", "speculation")
-PLAN_SWITCHES = ("sizing", "memory_accounting", "routing", "topology", "speculation")   # the model's switches a plan chooses by key
+             "engine", "inputs", "tables", "scenarios", "expect", "notes", "candidates", "traffic", "topology", "speculation",
+             "expert_parallel")
+PLAN_SWITCHES = ("sizing", "memory_accounting", "routing", "topology", "speculation",
+                 "expert_parallel")   # the model's switches a plan chooses by key
 TOPOLOGY = "topology"
+EXPERT_PARALLEL = "expert_parallel"
 
 
 def check_keys(ctx: Context) -> None:
@@ -47,6 +51,32 @@ def topology(ctx: Context) -> None:
     elif ctx.switches[TOPOLOGY] == "disaggregated" and "candidates" not in ctx.switches:
         raise ctx.err("topology: disaggregated sizes its prefill and decode pools from the candidates' throughput "
                       "estimate, and the plan has no candidates: (list its own GPU and an offer there)", TOPOLOGY)
+
+
+def expert_parallel(ctx: Context, model_entry: catalog.Entry) -> None:
+    """No ``expert_parallel`` switch for a plan without ``expert_parallel:`` or a candidates ``ep:`` list, so
+    such a plan is the same plan (and the same outputs) as before; ``split`` for one with either. Expert
+    parallelism splits a mixture-of-experts model's experts, so a dense model is refused by name; its
+    all-to-all reads the hidden width and experts per token that memory_accounting: engine brings."""
+    listed = isinstance(ctx.data.get("candidates"), dict) and "ep" in ctx.data["candidates"]
+    if EXPERT_PARALLEL not in ctx.data and not listed:
+        ctx.switches.pop(EXPERT_PARALLEL, None)
+        return
+    where = (EXPERT_PARALLEL,) if EXPERT_PARALLEL in ctx.data else ("candidates", "ep")
+    if listed and ctx.data.get(EXPERT_PARALLEL, "split") != "split":
+        raise ctx.err("candidates: ep: lists expert-parallel sizes, which need expert_parallel: split "
+                      "(or leave expert_parallel: out)", EXPERT_PARALLEL)
+    if listed:
+        ctx.switches[EXPERT_PARALLEL] = "split"
+    if ctx.switches[EXPERT_PARALLEL] != "split":
+        return
+    experts = (model_entry.values.get("experts_per_token") or {}).get("value") or 0
+    if not experts:
+        raise ctx.err(f"model '{model_entry.id}' is dense (no routed experts in the catalog): expert "
+                      f"parallelism splits a mixture-of-experts model's experts; leave it out", *where)
+    if ctx.switches["memory_accounting"] != "engine":
+        raise ctx.err("expert parallelism needs memory_accounting: engine, which brings the hidden width and "
+                      "experts per token its all-to-all is reckoned from", *where)
 
 
 def slos(ctx: Context) -> tuple[tuple[str, str], ...]:

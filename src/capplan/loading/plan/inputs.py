@@ -93,12 +93,17 @@ def require_power(ctx: Context, gpu: str, inputs: dict[str, Input]) -> None:
 def require_tensor_parallel(ctx: Context, scenario) -> None:
     """A scenario's ``gpus_per_replica`` is a tensor-parallel size the engine takes for the model
     (:mod:`capplan.loading.parallel`): capplan sizes a replica as one tensor-parallel group, and a
-    size vLLM refuses sizes a fleet nobody can start."""
+    size vLLM refuses sizes a fleet nobody can start. Under expert parallelism the replica is
+    ``expert_parallel_size`` such groups, so the group is gpus_per_replica over that."""
     given, kv = scenario.inputs.get("gpus_per_replica"), scenario.inputs.get("kv_heads")
     if given is None or given.value != int(given.value):
         return
-    why = parallel.refusal(ctx.model_entry, int(given.value), kv.value if kv is not None else None)
+    path = (("inputs",) if given.origin == "plan" else ("scenarios", given.origin, "set")
+            if given.origin == scenario.name else ("model",))
+    ranks = int(scenario.inputs["expert_parallel_size"].value) if "expert_parallel_size" in scenario.inputs else 1
+    if given.value % ranks:
+        raise ctx.err(f"gpus_per_replica {given.value:g} GPU is not a multiple of expert_parallel_size {ranks}: "
+                      f"each data-parallel rank runs on the same number of GPUs", *path, "gpus_per_replica")
+    why = parallel.refusal(ctx.model_entry, int(given.value) // ranks, kv.value if kv is not None else None)
     if why:
-        path = (("inputs",) if given.origin == "plan" else ("scenarios", given.origin, "set")
-                if given.origin == scenario.name else ("model",))
         raise ctx.err(f"gpus_per_replica {given.value:g} GPU: {why}", *path, "gpus_per_replica")
