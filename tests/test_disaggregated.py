@@ -207,9 +207,8 @@ def test_the_chain_row_of_a_disaggregated_winner_multiplies_out(write_plan, run_
     assert ("| prefill λ\\* 20 req/s × ρ 0.7 × 0.9 = 12.6 req/s; decode λ\\* 15 req/s × ρ 0.7 × 0.92 = 9.66 req/s "
             "| prefill ⌈60 / 12.6⌉ = 5, + 1 = 6; decode ⌈60 / 9.66⌉ = 7, + 1 = 8 | 6 × 1 + 8 × 1 = 14 "
             "| (1 + 1) × $40.00/h × 732 h = $58,560.00 |") in row
-    assert record.startswith("# ") and ("**Rent node8 (a100-sxm4-80gb TP1, disaggregated: 6 prefill replicas of 1 GPUs "
-                                        "on 1 node, 8 decode replicas of 1 on 1 node): 16 GPUs on 2 nodes, $58,560.00 "
-                                        "a month") in record
+    assert record.startswith("# ") and ("**Rent node8 (a100-sxm4-80gb TP1, disaggregated: 6 prefill + 8 decode "
+                                        "replicas): 16 GPUs on 2 nodes, $58,560.00 a month") in record
     assert "Prefill/decode pools instead" not in record
 
 
@@ -222,9 +221,9 @@ def test_the_reference_plan_ranks_the_pools_with_the_aggregated_fleets():
     text = compile_plan(path).files[f"{path.stem}.md"].decode()
     screen = text[:text.index("> [!WARNING]")]
     node_month = 36.32 * 732
-    assert screen.count("**Rent spheron-8x-h200-sxm (h200-sxm-141gb TP4, disaggregated: 36 prefill replicas of 4 GPUs "
-                        f"on 18 nodes, 10 decode replicas of 4 on 5 nodes): 184 GPUs on 23 nodes, "
-                        f"${23 * node_month:,.2f} a month") == 1
+    assert screen.count("**Rent spheron-8x-h200-sxm (h200-sxm-141gb TP4, disaggregated: 36 prefill + 10 decode "
+                        f"replicas): 184 GPUs on 23 nodes, ${23 * node_month:,.2f} a month") == 1
+    assert "(18 + 5) × $36.32/h × 732 h" in screen                     # the pools' nodes, in the sizing row
     assert f"| 24 × spheron-8x-h200-sxm (h200-sxm-141gb TP8) | ✓ holds in every scenario | ${24 * node_month:,.2f} |" \
         in screen
     assert "Prefill/decode pools instead" not in screen

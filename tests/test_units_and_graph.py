@@ -141,9 +141,10 @@ def test_unknown_name_in_a_model_formula_is_named():
 
 
 # Switch combinations no plan can have: the plan reader refuses them by name (loading/plan/candidates.switch):
-# sizing: estimate reads the candidates' estimate group, and candidates rank on a λ* that Little's-law sizing
-# does not have.
-REFUSED = ({"sizing": "estimate", "candidates": "none"}, {"sizing": "littles_law", "candidates": "ranked"})
+# sizing: estimate reads the candidates' estimate group, candidates rank on a λ* that Little's-law sizing
+# does not have, and expert parallelism needs the engine's accounting (document.expert_parallel).
+REFUSED = ({"sizing": "estimate", "candidates": "none"}, {"sizing": "littles_law", "candidates": "ranked"},
+           {"expert_parallel": "split", "memory_accounting": "reserve"})
 
 
 def test_standard_model_checks_under_every_switch_combination():

@@ -144,8 +144,8 @@ def _candidate_bill(view: PlanView) -> Bill | None:
 
 
 def _pools_bill(view: PlanView, value, name: str) -> Bill:
-    """The bill of a winner ranked as prefill and decode pools, each pool named with its replicas,
-    their GPUs and its nodes; the nodes the active replicas alone would take, pool by pool."""
+    """The bill of a winner ranked as prefill and decode pools, each pool named with its replicas (their
+    GPUs and nodes are the sizing row's); the nodes the active replicas alone would take, pool by pool."""
     n = formatting.number
     per_node = value("deployments.gpus_per_node")
     prefill_gpus = value("prefill_gpus_per_replica")
@@ -153,9 +153,8 @@ def _pools_bill(view: PlanView, value, name: str) -> Bill:
             * math.ceil(prefill_gpus / per_node)
             + math.ceil(value("decode_active_replicas") / max(value("deployments.replicas_per_node"), 1))
             * value("deployments.nodes_per_replica"))
-    pools = (f": {n(value('prefill_resilient_replicas'))} prefill replicas of {n(prefill_gpus)} GPUs on "
-             f"{count(value('deployments.prefill_nodes'), 'node')}, {n(value('decode_resilient_replicas'))} decode "
-             f"replicas of {n(value('gpus_per_replica'))} on {count(value('deployments.decode_nodes'), 'node')})")
+    pools = (f": {n(value('prefill_resilient_replicas'))} prefill + {n(value('decode_resilient_replicas'))} "
+             f"decode replicas)")
     return Bill(name + pools, value("deployments.deployed_gpus"), value("deployments.nodes"), value(MONTH),
                 view.nominal.display("months_per_year"), value("active_gpus"), value("redundancy_replicas"), bare)
 
