@@ -155,7 +155,8 @@ def _peel(h, c, op, x):
 
 def _divided(h, constant):
     """``h / constant``; a number coefficient taken off as sympy keeps it apart (``as_coeff_Mul``),
-    which is that quotient without flattening the product again (a third of a window's cost)."""
+    which is that quotient without flattening the product again: the division was most of what
+    peeling a comparison cost, and a scenario's every decision is peeled anew."""
     coefficient, rest = h.as_coeff_Mul()
     return rest if coefficient is constant else h / constant
 
