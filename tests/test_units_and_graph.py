@@ -174,3 +174,24 @@ def test_a_unit_factor_a_last_bit_apart_is_the_same_rational(value):
     assert units.exact_ratio(value) == Fraction(1, 3600000)
     assert units.exact_ratio(0.1 + 0.2) == Fraction(3, 10)       # 0.30000000000000004: one ulp from 3/10
     assert units.exact_ratio(1 / 3) == Fraction(1, 3)
+
+
+def test_a_scenario_graph_looks_for_nominal_reads_only_in_formulas_that_have_them(monkeypatch):
+    """Outside the nominal scenario a graph drops the names read only through nominal(): a formula
+    without nominal() is not rewritten to find them, and one that has it is looked at once for
+    all the graphs of a model (every set of switches and pins asks for the same formulas)."""
+    import sympy
+    from conftest import MAIN_PLAN
+
+    from capplan.analysis.pipeline import load_plan
+    from capplan.language.formula import Nominal
+
+    plan = load_plan(MAIN_PLAN)
+    model = standard_model()
+    rewritten = []
+    real = sympy.Basic.replace
+    monkeypatch.setattr(sympy.Basic, "replace", lambda self, *a, **k: rewritten.append(self) or real(self, *a, **k))
+    first = build(model, plan.switches, frozenset({"gpu_power"}), nominal=False)
+    build(model, plan.switches, frozenset({"kv_pool"}), nominal=False)
+    having = {n.formula.expr for n in first.nodes.values() if n.formula is not None and n.formula.expr.has(Nominal)}
+    assert having and set(rewritten) <= having and len(rewritten) <= len(having)

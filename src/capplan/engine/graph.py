@@ -91,12 +91,18 @@ def build(model: Model, switches: dict[str, str], pinned: frozenset[str] = froze
     return _build(model, tuple(sorted(switches.items())), pinned, nominal)
 
 
-def _nominal_only(formula: Formula) -> set[str]:
+@lru_cache(maxsize=4096)
+def _nominal_only(formula: Formula) -> frozenset[str]:
+    """The names ``formula`` reads only through ``nominal(...)``. Once a formula: every graph
+    of a model (one a set of switches and pins) asks for the same ones, and rewriting a
+    formula to find them costs more than building the graph; none without ``nominal()``."""
+    if not formula.expr.has(Nominal):
+        return frozenset()
     inside = {s.name for n in sympy.preorder_traversal(formula.expr) if isinstance(n, Nominal)
               for s in n.free_symbols}
     outside = {s.name for s in formula.expr.replace(lambda n: isinstance(n, Nominal),
                                                     lambda n: sympy.Integer(0)).free_symbols}
-    return inside - outside
+    return frozenset(inside - outside)
 
 
 @lru_cache(maxsize=64)

@@ -139,7 +139,7 @@ def _peel(h, c, op, x):
             constant = sympy.Mul(*(a for a in h.args if not moves(a, x)))
             if constant == 1 or not constant.is_nonzero or not constant.is_real:
                 return h, c
-            h, c = h / constant, c / constant
+            h, c = _divided(h, constant), c / constant
             op = _MIRROR[op] if constant.is_negative else op
         elif isinstance(h, STEPS) and op in _MIRROR and op not in ("==", "!="):
             # floor(u) >= c <=> u >= ceil(c); floor(u) > c <=> u >= floor(c) + 1; ceil(u) >= c <=> u > ceil(c) - 1 …
@@ -151,6 +151,14 @@ def _peel(h, c, op, x):
             h = h.args[0]
         else:
             return h, c
+
+
+def _divided(h, constant):
+    """``h / constant``; a number coefficient taken off as sympy keeps it apart (``as_coeff_Mul``),
+    which is that quotient without flattening the product again: the division was most of what
+    peeling a comparison cost, and a scenario's every decision is peeled anew."""
+    coefficient, rest = h.as_coeff_Mul()
+    return rest if coefficient is constant else h / constant
 
 
 def _crossings(g, x, lo, hi, inner: set[Fraction], integers: bool = False) -> set[Fraction]:
