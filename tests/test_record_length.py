@@ -87,6 +87,7 @@ def test_the_candidates_first_screen_says_what_the_recommendation_changes_agains
     screen = first_screen(rendered(CANDIDATES))
     line = next(x for x in screen.splitlines() if x.startswith("**Against the plan's own configuration**"))
     before, after = 97_173.00, 26_586.24
+    assert "(a100-sxm4-40gb TP8 on aws-p4d.24xlarge-capacity-block)" in line      # what the baseline is
     assert "72 → 8 GPUs" in line and "$97,173.00 → $26,586.24 a month" in line
     assert f"−${before - after:,.2f}, −{100 * (before - after) / before:.1f} %" in line
     assert f"−${12 * (before - after):,.2f} a year" in line

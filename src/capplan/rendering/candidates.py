@@ -123,7 +123,7 @@ class CandidatesView:
         delta = after - before
         sign, money, n = "+" if delta >= 0 else "−", formatting.money, formatting.number
         share = f", {sign}{100 * abs(delta) / before:.1f} %" if before > 0 else ""
-        return (f"({e.plan.gpu.id} on {name}): "
+        return (f"({e.plan.gpu.id} TP{n(float(e.values['gpus_per_replica']))} on {name}): "
                 f"{n(gpus)} → {n(self._value('deployments.deployed_gpus', w))} GPUs, {money(before)} → "
                 f"{money(after)} a month ({sign}{money(abs(delta))}{share}), {sign}{money(abs(delta) * 12)} a year.")
 
