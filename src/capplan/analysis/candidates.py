@@ -378,11 +378,6 @@ def _files(ev) -> str:
     return ", ".join(f"{f.path} (SHA-256 {f.sha256})" for f in ev.files)
 
 
-def _slo(e: Evaluation, metric: str) -> np.ndarray:
-    """The tightest SLO of one metric the scenario checks."""
-    return np.array([[min(_scalar(e, s.limit) for s in e.model.slos if s.metric == metric)]])
-
-
 def _tpot(e: Evaluation) -> str:
     """'the TPOT SLO of 50 ms': the tightest TPOT SLO of the scenario, as a pool's reason names it."""
     limits = [s.limit for s in e.model.slos if s.metric == "tpot"]
