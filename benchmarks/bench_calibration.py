@@ -4,8 +4,9 @@
                                            [--leave-out SOURCE_PREFIX ...] [--fit]
                                            [--tool aiconfigurator --tool-python PATH]
 
-For every row of ``../shared/calibration/measurements.csv`` (``--csv``; ``$CAPPLAN_SHARED`` names
-the shared folder) it writes, in a scratch folder, the plan that states the measured point as
+For every row of ``../shared/calibration/measurements.csv`` (``$CAPPLAN_SHARED`` names the shared
+folder) and of the project's ``calibration/published.csv`` (public measurements found since, each
+with its source; numbered on after the shared set's), or of ``--csv FILE`` alone, it writes, in a scratch folder, the plan that states the measured point as
 capplan would plan it (``calibration/rows.py``), evaluates it in-process and compares the
 model's estimate group with the measurement (``calibration/predict.py``): λ̂* × replicas
 against req/s for offline and MLPerf-server rows, the mixed-batch step t(λ) at the achieved
@@ -16,7 +17,8 @@ GPU and format the median and 90th-percentile factor off and the share inside th
 ``--constants FILE.yaml`` sets inputs on every plan (``hbm_efficiency: 0.8``); a key
 ``engines: {vllm: {...}, trt-llm: {...}}`` sets inputs on that engine's rows only.
 ``--leave-out PREFIX`` leaves out the rows whose source group (``mlperf-v4.1``,
-``trtllm-perf``, ``vllm-llm-k8s``) or source starts with PREFIX from the comparison.
+``trtllm-perf``, ``vllm-llm-k8s``, ``mlperf-v5.0``, ``vllm-nightly``) or source starts with PREFIX
+from the comparison.
 ``--fit`` grid-searches engine_step_factor per engine (and the band that holds 75 % of its rows),
 leaving each source group out in turn, and reports the held-out error
 (``calibration/fit.py``). ``--json FILE`` writes the per-row results.
@@ -49,7 +51,7 @@ SHARED = Path(os.environ.get("CAPPLAN_SHARED") or HERE.parent.parent / "shared")
 
 def arguments(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--csv", type=Path, default=SHARED / "calibration" / "measurements.csv")
+    parser.add_argument("--csv", type=Path, help="read this set alone (default: the shared set and published.csv)")
     parser.add_argument("--json", type=Path, help="write the per-row results here")
     parser.add_argument("--constants", type=Path, help="YAML of inputs set on every plan")
     parser.add_argument("--leave-out", action="append", default=[], metavar="SOURCE_PREFIX",
@@ -58,6 +60,12 @@ def arguments(argv=None) -> argparse.Namespace:
     parser.add_argument("--tool", choices=("aiconfigurator",), help="also predict every row with this tool")
     parser.add_argument("--tool-python", help="the interpreter that has the tool (default: this one)")
     return parser.parse_args(argv)
+
+
+def sets(args: argparse.Namespace) -> list[Path]:
+    """The CSVs to read: ``--csv`` alone (a held-back set runs by itself), else the shared set
+    and the project's published rows."""
+    return [args.csv] if args.csv else [SHARED / "calibration" / "measurements.csv", rows.PUBLISHED]
 
 
 def constants_for(given: dict, engine: str) -> dict:
@@ -99,14 +107,15 @@ def versus(mapped, results, skipped, name: str, python: str | None) -> str:
 
 def main(argv=None) -> int:
     args = arguments(argv)
-    if not args.csv.exists():
-        print(f"no calibration set at {args.csv} (give --csv, or set CAPPLAN_SHARED)", file=sys.stderr)
+    missing = [path for path in sets(args) if not path.exists()]
+    if missing:
+        print(f"no calibration set at {missing[0]} (give --csv, or set CAPPLAN_SHARED)", file=sys.stderr)
         return 2
     given = yaml.safe_load(args.constants.read_text(encoding="utf-8")) or {} if args.constants else {}
     if not isinstance(given, dict):
         print(f"{args.constants}: a mapping of input names to values is expected", file=sys.stderr)
         return 2
-    kept = [r for r in rows.read(args.csv) if not left_out(r, args.leave_out)]
+    kept = [r for r in rows.read_all(sets(args)) if not left_out(r, args.leave_out)]
     mapped, skipped = [], []
     for row in kept:
         m = rows.map_row(row)

@@ -1,16 +1,20 @@
 """benchmarks/bench_calibration.py: a published measurement stated as the plan capplan would write,
 and the comparison it prints (issue 39).
 
-The rows come from ``../shared/calibration/measurements.csv``; tests that read it are skipped,
-saying why, when the shared folder is absent. The comparison itself is checked on values given
-by hand, so the factor and the band rule are tested wherever the suite runs.
+The rows come from ``../shared/calibration/measurements.csv`` and the project's own
+``benchmarks/calibration/published.csv``; tests that read the shared set are skipped, saying why,
+when the shared folder is absent. The comparison itself is checked on values given by hand, so the
+factor and the band rule are tested wherever the suite runs.
 """
 
 from __future__ import annotations
 
+import csv
 import json
 import math
+import re
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import ROOT
@@ -21,7 +25,10 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import bench_calibration  # noqa: E402
 from calibration import predict, rows  # noqa: E402
 
+from capplan.loading import catalog  # noqa: E402
+
 CSV = SHARED / "calibration" / "measurements.csv"
+PUBLISHED = ROOT / "benchmarks" / "calibration" / "published.csv"
 
 
 @pytest.fixture(scope="module")
@@ -183,3 +190,78 @@ def test_a_rate_rows_slos_reach_the_tools_pick_in_ms():
     from calibration import tool
 
     assert tool.limits_ms("mlperf-server") == {"ttft_p99_slo": ("ttft", 2000.0), "tpot_p99_slo": ("tpot", 200.0)}
+
+
+def _table(path: Path) -> tuple[list[str], list[dict[str, str]]]:
+    """The header and rows of a CSV file."""
+    with path.open(newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        return reader.fieldnames, list(reader)
+
+
+def test_every_published_row_states_its_source_in_the_shared_sets_columns():
+    """published.csv extends the shared set: the same columns, and every row names where its figure
+    was read (``repository@commit:path`` or a URL) and what was read there."""
+    columns, cells = _table(PUBLISHED)
+    if CSV.exists():
+        assert columns == _table(CSV)[0]
+    assert cells
+    for row in cells:
+        assert re.match(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}:\S|https://\S", row["source"]), row["source"]
+        assert row["notes"].strip() and row["model"].strip() and row["gpu"].strip()
+
+
+def test_every_published_row_maps_to_a_plan_or_is_skipped_with_the_reason():
+    published = rows.read(PUBLISHED)
+    mapped = [rows.map_row(r) for r in published]
+    assert all(isinstance(m, rows.Mapped) or (isinstance(m, str) and m) for m in mapped)
+    moe = [m for m in mapped if isinstance(m, rows.Mapped) and catalog.lookup("model", m.model).values.get(
+        "active_parameter_count") is not None]
+    assert len(moe) >= 10 and {m.row.engine for m in moe} == {"trt-llm", "vllm"}
+    assert {r.group for r in published} <= {"trtllm-perf", "mlperf-v4.1", "mlperf-v5.0", "vllm-nightly"}
+
+
+def test_a_published_moe_row_is_planned_by_hand():
+    """Qwen3-235B-A22B FP8 on 8 H200 (TP8), 1000/1000, TensorRT-LLM's overview: 23,789 output tok/s
+    over 1,000 tokens a request is 23.789 req/s for one replica, in the catalog's FP8 checkpoint."""
+    row = next(r for r in rows.read(PUBLISHED) if r.model == "nvidia/Qwen3-235B-A22B-FP8"
+               and r.gpu == "H200-SXM-141GB" and r.isl == 1000)
+    m = rows.map_row(row)
+    plan = rows.plan(m)
+    assert (row.group, row.engine, row.mode) == ("trtllm-perf", "trt-llm", "offline")
+    assert (m.gpu, m.model, m.tp, m.replicas) == ("h200-sxm-141gb", "qwen3-235b-a22b", 8, 1)
+    assert plan["model"] == {"id": "qwen3-235b-a22b", "weights": "fp8"} and plan["engine"] == "trt-llm"
+    assert row.req_per_s == pytest.approx(23789 / 1000) and m.assumptions == ["req/s = output tok/s ÷ osl"]
+    assert plan["tables"]["classes"]["rows"] == [{"name": "bench", "weight": 1.0, "prompt_tokens": 1000.0,
+                                                  "output_tokens": 1000.0}]
+    assert plan["inputs"]["tpot_p99_slo"] == "10 s"
+
+
+def test_a_published_moe_row_in_a_format_the_catalog_lacks_gives_its_bytes_as_inputs():
+    """Llama-4-Maverick has no FP8 checkpoint in the catalog: 1 B a parameter and 8-bit products, said so."""
+    row = next(r for r in rows.read(PUBLISHED) if r.model == "nvidia/Llama-4-Maverick-17B-128E-Instruct-FP8"
+               and r.gpu == "H100-SXM5-80GB")
+    m = rows.map_row(row)
+    plan = rows.plan(m)
+    assert (m.model, m.format, m.in_catalog, m.tp) == ("llama-4-maverick", "fp8", False, 8)
+    assert plan["model"] == "llama-4-maverick"
+    assert plan["inputs"]["weight_bytes_per_param"]["value"] == "1.0 B"
+    assert plan["inputs"]["tensor_format_bits"]["value"] == "8 bit"
+
+
+def test_published_sources_have_their_own_groups():
+    assert rows.group("ntuhpc/mlperf_inference_results_v5.0@" + "0" * 40 + ":closed/AMD/x") == "mlperf-v5.0"
+    assert rows.group("https://buildkite.com/vllm/performance-benchmark/builds/9523 (table)") == "vllm-nightly"
+    assert rows.group("someone/some-repo@" + "0" * 40 + ":x") == "some-repo"
+
+
+def test_the_script_reads_the_shared_set_and_the_published_file_unless_given_one():
+    assert bench_calibration.sets(bench_calibration.arguments([])) == [CSV, PUBLISHED]
+    assert bench_calibration.sets(bench_calibration.arguments(["--csv", "held.csv"])) == [Path("held.csv")]
+
+
+def test_the_published_rows_are_numbered_after_the_shared_sets(measured):
+    both = rows.read_all([CSV, PUBLISHED])
+    assert [r.number for r in both] == list(range(1, len(both) + 1))
+    assert both[len(measured)].source == rows.read(PUBLISHED)[0].source
+    assert both[len(measured) - 1].source == measured[len(measured)].source

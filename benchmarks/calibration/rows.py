@@ -1,7 +1,8 @@
 """The calibration set's rows as the plans capplan would write for them.
 
 ``../shared/calibration/measurements.csv`` holds published measurements (MLPerf, TensorRT-LLM's
-performance tables, ``vllm bench serve`` files), each with its source. A row capplan can state
+performance tables, ``vllm bench serve`` files), each with its source; ``published.csv`` beside
+this module adds the project's own finds in the same columns (MoE above all). A row capplan can state
 becomes one plan: the catalog GPU and model (the row's weight format where the catalog has it,
 else the format's bytes per parameter as an input, said so), ``gpus_per_replica`` = the row's TP,
 one traffic class of the row's mean lengths, the SLOs of the row's mode, a ``candidates:``
@@ -19,10 +20,14 @@ from pathlib import Path
 
 from capplan.loading import catalog
 
-# the three groups of the set's README, by the repository that publishes them
+# the groups of the set's README and of published.csv, by the repository (or the site, for a URL)
+# that publishes them
 SOURCES = {"mlcommons/inference_results_v4.1": "mlperf-v4.1",
            "NVIDIA/TensorRT-LLM": "trtllm-perf",
-           "surajssd/llm-k8s": "vllm-llm-k8s"}
+           "surajssd/llm-k8s": "vllm-llm-k8s",
+           "ntuhpc/mlperf_inference_results_v5.0": "mlperf-v5.0",
+           "https://buildkite.com/vllm/performance-benchmark/": "vllm-nightly"}
+PUBLISHED = Path(__file__).resolve().parent / "published.csv"
 # bytes per parameter of a format the catalog lacks for a model (models.yaml's header: FP8 1 B,
 # NVFP4 4-bit values and one 8-bit scale per 16 = 0.5625 B; unconverted layers left out)
 FORMAT_BYTES = {"bf16": 2.0, "fp8": 1.0, "nvfp4": 0.5625}
@@ -83,15 +88,26 @@ def number(text: str) -> float | None:
 
 
 def group(source: str) -> str:
-    """The short name of a row's source: its group in the README, else its repository's name."""
+    """The short name of a row's source: its group (:data:`SOURCES`, by repository or by a URL's
+    start), else its repository's name."""
     repo = source.partition("@")[0]
-    return SOURCES.get(repo, repo.rpartition("/")[2])
+    site = next((name for start, name in SOURCES.items() if "://" in start and source.startswith(start)), None)
+    return site or SOURCES.get(repo, repo.rpartition("/")[2])
 
 
-def read(path: Path) -> list[Row]:
-    """Every row of the CSV, numbered from 1."""
+def read(path: Path, first: int = 1) -> list[Row]:
+    """Every row of the CSV, numbered from ``first``."""
     with path.open(newline="", encoding="utf-8") as handle:
-        return [_row(k, cells) for k, cells in enumerate(csv.DictReader(handle), 1)]
+        return [_row(k, cells) for k, cells in enumerate(csv.DictReader(handle), first)]
+
+
+def read_all(paths: list[Path]) -> list[Row]:
+    """Every row of the CSVs in order, numbered on from one file to the next (so the shared set's
+    row numbers stay those of its own file)."""
+    out: list[Row] = []
+    for path in paths:
+        out += read(path, len(out) + 1)
+    return out
 
 
 def _row(k: int, cells: dict[str, str]) -> Row:
