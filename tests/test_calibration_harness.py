@@ -97,6 +97,16 @@ def test_a_rate_row_compares_the_estimate_times_replicas_and_its_band_on_both_si
     assert predict.compare(_mapped("offline", 8.0), values).inside          # above the prediction, inside the band
 
 
+def test_a_rate_rows_limit_names_the_bound_the_estimate_takes():
+    """estimated_max_rate is the least of four rates: the limit column names that one, the
+    scheduler's token budget and the TTFT bound included."""
+    values = {"estimated_max_rate": 2.0, "estimate_band": 0.4, "estimate_kv_rate": 5.0, "estimate_slo_rate": 3.0,
+              "estimate_budget_rate": 2.0, "estimate_ttft_rate": 4.0}
+    assert predict.compare(_mapped("offline", 2.0), values).limit == "token budget"
+    assert predict.compare(_mapped("offline", 2.0), dict(values, estimate_ttft_rate=1.0)).limit == "TTFT"
+    assert predict.compare(_mapped("offline", 2.0), dict(values, estimate_kv_rate=1.5)).limit == "KV pool"
+
+
 def test_an_open_loop_row_compares_the_engine_step_at_the_achieved_rate_per_replica():
     values = {"estimate_weights_time": 0.010, "estimate_step_growth": 0.1, "engine_step_factor": 1.5,
               "estimate_band": 0.4}

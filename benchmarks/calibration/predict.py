@@ -24,6 +24,11 @@ from capplan.analysis.pipeline import evaluate_plan
 from capplan.analysis.validation import Off, estimate_values, open_loop_step
 
 
+# the rates estimated_max_rate is the least of, as the limit column names them (a tie: the first)
+LIMITS = {"estimate_kv_rate": "KV pool", "estimate_slo_rate": "SLO step", "estimate_budget_rate": "token budget",
+          "estimate_ttft_rate": "TTFT"}
+
+
 @dataclass
 class Result(Off):
     """One row's comparison (rates in req/s, steps in ms)."""
@@ -33,7 +38,7 @@ class Result(Off):
     predicted: float
     low: float                   # the band's ends, in the measured quantity's unit
     high: float
-    limit: str                   # what bounds the estimate: the SLO step, the KV pool, or the step at λ
+    limit: str                   # what bounds the estimate (LIMITS), or the step at λ
     values: dict[str, float]     # the estimate group's values (base units) the prediction read
 
     @property
@@ -58,7 +63,7 @@ def compare(m: Mapped, values: dict[str, float]) -> Result:
     band = values["estimate_band"]
     if row.mode in RATE_MODES:
         estimate = values["estimated_max_rate"] * m.replicas
-        limit = "KV pool" if values["estimate_kv_rate"] <= values["estimate_slo_rate"] else "SLO step"
+        limit = LIMITS[min((n for n in LIMITS if n in values), key=lambda n: values[n])]
         return Result(m, row.req_per_s, estimate, estimate * (1 - band), estimate * (1 + band), limit, values)
     rate = row.req_per_s / m.replicas
     step = 1000 * open_loop_step(values, rate)
