@@ -27,17 +27,21 @@ from capplan.language.model import standard_model
 from capplan.loading.sweeps import evidence, files as sweep_files
 
 MEDIANS = (("ttft", "p50"), ("tpot", "p50"), ("e2e", "p50"))     # the percentiles a point is compared at
+TAILS = (("ttft", "p90"), ("ttft", "p95"), ("ttft", "p99"))      # ... and these where its file has them
 FORMULAS = (
     "TPOT p50, open loop at λ req/s: the engine step t = f·R₀ / (1 − λ·f·a) (engine_step_factor, "
     "estimate_weights_time, estimate_step_growth), under the rate that fills the KV pool (estimate_kv_rate); "
-    "above it, the closed loop of the run's requests",
-    "TPOT p50, closed loop with N in flight: t = f·(R₀ + B·a / n_dec), B = min(N, estimate_decode_batch) (the KV pool, estimate_max_seqs), "
-    "n_dec = estimate_steps_per_request",
-    "output tok/s: open loop λ·O (O the point's mean output tokens); closed loop B·n_step / t "
+    "above it, the batch of the run's requests, t = f·(R₀ + B·a / n_dec), B = min(N, estimate_decode_batch)",
+    "closed loop with N clients (mean value analysis): a cycle is c + R + (n_dec − 1)·t(X), X = N / cycle; "
+    "R the prefill queue, one prompt at a time of s_pre = estimate_prompt_time (its chunks of "
+    "estimate_token_budget, its compute at estimate_prefill_efficiency), R(m) = s_pre·(1 + X(m − 1)·R(m − 1)); "
+    "t(X) the open-loop step at X, its batch at most N and the KV pool; c = prefill_overhead",
+    "output tok/s: open loop λ·O (O the point's mean output tokens); closed loop X·O; a burst B·n_step / t "
     "(n_step = decode_tokens_per_step)",
-    "TTFT p50: the point's prefill t_pre = prefill_time_bound shares the step: t_pre / (1 − λ·f·a) + "
-    "prefill_overhead (open loop; closed loop at λ = B / (n_dec·t)); a burst of N: the (N + 1)/2 prompts ahead "
-    "in chunks of estimate_token_budget M, f·(⌈(N + 1)/2·P / M⌉·R₀ + (N + 1)/2·P·k) + prefill_overhead",
+    "TTFT pq: c + the prompt's own prefill + the q quantile of its wait, M/M/1's: none with probability 1 − ρ, "
+    "else exponential of mean W̄ / ρ; open loop t_pre = prefill_time_bound, ρ = λ·f·a, "
+    "W̄ = t_pre·ρ / (1 − ρ) (processor sharing's mean stretch); closed loop s_pre, ρ = X·s_pre, W̄ = R − s_pre, at most (N − 1)·s_pre; "
+    "a burst of N: the q·(N − 1) + 1 prompts ahead in chunks of M, f·(⌈A / M⌉·R₀ + A·k / η) + c",
     "λ̂*: estimated_max_rate under the plan's SLOs; band: estimate_band on both sides",
 )
 
@@ -79,7 +83,7 @@ def run(plan_path: Path, paths: list[Path], fit: bool = False) -> Validation:
     hbm_efficiency to the decode-bound open-loop points)."""
     plan = pipeline.load_plan(plan_path)
     nominal = evaluate_nominal(plan, standard_model())
-    read = sweep_files.read_named(paths, standard_model().with_slos(MEDIANS).slos)
+    read = _read(paths)
     points = [(str(path), f, k, p) for path, f in zip(paths, read) for k, p in enumerate(f.points) if p.completed]
     for name, f, k, p in points:
         if p.tokens is None:
@@ -95,6 +99,22 @@ def run(plan_path: Path, paths: list[Path], fit: bool = False) -> Validation:
     fitted = _fit(nominal, [(name, p) for name, _, _, p in points], values, files) if fit else None
     return Validation(plan.file, f"{plan.model_entry.id} on {plan.gpu.id}, {gpus} GPU(s) per replica, one replica",
                       files, notes, predicted, float(validation.input_value(nominal, "estimate_band")), fitted)
+
+
+def _read(paths: list[Path]) -> list:
+    """Each file read with the medians (its errors are the file's), and again with the TTFT tails
+    (:data:`TAILS`) where it has them all: a file short of a tail is compared at its medians."""
+    model = standard_model()
+    read = sweep_files.read_named(paths, model.with_slos(MEDIANS).slos)
+    return [_with_tails(path, model, f) for path, f in zip(paths, read)]
+
+
+def _with_tails(path: Path, model, medians):
+    """``path`` read with :data:`TAILS` too, or ``medians`` (its reading without) when it lacks one."""
+    try:
+        return sweep_files.read_named([path], model.with_slos(MEDIANS + TAILS).slos)[0]
+    except CapplanError:
+        return medians
 
 
 def _fit(nominal, points, values, files) -> Fit:
