@@ -108,6 +108,17 @@ def test_one_client_solves_its_cycle_with_the_step_its_own_rate_makes():
     assert loop.wait == 0 and loop.ttft(values, 0.99) == pytest.approx(1.0)     # nobody ahead
 
 
+def test_a_tpot_tail_counts_the_prompts_its_window_carries_over_the_mean_by_hand():
+    """1 req/s, a 10 ms step, 100 steps after the first token: a window of 1 s, K ~ Poisson(1)
+    prompts of 100 tokens at 1 ms a token (f = 1) each adding 0.1 s over the 100 steps. P(K ≤ k):
+    0.368, 0.736, 0.920, 0.981, 0.996, so K_90 = 2 and K_99 = 4."""
+    values = dict(STEADY, estimate_token_time=0.001)
+    assert [validation.poisson_quantile(1.0, q) for q in (0.9, 0.99)] == [2, 4]
+    assert validation.tpot_quantile(values, 0.01, 1.0, 100, 0.9) == pytest.approx(0.01 + (2 - 1) * 0.1 / 100)
+    assert validation.tpot_quantile(values, 0.01, 1.0, 100, 0.99) == pytest.approx(0.01 + (4 - 1) * 0.1 / 100)
+    assert validation.tpot_quantile(values, 0.01, 1.0, 100, 0.5) == 0.01          # the median: the step
+
+
 def test_a_loop_of_a_billion_clients_saturates_the_prefill_queue_without_walking_them():
     """Past 1,024 clients Schweitzer's approximation: the queue serves a prompt a second, so X
     approaches 1 req/s and nearly every client waits in it, R ≈ N·s_pre."""
@@ -202,8 +213,8 @@ def test_the_shared_vllm_sweep_is_predicted_point_by_point(run_main):
     tpot = {c["quantity"]: c for c in found["points"][1]["compared"]}["TPOT p50"]
     assert tpot["measured"] == pytest.approx(27.348463269617604) and tpot["inside_band"]
     assert [p["under_estimated_max_rate"] for p in found["points"]] == [True, True, False, None]
-    assert found["summary"][-1]["quantity"] == "all" and found["summary"][-1]["count"] == 24   # 3 medians, 3 tails
-    assert {s["quantity"] for s in found["summary"]} >= {"TTFT p90", "TTFT p95", "TTFT p99"}
+    assert found["summary"][-1]["quantity"] == "all" and found["summary"][-1]["count"] == 36   # 3 medians, 6 tails
+    assert {s["quantity"] for s in found["summary"]} >= {"TTFT p90", "TTFT p95", "TTFT p99", "TPOT p99"}
 
 
 def test_the_shared_guidellm_report_is_one_synchronous_stream(base_plan, write_plan, run_main):
@@ -212,8 +223,8 @@ def test_the_shared_guidellm_report_is_one_synchronous_stream(base_plan, write_p
     point, = found["points"]
     assert point["load"] == "1 in flight (synchronous)"
     assert point["prompt_tokens"] == pytest.approx(257.1086956521739)
-    assert {c["quantity"] for c in point["compared"]} == {"output tok/s", "TPOT p50", "TTFT p50", "TTFT p90",
-                                                          "TTFT p95", "TTFT p99"}
+    assert {c["quantity"] for c in point["compared"]} == {"output tok/s", *(f"{m} p{q}" for m in ("TPOT", "TTFT")
+                                                                            for q in (50, 90, 95, 99))}
     assert all(math.isfinite(c["predicted"]) for c in point["compared"])
 
 

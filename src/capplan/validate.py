@@ -27,7 +27,8 @@ from capplan.language.model import standard_model
 from capplan.loading.sweeps import evidence, files as sweep_files
 
 MEDIANS = (("ttft", "p50"), ("tpot", "p50"), ("e2e", "p50"))     # the percentiles a point is compared at
-TAILS = (("ttft", "p90"), ("ttft", "p95"), ("ttft", "p99"))      # ... and these where its file has them
+# ... and the tails, where a file has them
+TAILS = tuple((metric, key) for metric in ("ttft", "tpot") for key in ("p90", "p95", "p99"))
 FORMULAS = (
     "TPOT p50, open loop at λ req/s: the engine step t = f·R₀ / (1 − λ·f·a) (engine_step_factor, "
     "estimate_weights_time, estimate_step_growth), under the rate that fills the KV pool (estimate_kv_rate); "
@@ -42,6 +43,8 @@ FORMULAS = (
     "else exponential of mean W̄ / ρ; open loop t_pre = prefill_time_bound, ρ = λ·f·a, "
     "W̄ = t_pre·ρ / (1 − ρ) (processor sharing's mean stretch); closed loop s_pre, ρ = X·s_pre, W̄ = R − s_pre, at most (N − 1)·s_pre; "
     "a burst of N: the q·(N − 1) + 1 prompts ahead in chunks of M, f·(⌈A / M⌉·R₀ + A·k / η) + c",
+    "TPOT pq (q > 50): t + (K_q − λ·D)·f·P·k / (n_dec − 1), K ~ Poisson(λ·D) the prompts prefilled in the "
+    "request's window D = (n_dec − 1)·t, λ the rate the point carries (X closed loop)",
     "λ̂*: estimated_max_rate under the plan's SLOs; band: estimate_band on both sides",
 )
 
@@ -102,19 +105,27 @@ def run(plan_path: Path, paths: list[Path], fit: bool = False) -> Validation:
 
 
 def _read(paths: list[Path]) -> list:
-    """Each file read with the medians (its errors are the file's), and again with the TTFT tails
-    (:data:`TAILS`) where it has them all: a file short of a tail is compared at its medians."""
+    """Each file read with the medians (its errors are the file's), and again with each tail of
+    :data:`TAILS` it has: a file short of one (an open-loop run must hold every percentile it is
+    read with) is compared without it."""
     model = standard_model()
     read = sweep_files.read_named(paths, model.with_slos(MEDIANS).slos)
     return [_with_tails(path, model, f) for path, f in zip(paths, read)]
 
 
 def _with_tails(path: Path, model, medians):
-    """``path`` read with :data:`TAILS` too, or ``medians`` (its reading without) when it lacks one."""
+    """``path`` read with the tails it has (one reading each to learn which), or ``medians``."""
+    kept = tuple(tail for tail in TAILS if _has(path, model, tail))
+    return sweep_files.read_named([path], model.with_slos(MEDIANS + kept).slos)[0] if kept else medians
+
+
+def _has(path: Path, model, tail: tuple[str, str]) -> bool:
+    """Whether every run of ``path`` holds the ``tail`` percentile, or the arrays to compute it."""
     try:
-        return sweep_files.read_named([path], model.with_slos(MEDIANS + TAILS).slos)[0]
+        sweep_files.read_named([path], model.with_slos(MEDIANS + (tail,)).slos)
     except CapplanError:
-        return medians
+        return False
+    return True
 
 
 def _fit(nominal, points, values, files) -> Fit:

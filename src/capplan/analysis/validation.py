@@ -38,6 +38,7 @@ import numpy as np
 
 from capplan.engine.evaluate import run_batch
 from capplan.engine.graph import build
+from capplan.engine.queueing import poisson_exceeds
 from capplan.language import units
 
 # the estimate group's values a prediction reads (base units: s, req/s)
@@ -90,6 +91,30 @@ def wait_quantile(mean: float, busy: float, q: float, bound: float = math.inf) -
     if busy <= 1 - q or mean <= 0:
         return 0.0
     return min(bound, mean / busy * math.log(busy / (1 - q)))
+
+
+def tpot_quantile(values: dict[str, float], step: float, rate: float, prompt: float, q: float) -> float:
+    """A request's TPOT (s) at quantile ``q``: the mean of its n_dec − 1 steps after the first token,
+    each carrying the prompts that arrive meanwhile (chunked prefill). Over its window
+    D = (n_dec − 1)·t, K ~ Poisson(λ·D) prompts are prefilled, each adding f·P·k to the steps
+    (the step growth's compute); the mean step t counts λ·D of them, so the q quantile adds
+    ``(K_q − λ·D)·f·P·k / (n_dec − 1)``. The median is the step t itself (a Poisson's median lies
+    within one of its mean)."""
+    after = values["estimate_steps_per_request"] - 1
+    if q <= 0.5 or after <= 0 or not math.isfinite(step):
+        return step
+    mean = rate * after * step
+    each = values["engine_step_factor"] * prompt * values["estimate_token_time"]
+    return step + max(poisson_quantile(mean, q) - mean, 0.0) * each / after
+
+
+def poisson_quantile(mean: float, q: float) -> int:
+    """The smallest k with P(N ≤ k) ≥ q, N ~ Poisson(mean), by bisection on k (fixed work at any mean)."""
+    low, high = -1, math.ceil(mean + 10 * math.sqrt(mean) + 10)        # P(N > high) < 1e-20
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if poisson_exceeds(middle, mean) > 1 - q else (low, middle)
+    return high
 
 
 @dataclass(frozen=True)
@@ -279,18 +304,18 @@ def predict(point, values: dict[str, float], file: str) -> Predicted:
     rate = point.arrival_rate
     if math.isfinite(rate) and rate < values["estimate_kv_rate"]:
         step, tokens, load, note = open_loop_step(values, rate), rate * output, f"{rate:g} req/s open loop", ""
-        ttft = partial(open_loop_ttft, values, rate)
+        ttft, carried = partial(open_loop_ttft, values, rate), rate
     else:
         n = in_flight(point) if math.isinf(rate) else point.sent or math.inf
         if n is None:
             return Predicted(file, point.strategy, (prompt, output), (), None, values["estimated_max_rate"],
                              "no single load (a trace replay): not predicted")
-        step, tokens, ttft, note = _loaded(point, values, n)
+        step, tokens, ttft, carried, note = _loaded(point, values, n)
         load = f"{n} in flight ({point.strategy})" if math.isinf(rate) else f"{rate:g} req/s open loop"
+    tpot = partial(tpot_quantile, values, step, carried, prompt)
     measured = (("output tok/s", "tok/s", point.output_throughput, tokens),
-                ("TPOT p50", "ms", point.latency.get("tpot_p50", math.nan), 1000 * step),
-                *((f"TTFT {key}", "ms", point.latency.get(f"ttft_{key}", math.nan), 1000 * ttft(q))
-                  for key, q in QUANTILES))
+                *((f"{label} {key}", "ms", point.latency.get(f"{metric}_{key}", math.nan), 1000 * at(q))
+                  for metric, label, at in (("tpot", "TPOT", tpot), ("ttft", "TTFT", ttft)) for key, q in QUANTILES))
     compared = tuple(Compared(name, unit, m, p, values["estimate_band"]) for name, unit, m, p in measured
                      if math.isfinite(m) and m > 0)
     under = rate <= values["estimated_max_rate"] if math.isfinite(rate) else None
@@ -298,7 +323,7 @@ def predict(point, values: dict[str, float], file: str) -> Predicted:
 
 
 def _loaded(point, values: dict[str, float], n: float):
-    """Step (s), output tok/s, TTFT (s) by quantile and a note for a point whose requests outnumber
+    """Step (s), output tok/s, TTFT (s) by quantile, the rate of prompts it carries and a note for a point whose requests outnumber
     what the open loop carries: ``n`` clients in a closed loop (:func:`closed_loop`), a burst of ``n``
     (:func:`burst_ttft`), or an open-loop rate past the one that fills the KV pool, whose queue grows
     to the pool or to the run's ``n`` requests (the batch's step, TTFT at the rate it carries)."""
@@ -306,13 +331,13 @@ def _loaded(point, values: dict[str, float], n: float):
     held = f"the KV pool and estimate_max_seqs hold {batch:.0f} of them" if batch < n else ""
     if math.isinf(point.arrival_rate) and point.strategy != "burst":
         loop = closed_loop(values, int(min(n, point.sent or n)))     # no more in flight than the run sent
-        return loop.step, loop.rate * point.tokens[1], partial(loop.ttft, values), held
+        return loop.step, loop.rate * point.tokens[1], partial(loop.ttft, values), loop.rate, held
     step = batch_step(values, batch)
     tokens = batch * values["decode_tokens_per_step"] / step
+    carried = batch / (values["estimate_steps_per_request"] * step)       # Little's law: the batch's rate
     if point.strategy == "burst":
-        return step, tokens, partial(burst_ttft, values, n, point.tokens[0]), held
-    carried = batch / (values["estimate_steps_per_request"] * step)
-    return (step, tokens, partial(open_loop_ttft, values, carried),
+        return step, tokens, partial(burst_ttft, values, n, point.tokens[0]), carried, held
+    return (step, tokens, partial(open_loop_ttft, values, carried), carried,
             "over the rate that fills the KV pool: the queue grows, the batch to the pool or to the run's "
             f"{n:g} requests ({batch:.0f})")
 
