@@ -7,6 +7,7 @@ one synthetic vLLM result each: an open-loop point and a closed loop of four str
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import math
@@ -187,6 +188,27 @@ def test_fit_recovers_the_hbm_efficiency_the_tpots_were_made_with(tmp_path, base
     assert "r1.json: 1 req/s" in out and "r3.json: 3 req/s" in out
 
 
+def test_fit_recovers_the_prefill_a_closed_loop_sweep_was_made_with(tmp_path, write_plan, run_main):
+    """Closed loops of 2, 8 and 32 clients (4,096-token prompts, MiniMax-M2.5 on 8×H200) whose output
+    tok/s and median TTFT are the prediction at a prefill efficiency of 0.3 and an overhead of
+    200 ms: --fit finds both (estimate_prefill_efficiency is the estimate group's: a plan with
+    candidates states it)."""
+    runs = {n: dict(request_rate="inf", max_concurrency=n, num_prompts=100, completed=100, total_input_tokens=409_600,
+                    total_output_tokens=12_800) for n in (2, 8, 32)}
+    made = _minimax_plan({"estimate_prefill_efficiency": 0.3, "prefill_overhead": "200 ms"})
+    truth = _validated(run_main, write_plan(made), *(_result(tmp_path, f"c{n}.json", **r) for n, r in runs.items()))
+    for n, point in zip(runs, truth["points"]):
+        got = {c["quantity"]: c["predicted"] for c in point["compared"]}
+        runs[n].update(output_throughput=got["output tok/s"], median_ttft_ms=got["TTFT p50"])
+    files = [_result(tmp_path, f"c{n}.json", **r) for n, r in runs.items()]
+    code, out, err = run_main("validate", write_plan(_minimax_plan({})), *files, "--fit")
+    assert code == 0, err
+    block = out[out.index("inputs:\n"):]
+    assert "  estimate_prefill_efficiency:\n    value: 0.3\n    tag: measurement\n" in block
+    assert "  prefill_overhead:\n    value: 200 ms\n    tag: measurement\n" in block
+    assert "c32.json: 32 clients" in out and "hbm_efficiency" not in block     # no open-loop point to fit it
+
+
 def test_fit_without_a_decode_bound_open_loop_point_names_the_files(tmp_path, base_plan, write_plan, run_main):
     burst = _result(tmp_path, request_rate="inf")
     code, out, err = run_main("validate", write_plan(base_plan), burst, "--fit")
@@ -271,14 +293,20 @@ MINIMAX = {"title": "MiniMax-M2.5 TEP8 on H200", "owner": "t", "gpu": "h200", "m
 FITTED = {"estimate_prefill_efficiency": 0.12, "prefill_overhead": "750 ms"}     # docs/calibration.md, "Closed loop"
 
 
-def _minimax(run_main, write_plan, inputs):
-    """The InferenceX MiniMax-M2.5 closed-loop files (4,096 in, 128 out, 4-64 clients) validated."""
-    plan = dict(MINIMAX, inputs={k: _sourced(v) for k, v in {**MINIMAX["inputs"], **inputs}.items()})
+def _minimax_plan(inputs: dict) -> dict:
+    """A plan for MiniMax-M2.5 TP8 with expert parallelism on 8×H200, ``inputs`` added."""
+    plan = copy.deepcopy(MINIMAX)
+    plan["inputs"] = {k: _sourced(v) for k, v in {**MINIMAX["inputs"], **inputs}.items()}
     plan["tables"]["deployments"]["rows"][0]["source"] = "t"
     plan["candidates"]["offers"][0]["source"] = "t"
+    return plan
+
+
+def _minimax(run_main, write_plan, inputs):
+    """The InferenceX MiniMax-M2.5 closed-loop files (4,096 in, 128 out, 4-64 clients) validated."""
     folder = example("inferencex", "minimax-m2.5-tep8-h200-isl4096")
     files = sorted(folder.glob("*.json"), key=lambda f: int(f.stem.rsplit("conc", 1)[1]))
-    return {s["quantity"]: s for s in _validated(run_main, write_plan(plan), *files)["summary"]}
+    return {s["quantity"]: s for s in _validated(run_main, write_plan(_minimax_plan(inputs)), *files)["summary"]}
 
 
 def _sourced(value):

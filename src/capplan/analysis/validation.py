@@ -146,27 +146,44 @@ def closed_loop(values: dict[str, float], clients: int) -> Loop:
     others make is (N − 1)/N of the whole, ``R = s_pre / (1 − X·s_pre·(N − 1)/N)``."""
     prompt = values["estimate_prompt_time"]
     if clients > EXACT_CLIENTS:
-        others = prompt * (clients - 1) / clients
-        rate = _loop_rate(values, clients, lambda x: prompt / (1 - x * others) if x * others < 1 else math.inf)
-        response = prompt / (1 - rate * others)
+        rate, response = _schweitzer(values, clients)
     else:
         queued = response = rate = 0.0
         for m in range(1, clients + 1):
             response = prompt * (1 + queued)
-            rate = _loop_rate(values, m, lambda _, r=response: r)
+            rate = cycle_rate(values, m, values["prefill_overhead"] + response)
             queued = rate * response
     return Loop(rate, loop_step(values, rate, clients), response - prompt, rate * prompt, (clients - 1) * prompt)
 
 
-def _loop_rate(values: dict[str, float], clients: int, response) -> float:
-    """The throughput X (req/s) at which ``clients`` cycle, ``X·(c + R(X) + (n_dec − 1)·t(X)) = N``,
-    ``response`` giving R at X; by bisection, since R and t do not fall as X grows."""
-    overhead, after = values["prefill_overhead"], max(values["estimate_steps_per_request"] - 1, 0)
+def cycle_rate(values: dict[str, float], clients: int, first: float) -> float:
+    """The throughput X (req/s) at which ``clients`` cycle when each spends ``first`` (s) before its
+    first token: ``X·(first + (n_dec − 1)·t(X)) = N``, t the lesser of the open-loop step
+    f·R₀ / (1 − X·b), b = f·a, and the capped batch's T. With the open step it is the quadratic
+    ``b·F·X² − (F + A + N·b)·X + N = 0``, A = (n_dec − 1)·f·R₀, whose lesser root (under 1/b) is
+    taken in the form that does not cancel, ``2N / (F + A + N·b + √((F + A + N·b)² − 4·b·F·N))``;
+    with T it is N / (F + (n_dec − 1)·T); the cycle's step is the lesser, so X the greater."""
+    f, after = values["engine_step_factor"], max(values["estimate_steps_per_request"] - 1, 0)
+    growth, reads = f * values["estimate_step_growth"], after * f * values["estimate_weights_time"]
+    middle = first + reads + clients * growth
+    opened = 2 * clients / (middle + math.sqrt(max(middle * middle - 4 * growth * first * clients, 0.0)))
+    capped = clients / (first + after * batch_step(values, min(clients, values["estimate_decode_batch"])))
+    return max(opened, capped)
 
-    def excess(x: float) -> float:
-        return x * (overhead + response(x) + after * loop_step(values, x, clients)) - clients
 
-    return _bisect(excess, clients / (overhead + response(0.0) + after * loop_step(values, 0.0, clients)))
+def _schweitzer(values: dict[str, float], clients: int) -> tuple[float, float]:
+    """Throughput X and prefill response R of ``clients`` by Schweitzer's approximation: R(X) =
+    s_pre / (1 − X·s_pre·(N − 1)/N) and X = :func:`cycle_rate` at c + R(X), by bisection on X
+    (R grows with X, so the cycle does)."""
+    prompt, overhead = values["estimate_prompt_time"], values["prefill_overhead"]
+    others = prompt * (clients - 1) / clients
+
+    def response(x: float) -> float:
+        return prompt / (1 - x * others) if x * others < 1 else math.inf
+
+    rate = _bisect(lambda x: x - cycle_rate(values, clients, overhead + response(x)),
+                   cycle_rate(values, clients, overhead + prompt))
+    return rate, response(rate)
 
 
 def loop_step(values: dict[str, float], rate: float, clients: float) -> float:
@@ -297,6 +314,15 @@ def in_flight(point) -> int | None:
     return None
 
 
+def clients(point) -> int | None:
+    """The clients of a closed-loop point (its streams or concurrency cap, one for a synchronous
+    run), at most the requests it sent; None for an open-loop point, a burst or a trace."""
+    n = in_flight(point)
+    if not math.isinf(point.arrival_rate) or point.strategy == "burst" or not n:
+        return None
+    return int(min(n, point.sent or n))
+
+
 def predict(point, values: dict[str, float], file: str) -> Predicted:
     """What ``values`` (the estimate group at the point's lengths) predict for one point: its output
     rate, median TPOT and each TTFT percentile the file measured (:data:`QUANTILES`)."""
@@ -329,8 +355,8 @@ def _loaded(point, values: dict[str, float], n: float):
     to the pool or to the run's ``n`` requests (the batch's step, TTFT at the rate it carries)."""
     batch = min(n, values["estimate_decode_batch"])
     held = f"the KV pool and estimate_max_seqs hold {batch:.0f} of them" if batch < n else ""
-    if math.isinf(point.arrival_rate) and point.strategy != "burst":
-        loop = closed_loop(values, int(min(n, point.sent or n)))     # no more in flight than the run sent
+    if clients(point):
+        loop = closed_loop(values, clients(point))
         return loop.step, loop.rate * point.tokens[1], partial(loop.ttft, values), loop.rate, held
     step = batch_step(values, batch)
     tokens = batch * values["decode_tokens_per_step"] / step
