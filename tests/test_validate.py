@@ -7,6 +7,7 @@ one synthetic vLLM result each: an open-loop point and a closed loop of four str
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import math
@@ -15,7 +16,7 @@ import pytest
 from conftest import ROOT
 from shared_examples import GUIDELLM_V03, VLLM_70B, example
 
-from capplan.analysis import pipeline
+from capplan.analysis import pipeline, validation
 
 ENGINE_FACTOR = 1.3          # engine_step_factor's default (model/quantities.yaml)
 
@@ -62,22 +63,77 @@ def test_an_open_loop_point_is_predicted_by_the_estimates_engine_step(tmp_path, 
     assert got["TPOT p50"]["measured"] == 12.0
     assert got["TPOT p50"]["ratio"] == pytest.approx(1000 * step / 12.0)
     assert got["output tok/s"]["predicted"] == pytest.approx(2.0 * 50)  # λ·O: the offered load is delivered
-    overhead = 0.02                                                   # prefill_overhead's default
-    queued = (ttft - overhead) / (1 - 2.0 * ENGINE_FACTOR * a) + overhead   # prefill shares the step: t_pre / (1 − λ·f·a)
-    assert got["TTFT p50"]["predicted"] == pytest.approx(1000 * queued)
+    assert 2.0 * ENGINE_FACTOR * a < 0.5          # the prefill shares under half the step: the median prompt waits not
+    assert got["TTFT p50"]["predicted"] == pytest.approx(1000 * ttft)   # its unqueued prefill and the overhead
     assert point["load"] == "2 req/s open loop" and point["under_estimated_max_rate"] is True
 
 
-def test_a_closed_loop_point_is_predicted_with_its_streams_as_the_batch(tmp_path, base_plan, write_plan, run_main):
+def test_a_closed_loop_point_spends_part_of_each_cycle_waiting_for_its_first_token(tmp_path, base_plan, write_plan,
+                                                                                      run_main):
     plan = write_plan(base_plan)
     found = _validated(run_main, plan, _result(tmp_path, request_rate="inf", max_concurrency=4))
-    r0, a, n_dec, _ = _by_hand(plan, 100, 50)
-    step = ENGINE_FACTOR * (r0 + 4 * a / n_dec)                        # t = f·(R₀ + B·a / n_dec), B = 4
+    r0, a, n_dec, ttft = _by_hand(plan, 100, 50)
     point, = found["points"]
     got = {c["quantity"]: c["predicted"] for c in point["compared"]}
-    assert got["TPOT p50"] == pytest.approx(1000 * step)
-    assert got["output tok/s"] == pytest.approx(4 / step)              # B tokens a step
+    assert 1000 * ENGINE_FACTOR * r0 < got["TPOT p50"] < 1000 * ENGINE_FACTOR * (r0 + 4 * a / n_dec)
+    cycle = ttft + (n_dec - 1) * got["TPOT p50"] / 1000          # a cycle at least the unqueued TTFT and the decode
+    assert got["output tok/s"] < 4 / cycle * 50                   # so 4 clients complete fewer than 4 / cycle a second
+    assert got["output tok/s"] < 4 / (got["TPOT p50"] / 1000)     # (the old prediction: all 4 always decoding)
     assert point["load"] == "4 in flight (concurrent (4 streams))" and point["under_estimated_max_rate"] is None
+
+
+STEADY = {"engine_step_factor": 1.0, "estimate_weights_time": 0.01, "estimate_step_growth": 0.0,
+          "estimate_steps_per_request": 101.0, "estimate_decode_batch": 1024.0, "estimate_prompt_time": 1.0,
+          "prefill_overhead": 0.0}
+
+
+def test_two_clients_by_mean_value_analysis_by_hand():
+    """A 1 s prefill each and a decode of 100 steps of 10 ms: the first client cycles in 2 s
+    (X = 0.5, Q = 0.5 in prefill); the second finds R = 1·(1 + 0.5) = 1.5 s, X = 2 / (1.5 + 1) = 0.8."""
+    loop = validation.closed_loop(STEADY, 2)
+    assert (loop.rate, loop.step, loop.wait, loop.busy, loop.bound) == pytest.approx((0.8, 0.01, 0.5, 0.8, 1.0))
+    # median: 1 s own prefill + (W̄/ρ)·ln(ρ / 0.5) = 0.625·ln 1.6; p99: the exponential tail past one
+    # prompt ahead, so the bound: 1 s + 1 s
+    assert loop.ttft(STEADY, 0.5) == pytest.approx(1 + 0.625 * math.log(1.6))
+    assert loop.ttft(STEADY, 0.99) == pytest.approx(2.0)
+
+
+def test_one_client_solves_its_cycle_with_the_step_its_own_rate_makes():
+    """t(X) = R₀ / (1 − X·a) with a = 2 ms per req/s; X·(1 + 100·t(X)) = 1, the root of
+    0.002·X² − 2.002·X + 1 = 0."""
+    values = dict(STEADY, estimate_step_growth=0.002)
+    loop = validation.closed_loop(values, 1)
+    root = (2.002 - math.sqrt(2.002 ** 2 - 0.008)) / 0.004
+    assert loop.rate == pytest.approx(root, rel=1e-9)
+    assert loop.step == pytest.approx(0.01 / (1 - 0.002 * root), rel=1e-9)
+    assert loop.wait == 0 and loop.ttft(values, 0.99) == pytest.approx(1.0)     # nobody ahead
+
+
+def test_a_tpot_tail_counts_the_prompts_its_window_carries_over_the_mean_by_hand():
+    """1 req/s, a 10 ms step, 100 steps after the first token: a window of 1 s, K ~ Poisson(1)
+    prompts of 100 tokens at 1 ms a token (f = 1) each adding 0.1 s over the 100 steps. P(K ≤ k):
+    0.368, 0.736, 0.920, 0.981, 0.996, so K_90 = 2 and K_99 = 4."""
+    values = dict(STEADY, estimate_token_time=0.001)
+    assert [validation.poisson_quantile(1.0, q) for q in (0.9, 0.99)] == [2, 4]
+    assert validation.tpot_quantile(values, 0.01, 1.0, 100, 0.9) == pytest.approx(0.01 + (2 - 1) * 0.1 / 100)
+    assert validation.tpot_quantile(values, 0.01, 1.0, 100, 0.99) == pytest.approx(0.01 + (4 - 1) * 0.1 / 100)
+    assert validation.tpot_quantile(values, 0.01, 1.0, 100, 0.5) == 0.01          # the median: the step
+
+
+def test_a_loop_of_a_billion_clients_saturates_the_prefill_queue_without_walking_them():
+    """Past 1,024 clients Schweitzer's approximation: the queue serves a prompt a second, so X
+    approaches 1 req/s and nearly every client waits in it, R ≈ N·s_pre."""
+    loop = validation.closed_loop(STEADY, 10 ** 9)
+    assert loop.rate == pytest.approx(1.0, rel=1e-6) and loop.wait == pytest.approx(1e9, rel=1e-6)
+    near = validation.closed_loop(STEADY, 1025), validation.closed_loop(STEADY, 1024)
+    assert near[0].rate == pytest.approx(near[1].rate, rel=1e-3)     # the two agree where they meet
+
+
+def test_a_wait_tail_is_m_m_1s_by_hand():
+    """Busy 0.8, mean wait 0.4 s: P(W > y) = 0.8·exp(−2y); the p95 solves 0.05 = 0.8·exp(−2y)."""
+    assert validation.wait_quantile(0.4, 0.8, 0.95) == pytest.approx(math.log(16) / 2)
+    assert validation.wait_quantile(0.4, 0.8, 0.1) == 0          # 20 % never wait: the 10th percentile does not
+    assert validation.wait_quantile(0.4, 0.8, 0.99, bound=1.0) == 1.0
 
 
 LOOSE = {"ttft_p95_slo": "60 s", "tpot_p95_slo": "10 s", "e2e_p99_slo": "600 s"}   # no SLO binds λ̂*
@@ -132,6 +188,27 @@ def test_fit_recovers_the_hbm_efficiency_the_tpots_were_made_with(tmp_path, base
     assert "r1.json: 1 req/s" in out and "r3.json: 3 req/s" in out
 
 
+def test_fit_recovers_the_prefill_a_closed_loop_sweep_was_made_with(tmp_path, write_plan, run_main):
+    """Closed loops of 2, 8 and 32 clients (4,096-token prompts, MiniMax-M2.5 on 8×H200) whose output
+    tok/s and median TTFT are the prediction at a prefill efficiency of 0.3 and an overhead of
+    200 ms: --fit finds both (estimate_prefill_efficiency is the estimate group's: a plan with
+    candidates states it)."""
+    runs = {n: dict(request_rate="inf", max_concurrency=n, num_prompts=100, completed=100, total_input_tokens=409_600,
+                    total_output_tokens=12_800) for n in (2, 8, 32)}
+    made = _minimax_plan({"estimate_prefill_efficiency": 0.3, "prefill_overhead": "200 ms"})
+    truth = _validated(run_main, write_plan(made), *(_result(tmp_path, f"c{n}.json", **r) for n, r in runs.items()))
+    for n, point in zip(runs, truth["points"]):
+        got = {c["quantity"]: c["predicted"] for c in point["compared"]}
+        runs[n].update(output_throughput=got["output tok/s"], median_ttft_ms=got["TTFT p50"])
+    files = [_result(tmp_path, f"c{n}.json", **r) for n, r in runs.items()]
+    code, out, err = run_main("validate", write_plan(_minimax_plan({})), *files, "--fit")
+    assert code == 0, err
+    block = out[out.index("inputs:\n"):]
+    assert "  estimate_prefill_efficiency:\n    value: 0.3\n    tag: measurement\n" in block
+    assert "  prefill_overhead:\n    value: 200 ms\n    tag: measurement\n" in block
+    assert "c32.json: 32 clients" in out and "hbm_efficiency" not in block     # no open-loop point to fit it
+
+
 def test_fit_without_a_decode_bound_open_loop_point_names_the_files(tmp_path, base_plan, write_plan, run_main):
     burst = _result(tmp_path, request_rate="inf")
     code, out, err = run_main("validate", write_plan(base_plan), burst, "--fit")
@@ -142,7 +219,8 @@ def test_fit_without_a_decode_bound_open_loop_point_names_the_files(tmp_path, ba
 def test_the_text_names_the_formulas_each_point_and_the_summary(tmp_path, base_plan, write_plan, run_main):
     code, out, _ = run_main("validate", write_plan(base_plan), _result(tmp_path))
     assert code == 0
-    assert "t = f·R₀ / (1 − λ·f·a)" in out and "t_pre / (1 − λ·f·a)" in out
+    assert "t = f·R₀ / (1 − λ·f·a)" in out and "W̄ = t_pre·ρ / (1 − ρ)" in out
+    assert "closed loop with N clients (mean value analysis)" in out
     assert "run.json: 2 req/s open loop" in out and "under λ̂*" in out
     assert "summary all: median factor off" in out and "within ±40%" in out
 
@@ -157,7 +235,8 @@ def test_the_shared_vllm_sweep_is_predicted_point_by_point(run_main):
     tpot = {c["quantity"]: c for c in found["points"][1]["compared"]}["TPOT p50"]
     assert tpot["measured"] == pytest.approx(27.348463269617604) and tpot["inside_band"]
     assert [p["under_estimated_max_rate"] for p in found["points"]] == [True, True, False, None]
-    assert found["summary"][-1]["quantity"] == "all" and found["summary"][-1]["count"] == 12
+    assert found["summary"][-1]["quantity"] == "all" and found["summary"][-1]["count"] == 36   # 3 medians, 6 tails
+    assert {s["quantity"] for s in found["summary"]} >= {"TTFT p90", "TTFT p95", "TTFT p99", "TPOT p99"}
 
 
 def test_the_shared_guidellm_report_is_one_synchronous_stream(base_plan, write_plan, run_main):
@@ -166,7 +245,8 @@ def test_the_shared_guidellm_report_is_one_synchronous_stream(base_plan, write_p
     point, = found["points"]
     assert point["load"] == "1 in flight (synchronous)"
     assert point["prompt_tokens"] == pytest.approx(257.1086956521739)
-    assert {c["quantity"] for c in point["compared"]} == {"output tok/s", "TPOT p50", "TTFT p50"}
+    assert {c["quantity"] for c in point["compared"]} == {"output tok/s", *(f"{m} p{q}" for m in ("TPOT", "TTFT")
+                                                                            for q in (50, 90, 95, 99))}
     assert all(math.isfinite(c["predicted"]) for c in point["compared"])
 
 
@@ -198,3 +278,44 @@ def test_a_missing_file_is_exit_1_and_no_file_is_a_usage_error(tmp_path, base_pl
     with pytest.raises(SystemExit) as usage:
         run_main("validate", plan)
     assert usage.value.code == 2
+
+
+MINIMAX = {"title": "MiniMax-M2.5 TEP8 on H200", "owner": "t", "gpu": "h200", "model": "minimax-m2.5",
+           "sizing": "estimate", "memory_accounting": "engine", "expert_parallel": "split",
+           "inputs": {"gpus_per_replica": "8 GPU", "expert_parallel_size": 1, "expert_parameter_count": 224687013888,
+                      "peak_arrival_rate": "5 req/s", "peak_to_average_ratio": 2, "ttft_p95_slo": "2 s",
+                      "tpot_p95_slo": "50 ms", "e2e_p99_slo": "60 s", "rho_target": 0.7},
+           "tables": {"classes": {"rows": [{"name": "r", "weight": 1.0, "prompt_tokens": 4096, "output_tokens": 128}]},
+                      "deployments": {"as_of": "2026-01-01", "rows": [{"name": "d", "gpus_per_node": 8,
+                                                                        "node_hourly_cost": "30 USD/h"}]}},
+           "candidates": {"gpus": ["h200"], "tp": [8], "offers": [
+               {"name": "d", "gpu": "h200", "gpus_per_node": 8, "node_hourly_cost": "30 USD/h", "as_of": "2026-01-01"}]}}
+FITTED = {"estimate_prefill_efficiency": 0.12, "prefill_overhead": "750 ms"}     # docs/calibration.md, "Closed loop"
+
+
+def _minimax_plan(inputs: dict) -> dict:
+    """A plan for MiniMax-M2.5 TP8 with expert parallelism on 8×H200, ``inputs`` added."""
+    plan = copy.deepcopy(MINIMAX)
+    plan["inputs"] = {k: _sourced(v) for k, v in {**MINIMAX["inputs"], **inputs}.items()}
+    plan["tables"]["deployments"]["rows"][0]["source"] = "t"
+    plan["candidates"]["offers"][0]["source"] = "t"
+    return plan
+
+
+def _minimax(run_main, write_plan, inputs):
+    """The InferenceX MiniMax-M2.5 closed-loop files (4,096 in, 128 out, 4-64 clients) validated."""
+    folder = example("inferencex", "minimax-m2.5-tep8-h200-isl4096")
+    files = sorted(folder.glob("*.json"), key=lambda f: int(f.stem.rsplit("conc", 1)[1]))
+    return {s["quantity"]: s for s in _validated(run_main, write_plan(_minimax_plan(inputs)), *files)["summary"]}
+
+
+def _sourced(value):
+    return {"value": value, "source": "test"}
+
+
+def test_the_minimax_closed_loop_with_its_fitted_prefill_is_inside_the_band(write_plan, run_main):
+    before = _minimax(run_main, write_plan, {})
+    after = _minimax(run_main, write_plan, FITTED)
+    assert before["TTFT p50"]["median_factor_off"] > 20                  # the compute bound: 0.01-0.07 of the measured
+    assert after["TTFT p50"]["inside_band"] == after["TTFT p99"]["inside_band"] == 6
+    assert after["output tok/s"]["median_factor_off"] < 1.25 and after["output tok/s"]["inside_band"] == 6

@@ -327,7 +327,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("files", nargs="+", metavar="FILE", help="benchmark result files (one server each)")
     p.add_argument("--format", choices=("text", "json"), default="text", help="text (default) or json")
     p.add_argument("--fit", action="store_true", help="also fit hbm_efficiency to the decode-bound open-loop "
-                   "points' median TPOT and print the inputs: block a plan pastes (the files its source)")
+                   "points' median TPOT, and estimate_prefill_efficiency and prefill_overhead to the closed-loop "
+                   "points' output tok/s and median TTFT, and print the inputs: block a plan pastes (the files "
+                   "its source)")
     p.set_defaults(run=cmd_validate)
     return parser
 

@@ -12,13 +12,16 @@ From those values, at the point's load (one replica: a file measures one server)
 * open loop at λ req/s: the engine step ``t(λ) = f·R₀ / (1 − λ·f·a)`` (:func:`open_loop_step`),
   the median TPOT, and the output rate λ·O, while λ is under the rate that fills the KV pool
   (``estimate_kv_rate``); above it the queue grows and the batch with it, to the pool or to
-  every request the run sent, and the point is predicted as the closed loop of that batch;
-* closed loop at N requests in flight (a concurrency cap, one synchronous stream, or a
-  burst of every request at once): the batch ``B = min(N, C_KV)`` and the step
-  ``t = f·(R₀ + B·a / n_dec)`` (:func:`batch_step`; the same step, Little's law giving the
-  batch instead of the rate), the output rate ``B·n_step / t``;
-* the median TTFT as ``ttft_bound``, the prefill of the point's prompt and the overhead,
-  unqueued (no wait behind other prompts).
+  every request the run sent, and the point is predicted at the step of that batch;
+* closed loop with N clients (a concurrency cap, one synchronous stream), each sending its next
+  request when its last one ends: a request's cycle is the overhead, its time in the prefill
+  queue and ``n_dec − 1`` decode steps after its first token, solved by mean value analysis
+  (:func:`closed_loop`): throughput X, the step t(X) at it, the prefill queue's wait; a burst of
+  every request at once: the batch ``B = min(N, C_KV)``, the step ``t = f·(R₀ + B·a / n_dec)``
+  (:func:`batch_step`) and the prompts ahead in chunks of the token budget (:func:`burst_ttft`);
+* TTFT at each percentile the file has (p50, p90, p95, p99): the overhead, the prompt's own
+  prefill and the quantile of its wait (:func:`wait_quantile`, M/M/1's waiting time with the
+  mean the loop gives: processor sharing's stretch open loop, the prefill queue closed loop).
 
 A prediction is inside the estimate band when ``predicted·(1 − b) ≤ measured ≤
 predicted·(1 + b)``, ``b = estimate_band`` (benchmarks/calibration uses the same test).
@@ -29,18 +32,22 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
 from capplan.engine.evaluate import run_batch
 from capplan.engine.graph import build
+from capplan.engine.queueing import poisson_exceeds
 from capplan.language import units
 
 # the estimate group's values a prediction reads (base units: s, req/s)
 READ = ("estimate_weights_time", "estimate_step_growth", "engine_step_factor", "estimate_steps_per_request",
         "estimate_decode_batch", "estimate_kv_rate", "estimated_max_rate", "estimate_band", "ttft_bound",
         "decode_tokens_per_step", "estimate_token_time", "estimate_token_budget", "prefill_time_bound",
-        "prefill_overhead")
+        "prefill_overhead", "estimate_prompt_time", "estimate_prefill_efficiency")
+EXACT_CLIENTS = 1024     # closed loops of more clients take Schweitzer's approximate MVA (fixed work)
+QUANTILES = (("p50", 0.5), ("p90", 0.9), ("p95", 0.95), ("p99", 0.99))   # the TTFT percentiles compared
 _STREAMS = re.compile(r"\((\d+) streams?\)")
 
 
@@ -64,28 +71,146 @@ def batch_step(values: dict[str, float], batch: float) -> float:
     return f * (r0 + batch * a / values["estimate_steps_per_request"])
 
 
-def open_loop_ttft(values: dict[str, float], rate: float) -> float:
-    """The median TTFT (s) at ``rate`` req/s: chunked prefill shares each step with the batch, so the
-    prompt's prefill stretches to ``t_pre / (1 − λ·f·a)`` (processor sharing, the model's
-    estimate_ttft_rate), plus the overhead; inf where the step grows without bound."""
+def open_loop_ttft(values: dict[str, float], rate: float, q: float = 0.5) -> float:
+    """The TTFT (s) at ``rate`` req/s at quantile ``q``: chunked prefill shares each step with the
+    batch, so the prompt's prefill t_pre stretches on average to ``t_pre / (1 − ρ)``, ρ = λ·f·a
+    (processor sharing, the model's estimate_ttft_rate); the stretch beyond t_pre is the wait
+    :func:`wait_quantile` spreads, plus the overhead; inf where the step grows without bound."""
     share = rate * values["engine_step_factor"] * values["estimate_step_growth"]
-    return values["prefill_time_bound"] / (1 - share) + values["prefill_overhead"] if share < 1 else math.inf
+    if share >= 1:
+        return math.inf
+    alone = values["prefill_time_bound"]
+    return values["prefill_overhead"] + alone + wait_quantile(alone * share / (1 - share), share, q)
 
 
-def batch_ttft(values: dict[str, float], batch: float) -> float:
-    """The median TTFT (s) with ``batch`` requests decoding and replaced as they finish: the open-loop
-    TTFT at the rate Little's law gives them, λ = B / (n_dec·t)."""
-    return open_loop_ttft(values, batch / (values["estimate_steps_per_request"] * batch_step(values, batch)))
+def wait_quantile(mean: float, busy: float, q: float, bound: float = math.inf) -> float:
+    """The ``q`` quantile (s) of a wait in a queue whose server is busy a share ``busy`` of the time
+    and whose mean wait is ``mean``: M/M/1's waiting time, no wait with probability 1 − ρ and
+    otherwise exponential, P(W > y) = ρ·exp(−y·ρ / W̄) (Kleinrock, Queueing Systems vol. 1,
+    1975, eq. 3.28 with W̄ = ρ/(μ − λ)); at most ``bound`` (a closed loop of N has N − 1 ahead)."""
+    if busy <= 1 - q or mean <= 0:
+        return 0.0
+    return min(bound, mean / busy * math.log(busy / (1 - q)))
 
 
-def burst_ttft(values: dict[str, float], sent: float, prompt: float) -> float:
-    """The median TTFT (s) of ``sent`` prompts arriving at once: the median prompt waits for those ahead
-    of it, ``(N + 1)/2·P`` tokens prefilled in chunks of the token budget M, each chunk a step that
-    reads the weights once: ``f·(⌈(N + 1)/2·P / M⌉·R₀ + (N + 1)/2·P·k)`` plus the overhead."""
-    ahead = (sent + 1) / 2 * prompt
+def tpot_quantile(values: dict[str, float], step: float, rate: float, prompt: float, q: float) -> float:
+    """A request's TPOT (s) at quantile ``q``: the mean of its n_dec − 1 steps after the first token,
+    each carrying the prompts that arrive meanwhile (chunked prefill). Over its window
+    D = (n_dec − 1)·t, K ~ Poisson(λ·D) prompts are prefilled, each adding f·P·k to the steps
+    (the step growth's compute); the mean step t counts λ·D of them, so the q quantile adds
+    ``(K_q − λ·D)·f·P·k / (n_dec − 1)``. The median is the step t itself (a Poisson's median lies
+    within one of its mean)."""
+    after = values["estimate_steps_per_request"] - 1
+    if q <= 0.5 or after <= 0 or not math.isfinite(step):
+        return step
+    mean = rate * after * step
+    each = values["engine_step_factor"] * prompt * values["estimate_token_time"]
+    return step + max(poisson_quantile(mean, q) - mean, 0.0) * each / after
+
+
+def poisson_quantile(mean: float, q: float) -> int:
+    """The smallest k with P(N ≤ k) ≥ q, N ~ Poisson(mean), by bisection on k (fixed work at any mean)."""
+    low, high = -1, math.ceil(mean + 10 * math.sqrt(mean) + 10)        # P(N > high) < 1e-20
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if poisson_exceeds(middle, mean) > 1 - q else (low, middle)
+    return high
+
+
+@dataclass(frozen=True)
+class Loop:
+    """A closed loop of N clients, each sending its next request when the last one ends, solved."""
+
+    rate: float       # X, requests completed a second
+    step: float       # t, the decode step (s)
+    wait: float       # mean wait for the prefill queue ahead of a prompt's own prefill (s)
+    busy: float       # X·s_pre, the share of time the prefill queue serves a prompt
+    bound: float      # the longest wait, N − 1 prompts ahead: (N − 1)·s_pre
+
+    def ttft(self, values: dict[str, float], q: float) -> float:
+        """TTFT (s) at quantile ``q``: overhead, the wait, the prompt's own prefill s_pre."""
+        return (values["prefill_overhead"] + values["estimate_prompt_time"]
+                + wait_quantile(self.wait, self.busy, q, self.bound))
+
+
+def closed_loop(values: dict[str, float], clients: int) -> Loop:
+    """Throughput, decode step and prefill wait of ``clients`` closed-loop clients, by mean value
+    analysis (Reiser and Lavenberg, JACM 27(2), 1980): a request's cycle is the overhead c, its
+    time R in the prefill queue (one prompt at a time, each s_pre = estimate_prompt_time) and
+    n_dec − 1 decode steps after its first token, ``X = m / (c + R + (n_dec − 1)·t(X))``; the
+    m-th client finds the queue of m − 1, ``R(m) = s_pre·(1 + Q(m − 1))``, ``Q(m) = X·R(m)``.
+    The decode step t(X) is the open-loop step at throughput X (its batch X·n_dec·t decoding,
+    the prompts' compute in the step), the batch at most N and the KV pool (:func:`loop_step`).
+    Past :data:`EXACT_CLIENTS` the recursion's work would grow with N, so Schweitzer's
+    approximation takes its place, fixed work (Schweitzer 1979; Bard 1979): the queue the
+    others make is (N − 1)/N of the whole, ``R = s_pre / (1 − X·s_pre·(N − 1)/N)``."""
+    prompt = values["estimate_prompt_time"]
+    if clients > EXACT_CLIENTS:
+        rate, response = _schweitzer(values, clients)
+    else:
+        queued = response = rate = 0.0
+        for m in range(1, clients + 1):
+            response = prompt * (1 + queued)
+            rate = cycle_rate(values, m, values["prefill_overhead"] + response)
+            queued = rate * response
+    return Loop(rate, loop_step(values, rate, clients), response - prompt, rate * prompt, (clients - 1) * prompt)
+
+
+def cycle_rate(values: dict[str, float], clients: int, first: float) -> float:
+    """The throughput X (req/s) at which ``clients`` cycle when each spends ``first`` (s) before its
+    first token: ``X·(first + (n_dec − 1)·t(X)) = N``, t the lesser of the open-loop step
+    f·R₀ / (1 − X·b), b = f·a, and the capped batch's T. With the open step it is the quadratic
+    ``b·F·X² − (F + A + N·b)·X + N = 0``, A = (n_dec − 1)·f·R₀, whose lesser root (under 1/b) is
+    taken in the form that does not cancel, ``2N / (F + A + N·b + √((F + A + N·b)² − 4·b·F·N))``;
+    with T it is N / (F + (n_dec − 1)·T); the cycle's step is the lesser, so X the greater."""
+    f, after = values["engine_step_factor"], max(values["estimate_steps_per_request"] - 1, 0)
+    growth, reads = f * values["estimate_step_growth"], after * f * values["estimate_weights_time"]
+    middle = first + reads + clients * growth
+    opened = 2 * clients / (middle + math.sqrt(max(middle * middle - 4 * growth * first * clients, 0.0)))
+    capped = clients / (first + after * batch_step(values, min(clients, values["estimate_decode_batch"])))
+    return max(opened, capped)
+
+
+def _schweitzer(values: dict[str, float], clients: int) -> tuple[float, float]:
+    """Throughput X and prefill response R of ``clients`` by Schweitzer's approximation: R(X) =
+    s_pre / (1 − X·s_pre·(N − 1)/N) and X = :func:`cycle_rate` at c + R(X), by bisection on X
+    (R grows with X, so the cycle does)."""
+    prompt, overhead = values["estimate_prompt_time"], values["prefill_overhead"]
+    others = prompt * (clients - 1) / clients
+
+    def response(x: float) -> float:
+        return prompt / (1 - x * others) if x * others < 1 else math.inf
+
+    rate = _bisect(lambda x: x - cycle_rate(values, clients, overhead + response(x)),
+                   cycle_rate(values, clients, overhead + prompt))
+    return rate, response(rate)
+
+
+def loop_step(values: dict[str, float], rate: float, clients: float) -> float:
+    """The decode step (s) at throughput ``rate`` with at most ``clients`` decoding: the open-loop
+    step, its batch λ·n_dec·t capped at the clients and the KV pool (:func:`batch_step` there)."""
+    return min(open_loop_step(values, rate), batch_step(values, min(clients, values["estimate_decode_batch"])))
+
+
+def _bisect(excess, high: float) -> float:
+    """The root in [0, high] of ``excess``, increasing, negative at 0 and not below 0 at ``high``,
+    to the last bit a float holds (the interval halves until no float lies inside it)."""
+    low = 0.0
+    while low < (middle := (low + high) / 2) < high:
+        low, high = (middle, high) if excess(middle) < 0 else (low, middle)
+    return high
+
+
+def burst_ttft(values: dict[str, float], sent: float, prompt: float, q: float = 0.5) -> float:
+    """The TTFT (s) at quantile ``q`` of ``sent`` prompts arriving at once: the prompt at that place in
+    line waits for those ahead of it, ``A = (q·(N − 1) + 1)·P`` tokens ((N + 1)/2·P at the median)
+    prefilled in chunks of the token budget M, each chunk a step that reads the weights once, at the
+    prefill efficiency η: ``f·(⌈A / M⌉·R₀ + A·k / η)`` plus the overhead."""
+    ahead = (q * (sent - 1) + 1) * prompt
     steps = math.ceil(ahead / values["estimate_token_budget"])
-    return values["engine_step_factor"] * (steps * values["estimate_weights_time"]
-                                           + ahead * values["estimate_token_time"]) + values["prefill_overhead"]
+    compute = ahead * values["estimate_token_time"] / values["estimate_prefill_efficiency"]
+    overhead = values["prefill_overhead"]
+    return values["engine_step_factor"] * (steps * values["estimate_weights_time"] + compute) + overhead
 
 
 def decode_bound(values: dict[str, float], rate: float, lengths: tuple[float, float]) -> bool:
@@ -189,35 +314,58 @@ def in_flight(point) -> int | None:
     return None
 
 
+def clients(point) -> int | None:
+    """The clients of a closed-loop point (its streams or concurrency cap, one for a synchronous
+    run), at most the requests it sent; None for an open-loop point, a burst or a trace."""
+    n = in_flight(point)
+    if not math.isinf(point.arrival_rate) or point.strategy == "burst" or not n:
+        return None
+    return int(min(n, point.sent or n))
+
+
 def predict(point, values: dict[str, float], file: str) -> Predicted:
-    """What ``values`` (the estimate group at the point's lengths) predict for one point."""
+    """What ``values`` (the estimate group at the point's lengths) predict for one point: its output
+    rate, median TPOT and each TTFT percentile the file measured (:data:`QUANTILES`)."""
     prompt, output = point.tokens
-    band = values["estimate_band"]
-    rate, under = point.arrival_rate, None
+    rate = point.arrival_rate
     if math.isfinite(rate) and rate < values["estimate_kv_rate"]:
-        step, tokens, ttft = open_loop_step(values, rate), rate * output, open_loop_ttft(values, rate)
-        load, note = f"{rate:g} req/s open loop", ""
+        step, tokens, load, note = open_loop_step(values, rate), rate * output, f"{rate:g} req/s open loop", ""
+        ttft, carried = partial(open_loop_ttft, values, rate), rate
     else:
         n = in_flight(point) if math.isinf(rate) else point.sent or math.inf
         if n is None:
             return Predicted(file, point.strategy, (prompt, output), (), None, values["estimated_max_rate"],
                              "no single load (a trace replay): not predicted")
-        batch = min(n, values["estimate_decode_batch"])
-        step = batch_step(values, batch)
-        ttft = burst_ttft(values, n, prompt) if point.strategy == "burst" else batch_ttft(values, batch)
-        tokens = batch * values["decode_tokens_per_step"] / step
+        step, tokens, ttft, carried, note = _loaded(point, values, n)
         load = f"{n} in flight ({point.strategy})" if math.isinf(rate) else f"{rate:g} req/s open loop"
-        note = ("over the rate that fills the KV pool: the queue grows, the batch to the pool or to the run's "
-                f"{n:g} requests ({batch:.0f})" if math.isfinite(rate) else
-                f"the KV pool and estimate_max_seqs hold {batch:.0f} of them" if batch < n else "")
-    if math.isfinite(rate):
-        under = rate <= values["estimated_max_rate"]
+    tpot = partial(tpot_quantile, values, step, carried, prompt)
     measured = (("output tok/s", "tok/s", point.output_throughput, tokens),
-                ("TPOT p50", "ms", point.latency.get("tpot_p50", math.nan), 1000 * step),
-                ("TTFT p50", "ms", point.latency.get("ttft_p50", math.nan), 1000 * ttft))
-    compared = tuple(Compared(name, unit, m, p, band) for name, unit, m, p in measured
+                *((f"{label} {key}", "ms", point.latency.get(f"{metric}_{key}", math.nan), 1000 * at(q))
+                  for metric, label, at in (("tpot", "TPOT", tpot), ("ttft", "TTFT", ttft)) for key, q in QUANTILES))
+    compared = tuple(Compared(name, unit, m, p, values["estimate_band"]) for name, unit, m, p in measured
                      if math.isfinite(m) and m > 0)
+    under = rate <= values["estimated_max_rate"] if math.isfinite(rate) else None
     return Predicted(file, load, (prompt, output), compared, under, values["estimated_max_rate"], note)
+
+
+def _loaded(point, values: dict[str, float], n: float):
+    """Step (s), output tok/s, TTFT (s) by quantile, the rate of prompts it carries and a note for a point whose requests outnumber
+    what the open loop carries: ``n`` clients in a closed loop (:func:`closed_loop`), a burst of ``n``
+    (:func:`burst_ttft`), or an open-loop rate past the one that fills the KV pool, whose queue grows
+    to the pool or to the run's ``n`` requests (the batch's step, TTFT at the rate it carries)."""
+    batch = min(n, values["estimate_decode_batch"])
+    held = f"the KV pool and estimate_max_seqs hold {batch:.0f} of them" if batch < n else ""
+    if clients(point):
+        loop = closed_loop(values, clients(point))
+        return loop.step, loop.rate * point.tokens[1], partial(loop.ttft, values), loop.rate, held
+    step = batch_step(values, batch)
+    tokens = batch * values["decode_tokens_per_step"] / step
+    carried = batch / (values["estimate_steps_per_request"] * step)       # Little's law: the batch's rate
+    if point.strategy == "burst":
+        return step, tokens, partial(burst_ttft, values, n, point.tokens[0]), carried, held
+    return (step, tokens, partial(open_loop_ttft, values, carried), carried,
+            "over the rate that fills the KV pool: the queue grows, the batch to the pool or to the run's "
+            f"{n:g} requests ({batch:.0f})")
 
 
 @dataclass(frozen=True)
