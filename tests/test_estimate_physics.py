@@ -1,0 +1,71 @@
+"""The throughput estimate's physics (issue 39): the tensor-parallel all-reduce, the experts a MoE
+decode batch activates and each GPU's achieved bandwidth, each worked by hand from the plan's own
+inputs against the estimate group's formulas (model/quantities.yaml, group ``estimate``)."""
+
+from __future__ import annotations
+
+import pytest
+from test_estimate_sizing import estimated
+
+from capplan.analysis.pipeline import evaluate_plan
+
+
+def _values(write_plan, **changes) -> dict[str, float]:
+    """The nominal scenario's values (base units: s, B, B/s) of the estimated plan with ``changes``."""
+    plan = estimated(**changes)
+    _, evaluations = evaluate_plan(write_plan(plan))
+    return {n: v for n, v in evaluations[0].values.items() if getattr(v, "ndim", 0) == 0}
+
+
+def _on(gpus: int, **inputs) -> dict:
+    """The ``inputs:`` of the estimated plan with ``gpus`` GPUs a replica and ``inputs`` added."""
+    plan_inputs = dict(estimated()["inputs"])
+    plan_inputs.update(gpus_per_replica=f"{gpus} GPU", **inputs)
+    return {"inputs": plan_inputs}
+
+
+def test_tp8_all_reduces_twice_a_layer_over_the_nvlink_ring_by_hand(write_plan):
+    """llama-3-8b on 8 H100s: 32 layers, hidden 4,096, BF16 activations. Per token, two all-reduces a
+    layer of 8 KiB each, of which every GPU sends 2 (8 - 1) / 8 over its 450 GB/s link at 0.8; per
+    step, 64 all-reduces at 6 µs whatever the batch."""
+    v = _values(write_plan, **_on(8))
+    ring = 2 * 7 / 8
+    per_token = 2 * 32 * 4096 * 2 * ring / (450e9 * 0.8)                    # s a token
+    assert v["allreduce_gpus"] == 8
+    assert v["estimate_allreduce_token_time"] == pytest.approx(per_token, rel=1e-12)
+    assert v["estimate_allreduce_fixed_time"] == pytest.approx(2 * 32 * 6e-6, rel=1e-12)
+    read = v["weight_memory"] / (v["hbm_bandwidth"] * 8 * v["hbm_efficiency"])
+    assert v["estimate_weights_time"] == pytest.approx(read + 2 * 32 * 6e-6, rel=1e-12)
+    tokens = v["avg_uncached_prompt_tokens"] + v["avg_output_tokens"]
+    kv = v["estimate_steps_per_request"] * v["estimate_request_kv_time"]
+    assert v["estimate_step_growth"] == pytest.approx(kv + tokens * (v["estimate_token_time"] + per_token), rel=1e-12)
+
+
+def test_one_gpu_all_reduces_nothing(write_plan):
+    v = _values(write_plan, **_on(1))
+    assert v["estimate_allreduce_token_time"] == 0 and v["estimate_allreduce_fixed_time"] == 0
+    assert v["estimate_weights_time"] == pytest.approx(
+        v["weight_memory"] / (v["hbm_bandwidth"] * v["hbm_efficiency"]), rel=1e-12)
+
+
+def test_a_slower_link_and_a_longer_latency_lower_the_estimate(write_plan):
+    """The same TP8 plan over PCIe-class links (64 GB/s) with 20 µs all-reduces: every term grows,
+    so λ* falls."""
+    fast = _values(write_plan, **_on(8))
+    slow = _values(write_plan, **_on(8, gpu_link_bandwidth="64 GB/s/GPU", allreduce_latency="20 us"))
+    assert slow["estimate_allreduce_token_time"] == pytest.approx(
+        fast["estimate_allreduce_token_time"] * 450 / 64, rel=1e-12)
+    assert slow["estimate_allreduce_fixed_time"] == pytest.approx(2 * 32 * 20e-6, rel=1e-12)
+    assert slow["estimated_max_rate"] < fast["estimated_max_rate"]
+
+
+def test_the_hidden_width_is_part_of_a_plan_with_either_feature_that_reads_it(write_plan, base_plan):
+    """hidden_size exists under the engine's memory accounting or with candidates (the estimate's
+    all-reduce), and a plan with neither is told which would bring it."""
+    from capplan.errors import CapplanError
+
+    assert "hidden_size" in _values(write_plan)                          # candidates, reserve accounting
+    base_plan["inputs"]["hidden_size"] = 4096
+    with pytest.raises(CapplanError, match="'hidden_size' is not part of a plan with memory_accounting: reserve, "
+                                           "no candidates: section"):
+        evaluate_plan(write_plan(base_plan, name="plain"))
