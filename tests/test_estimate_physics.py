@@ -94,3 +94,13 @@ def test_a_small_batch_reads_few_experts_and_a_dense_model_reads_every_weight(wr
     assert one["estimate_decode_batch"] == 1 and one["estimate_expert_share"] == pytest.approx(8 / 128)
     dense = _values(write_plan)
     assert dense["estimate_expert_share"] == 1 and dense["estimate_weight_read"] == dense["weight_memory"]
+
+
+def test_a_substituted_exponent_keeps_its_parentheses():
+    """per_token(...) is dropped from the substituted text, but after ** (or /) the expression it
+    wrapped stays one operand: (1 - k/E) ** (B × n_step), not (1 - k/E) ** B × n_step."""
+    from capplan.rendering.present import _without_unit_annotations
+
+    assert _without_unit_annotations("x ** per_token(a * b)") == "x ** (a * b)"
+    assert _without_unit_annotations("x / per_gpu(g)") == "x / g"
+    assert _without_unit_annotations("per_token(2 * layers) * y") == "2 * layers * y"
