@@ -104,3 +104,17 @@ def test_a_substituted_exponent_keeps_its_parentheses():
     assert _without_unit_annotations("x ** per_token(a * b)") == "x ** (a * b)"
     assert _without_unit_annotations("x / per_gpu(g)") == "x / g"
     assert _without_unit_annotations("per_token(2 * layers) * y") == "2 * layers * y"
+
+
+def test_the_workbook_recalculates_the_all_reduce_and_the_expert_share(write_plan, tmp_path):
+    """A MoE plan on two GPUs a replica, recalculated in LibreOffice: the expert share's power and
+    the all-reduce's terms are live formulas that give the engine's values."""
+    import recalc
+    from test_memory_engine import assert_workbook_recalculates
+
+    if recalc.soffice() is None:
+        pytest.skip(recalc.SKIP_REASON)
+    path = write_plan(estimated(model="qwen3-30b-a3b", **_on(2, tpot_p95_slo="100 ms", estimate_max_seqs=16)),
+                      name="moe-tp2")
+    assert_workbook_recalculates(path, tmp_path, ["estimate_expert_share", "estimate_allreduce_token_time",
+                                                  "estimate_allreduce_fixed_time", "estimate_weights_time"])
