@@ -1,7 +1,8 @@
 """The estimated λ* against a real sweep: the model's mixed-batch step (its estimate group) on the
 vLLM Llama-3.3-70B TP8 A100-40GB result files in ../shared/examples (skipped, saying why, when absent).
 
-The measured mean TPOT is 1.40 to 1.56 times the roofline step at 1 and 4 req/s; at the engine's
+The measured mean TPOT is 1.27 to 1.45 times the roofline step (its all-reduces included) at 4 and
+1 req/s; at the engine's
 step factor (vLLM's, fitted on the calibration set) the predicted step lies within the estimate's
 band of both; λ* predicted lies in the sweep's knee bracket (4 passes, 16 misses). The
 estimate is the plan's own quantities, so the plan is given a ``candidates:`` section (which
@@ -40,7 +41,7 @@ def step_time(values, rate: float, factor: float = 1.0) -> float:
     return factor * values["estimate_weights_time"] / (1 - rate * factor * values["estimate_step_growth"])
 
 
-@pytest.mark.parametrize("rate, low, high", [(1, 1.5, 1.6), (4, 1.35, 1.45)])
+@pytest.mark.parametrize("rate, low, high", [(1, 1.4, 1.5), (4, 1.22, 1.32)])
 def test_the_measured_tpot_is_the_roofline_step_times_a_stated_factor(values, rate, low, high):
     measured = json.loads(example(*VLLM_70B, f"qps_{rate:02d}.json").read_text())["mean_tpot_ms"] / 1000
     assert low < measured / step_time(values, rate) < high

@@ -213,17 +213,19 @@ def test_the_chain_row_of_a_disaggregated_winner_multiplies_out(write_plan, run_
 
 
 def test_the_reference_plan_ranks_the_pools_with_the_aggregated_fleets():
-    """The reference plan's first screen recommends TP4 prefill and decode pools on 18 + 5 = 23 nodes of
-    the $36.32/h offer, one node-month (732 h) less than the cheapest aggregated fleet's 24 (TP8)."""
+    """The reference plan's first screen recommends TP4 prefill and decode pools on 23 + 5 = 28 nodes of
+    the $36.32/h offer, one node-month (732 h) less than the TP8 pools' 29 and four less than the
+    cheapest aggregated fleet's 32 (TP4), whose replicas all-reduce every prompt token."""
     from capplan.build import compile_plan
 
     path = ROOT / "plans" / "llama3.3-70b-disaggregated.yaml"
     text = compile_plan(path).files[f"{path.stem}.md"].decode()
     screen = text[:text.index("> [!WARNING]")]
     node_month = 36.32 * 732
-    assert screen.count("**Rent spheron-8x-h200-sxm (h200-sxm-141gb TP4, disaggregated: 36 prefill + 10 decode "
-                        f"replicas): 184 GPUs on 23 nodes, ${23 * node_month:,.2f} a month") == 1
-    assert "(18 + 5) × $36.32/h × 732 h" in screen                     # the pools' nodes, in the sizing row
-    assert f"| 24 × spheron-8x-h200-sxm (h200-sxm-141gb TP8) | ✓ holds in every scenario | ${24 * node_month:,.2f} |" \
+    assert screen.count("**Rent spheron-8x-h200-sxm (h200-sxm-141gb TP4, disaggregated: 46 prefill + 10 decode "
+                        f"replicas): 224 GPUs on 28 nodes, ${28 * node_month:,.2f} a month") == 1
+    assert "(23 + 5) × $36.32/h × 732 h" in screen                     # the pools' nodes, in the sizing row
+    assert "(23 + 6) × $36.32/h × 732 h" in screen                     # the runner-up, the TP8 pools
+    assert f"| 32 × spheron-8x-h200-sxm (h200-sxm-141gb TP4) | ✓ holds in every scenario | ${32 * node_month:,.2f} |" \
         in screen
     assert "Prefill/decode pools instead" not in screen

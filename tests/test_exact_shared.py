@@ -55,3 +55,13 @@ def test_an_enclosure_kept_for_one_window_is_the_windows_own():
         enclosures = [_enclosure(d, x) for d in DECISIONS[:4]]
     with pytest.raises(_Unbounded):
         _enclosure(1 / (x - 3), x)(Fraction(2), Fraction(4))
+
+
+def test_a_power_of_an_unchosen_branchs_nan_is_nan():
+    """An if() branch not chosen may hold a division by zero's NaN (a dense model's 1 - k/E with
+    E = 0, raised to the decode batch): its power is NaN too, not an error of Fraction(nan)."""
+    import math
+
+    assert math.isnan(exact._Numbers.power(math.nan, Fraction(1024)))
+    assert math.isnan(exact._Numbers.power(Fraction(15, 16), math.nan))
+    assert exact._Numbers.power(Fraction(15, 16), Fraction(2)) == Fraction(225, 256)

@@ -87,6 +87,9 @@ EDITS = {   # case: (text in quantities.yaml, its replacement, fragment of the m
     "a formula over a quantity of the other sizing method": (
         "formula: peak_arrival_rate / peak_to_average_ratio", "formula: decode_throughput / peak_to_average_ratio",
         "avg_arrival_rate uses 'decode_throughput', which exists only with sizing: littles_law"),
+    "a formula over a quantity one of two features brings": (
+        "formula: peak_arrival_rate / peak_to_average_ratio", "formula: peak_arrival_rate / hidden_size",
+        "avg_arrival_rate uses 'hidden_size', which exists only with memory_accounting: engine or candidates: ranked"),
     "a cycle": (
         "formula: avg_arrival_rate * days_per_month", "formula: avg_arrival_rate * monthly_output_tokens",
         "cycle"),

@@ -248,12 +248,15 @@ def estimates(evaluation, lengths: list[tuple[float, float]],
 
 def input_value(evaluation, name: str):
     """An input's value in the plan's nominal scenario, else the plan's engine's (its step factor and
-    band: a plan without candidates is validated against its engine's estimate), else the model's
+    band: a plan without candidates is validated against its engine's estimate), GPU's or model's (a
+    fact only the estimate reads, as the link bandwidth or the hidden width), else the model's
     default (base units)."""
     if name in evaluation.values:
         return evaluation.values[name]
-    q = evaluation.model.quantities[name]
-    return units.parse_value(evaluation.plan.engine.values.get(name, {"value": q.default})["value"], q.unit)
+    q, plan = evaluation.model.quantities[name], evaluation.plan
+    given = next((e.values[name] for e in (plan.engine, plan.gpu, plan.model_entry) if e and name in e.values),
+                 {"value": q.default})
+    return units.parse_value(given["value"], q.unit)
 
 
 class Off:

@@ -96,6 +96,8 @@ class _Numbers:
 
     @staticmethod
     def power(base, exponent):
+        if base != base or exponent != exponent:        # NaN: an if() branch not chosen (a division by zero)
+            return math.nan
         if base == 0 and exponent < 0:
             return math.nan
         if Fraction(exponent).denominator != 1:

@@ -55,6 +55,7 @@ class Quantity:
     status: str | None = None      # 'pending' for a default awaiting measurement
     source: str | None = None
     when: tuple[tuple[str, frozenset[str]], ...] = ()
+    any_of: tuple[tuple[tuple[str, frozenset[str]], ...], ...] = ()   # when: as a list: one of these holds too
     written: tuple[tuple[str | None, str], ...] = ()   # formulas as written: (case or None, text)
     switch: str | None = None      # the switch that picks among formulas
     fallback: str | None = None    # the case a plan without that switch reads (the switch's default)
@@ -219,13 +220,25 @@ class Model:
         q = self.quantities[name]
         return list(q.when) + (list(self.tables[q.table].when) if q.table else [])
 
+    def any_of(self, name: str) -> tuple[tuple[tuple[str, frozenset[str]], ...], ...]:
+        """The alternatives of a quantity whose ``when:`` is a list (one of them must hold as well as
+        :meth:`when`): empty for the others. A fact two features read (the hidden width: the
+        engine's memory accounting and the throughput estimate) exists in a plan with either."""
+        return () if name in self.tables else self.quantities[name].any_of
+
     def requirement(self, name: str) -> str:
-        """``'sizing: load_sweep'``: what :meth:`when` asks for, in words."""
-        return ", ".join(f"{sw}: {'/'.join(sorted(cases))}" for sw, cases in self.when(name))
+        """``'sizing: load_sweep'``: what :meth:`when` and :meth:`any_of` ask for, in words."""
+        def words(pairs):
+            return ", ".join(f"{sw}: {'/'.join(sorted(cases))}" for sw, cases in pairs)
+        alternatives = " or ".join(words(alt) for alt in self.any_of(name))
+        return ", ".join(part for part in (words(self.when(name)), alternatives) if part)
 
     def exists(self, name: str, switches: dict[str, str]) -> bool:
         """Whether a quantity, column or table exists under these switch values."""
-        return all(switches.get(sw) in cases for sw, cases in self.when(name))
+        def holds(pairs):
+            return all(switches.get(sw) in cases for sw, cases in pairs)
+        alternatives = self.any_of(name)
+        return holds(self.when(name)) and (not alternatives or any(holds(alt) for alt in alternatives))
 
     def active(self, switches: dict[str, str]) -> list[str]:
         """Names of the quantities and columns that exist, in declared order."""
@@ -428,7 +441,10 @@ class _Reader:
                 raise err.located(key=key + ".unit") from None
         formulas: tuple[tuple[str | None, str], ...] = ()
         switch = None
-        when = inherited_when + self._when(spec.pop("when", None), key)
+        written_when = spec.pop("when", None)
+        any_of = tuple(self._when(alt, f"{key}.when[{i}]") for i, alt in enumerate(written_when)) \
+            if isinstance(written_when, list) else ()
+        when = inherited_when + (() if any_of else self._when(written_when, key))
         raw = _fill_all(spec.pop("formula", None), self.macros)
         if isinstance(raw, dict):
             if len(raw) != 1:
@@ -438,7 +454,8 @@ class _Reader:
             if switch not in self.switches:
                 raise CapplanError(f"unknown switch '{switch}'", key=key + ".formula")
             # a case under which the quantity does not exist (its when:) needs no formula
-            missing = [c for c in known if c not in cases and all(c in cs for sw, cs in when if sw == switch)]
+            missing = [c for c in known if c not in cases and all(c in cs for sw, cs in when if sw == switch)
+                       and (not any_of or any(all(c in cs for sw, cs in alt if sw == switch) for alt in any_of))]
             if missing:
                 raise CapplanError(f"no formula for {switch}: {', '.join(missing)}", key=key + ".formula")
             formulas = tuple((case, str(text).strip()) for case, text in cases.items())
@@ -458,7 +475,8 @@ class _Reader:
             description=str(spec.pop("description", "")), symbol=str(spec.pop("symbol", name)),
             default=spec.pop("default", None), status=spec.pop("status", None),
             source=spec.pop("source", None), optional=bool(spec.pop("optional", False)),
-            unmeasured=self._unmeasured(spec.pop("unmeasured", None), key), when=when, written=formulas, switch=switch,
+            unmeasured=self._unmeasured(spec.pop("unmeasured", None), key), when=when, any_of=any_of, written=formulas,
+            switch=switch,
             fallback=self.switches[switch]["default"] if switch else None, columns=tuple(sorted((columns or {}).items())),
             defined_in=self.source,
             domain=self._domain(spec.pop("domain", None), unit, kind, not formulas, key, path))

@@ -178,13 +178,17 @@ _ANNOTATION = re.compile(r"\b(?:per_token|per_gpu)\(")
 
 def _without_unit_annotations(text: str) -> str:
     """``per_token(2 * layers)`` -> ``2 * layers``: the result's unit already says
-    "per token", and the numbers substituted read better without the wrapper."""
+    "per token", and the numbers substituted read better without the wrapper. After a ``/``
+    or ``**`` an expression keeps its parentheses (``x ** (a * b)``), which bind it there."""
     while (match := _ANNOTATION.search(text)) is not None:
         depth, end = 1, match.end()
         while depth:
             depth += {"(": 1, ")": -1}.get(text[end], 0)
             end += 1
-        text = text[:match.start()] + text[match.end():end - 1] + text[end:]
+        inner = text[match.end():end - 1]
+        if text[:match.start()].rstrip().endswith(("/", "**")) and not _NAME.fullmatch(inner.strip()):
+            inner = f"({inner})"
+        text = text[:match.start()] + inner + text[end:]
     return text
 
 

@@ -334,12 +334,15 @@ class _Generator:
             formulas = "; ".join(f"{case}: {text}" if case else text for case, text in q.written)
             text += f" Derived, unit {unit}: {formulas}. Setting it pins the value (replaces the formula)."
         text += _domain_text(q)
-        if self.model.when(name):
+        if self.model.when(name) or self.model.any_of(name):
             text += f" Exists only with {self.model.requirement(name)}."
         return text
 
     def excluded(self, name: str, switch: str, case: str) -> bool:
-        return any(sw == switch and case not in cases for sw, cases in self.model.when(name))
+        def excludes(pairs):
+            return any(sw == switch and case not in cases for sw, cases in pairs)
+        alternatives = self.model.any_of(name)
+        return excludes(self.model.when(name)) or bool(alternatives) and all(excludes(alt) for alt in alternatives)
 
     def required_inputs(self, sizing: str) -> list[str]:
         out = []

@@ -56,8 +56,9 @@ class Context:
 
     def switch_text(self, q) -> str:
         """The switches that make quantity ``q`` part of a plan ('sizing: littles_law')."""
+        named = dict.fromkeys(sw for pairs in (self.model.when(q.name), *self.model.any_of(q.name)) for sw, _ in pairs)
         return ", ".join(f"{sw}: {self.switches[sw]}" if sw in self.switches else f"no {sw}: section"
-                         for sw, _ in self.model.when(q.name)) or "these settings"
+                         for sw in named) or "these settings"
 
 
 def kind(value) -> str:
