@@ -45,12 +45,27 @@ def test_an_mlperf_server_row_is_planned_on_its_gpu_with_mlperfs_slos(measured):
     m = rows.map_row(row)
     plan = rows.plan(m)
     assert plan["gpu"] == "h200-sxm-141gb" and plan["candidates"]["gpus"] == ["h200-sxm-141gb"]
-    assert plan["inputs"]["gpus_per_replica"] == "8 GPU" and plan["candidates"]["tp"] == [8]
+    # the result does not state its TP; NVIDIA's config of the system (H200_SXM_141GBx8) does: TP1, 8 replicas
+    assert plan["inputs"]["gpus_per_replica"] == "1 GPU" and plan["candidates"]["tp"] == [1]
+    assert m.replicas == 8
     assert plan["tables"]["classes"]["rows"] == [{"name": "bench", "weight": 1.0, "prompt_tokens": 222.33,
                                                   "output_tokens": 294.45}]
     assert (plan["inputs"]["ttft_p99_slo"], plan["inputs"]["tpot_p99_slo"]) == ("2 s", "200 ms")
-    assert any("TP not stated: TP8 assumed" in a for a in m.assumptions)
+    assert any("TP1 as the submitter's code states" in a and "H200_SXM_141GBx8" in a for a in m.assumptions)
     assert plan["model"] == {"id": "llama-2-70b", "weights": "fp8"}       # the catalog's FP8 checkpoint
+
+
+def test_an_unstated_tp_is_the_smallest_whose_weights_leave_the_kv_cache_room(measured):
+    """Llama-2-70B in FP8 (68.98 B parameters x 1.0076 B = 64.7 GiB) on 8 x B200 (179 GiB reported
+    a GPU; not a system STATED_TP names): TP1 holds it at 36 % of one GPU, under 60 %: TP1, 8 replicas.
+    On 8 x A100-40GB (39.4 GiB): TP1 164 %, TP2 82 %, TP4 41 %: TP4, 2 replicas."""
+    base = dict(number=99, source="someone/else@0:results/x.txt", group="else", model="Llama-2-70b-chat-hf",
+                n_gpus=8, tp=None, precision="fp8", engine="vllm", isl=200, osl=200, mode="offline",
+                req_per_s=1.0, tpot_p50_ms=None)
+    b200 = rows.map_row(rows.Row(gpu="B200-SXM-180GB", **base))
+    a100 = rows.map_row(rows.Row(gpu="A100-SXM4-40GB", **base))
+    assert (b200.tp, b200.replicas) == (1, 8) and (a100.tp, a100.replicas) == (4, 2)
+    assert any("TP4 assumed, the smallest whose weights (65 GiB) take at most 60%" in a for a in a100.assumptions)
 
 
 def test_a_tensorrt_llm_row_takes_the_catalog_format_and_its_rate_from_tokens(measured):
@@ -174,8 +189,9 @@ def test_the_stated_band_holds_three_quarters_of_the_held_out_predictions_by_han
 
 
 def test_a_transfer_is_the_other_rows_rate_times_the_bound_ratio(measured, tmp_path):
-    """Row 3 (H100 ×8) from row 1 (H200 ×8, TP8, one replica each): row 1's 100 req/s is compute-bound
-    (its prefill share of the step is over half), so the prefill bound's ratio scales it."""
+    """Row 3 (H100 ×8 as 4 TP2 replicas) from row 1 (H200 ×8 as 8 TP1 replicas): row 1's 100 req/s is
+    12.5 req/s a replica, compute-bound (its prefill share of the step is over half), so the prefill
+    bound's ratio scales it, times row 3's 4 replicas."""
     from calibration import fit
 
     one, three = rows.map_row(measured[1]), rows.map_row(measured[3])
@@ -184,7 +200,7 @@ def test_a_transfer_is_the_other_rows_rate_times_the_bound_ratio(measured, tmp_p
     assert [r.mapped.row.number for r in moved] == [3, 1]
     assert moved[0].limit == "from row 1 (prefill_time_bound)"
     ratio = float(e1.values["prefill_time_bound"]) / float(e3.values["prefill_time_bound"])
-    assert moved[0].predicted == pytest.approx(measured[1].req_per_s * ratio, rel=1e-12)
+    assert moved[0].predicted == pytest.approx(measured[1].req_per_s / 8 * ratio * 4, rel=1e-12)
 
 
 def test_the_tools_open_loop_step_is_its_tpot_at_the_rate_linear_between_batch_sizes():

@@ -38,6 +38,29 @@ ASSUMED_FORMAT = {("mlperf-v4.1", "b200-hgx"): ("nvfp4", "NVIDIA's B200 preview 
 MLPERF_SERVER = {"ttft_p99_slo": "2 s", "tpot_p99_slo": "200 ms", "e2e_p99_slo": "1 h"}
 # no latency limit: loose SLOs, so the KV pool or the compute the step takes limits the estimate
 LOOSE = {"ttft_p99_slo": "1 h", "tpot_p99_slo": "10 s", "e2e_p99_slo": "1 h"}
+# TP the submitter's own code states for a result that does not: (start of the row's source path, TP,
+# where it is stated). NVIDIA's MLPerf configs name the system class a result ran (H200_SXM_141GBx8
+# inherits tensor_parallelism = 1 from H200_SXM_141GBx1; the H100x8 llama2-70b system is
+# H100_SXM_80GB_TP2x4), AMD's harness runs one vLLM engine per tensor_parallel_size GPUs, 1 unless set
+_V41 = "mlcommons/inference_results_v4.1@198fc46799b3328b36ee4bcbdebfa2db5a8e6183:closed/NVIDIA/configs/"
+STATED_TP = (
+    ("closed/NVIDIA/results/H200-SXM-141GBx8_TRT/llama2-70b", 1, _V41 + "llama2-70b/{Server,Offline}/__init__.py (H200_SXM_141GBx8)"),
+    ("closed/NVIDIA/results/DGX-H100_H100-SXM-80GBx8_TRT/llama2-70b", 2,
+     _V41 + "llama2-70b/{Server,Offline}/__init__.py (H100_SXM_80GB_TP2x4)"),
+    ("closed/NVIDIA/results/H200-SXM-141GBx8_TRT/mixtral-8x7b", 1, _V41 + "mixtral-8x7b/{Server,Offline}/__init__.py (H200_SXM_141GBx8)"),
+    ("closed/NVIDIA/results/DGX-H100_H100-SXM-80GBx8_TRT/mixtral-8x7b", 1,
+     _V41 + "mixtral-8x7b/{Server,Offline}/__init__.py (H100_SXM_80GBx8)"),
+    ("closed/AMD/results/8xMI300X", 1, "mlcommons/inference_results_v4.1@198fc46799b3328b36ee4bcbdebfa2db5a8e6183:"
+     "closed/AMD/code/llama2-70b-99.9/test_VllmFp8/test_VllmFp8_{Server,Offline}_perf.sh (TP=1, DP=8)"),
+    ("closed/AMD/results/8xMI325X", 1, "ntuhpc/mlperf_inference_results_v5.0@cf354115915ea369f05db424b051da8c5bf957dc:"
+     "closed/AMD/code/llama2-70b-99.9/harness_llm/backends/vllm/sut_offline.py (tensor_parallel_size 1 unless set, "
+     "data_parallel_size 8)"),
+)
+# where nothing states the TP: the smallest TP whose replica's weights take at most this share of its
+# memory, leaving the rest for the KV cache; the share the stated configurations above sit on either
+# side of (H100 80 GB: Llama-2-70B FP8 takes 0.81 of one GPU, run at TP2; Mixtral-8x7B FP8 0.55,
+# run at TP1; H200 and MI300X hold Llama-2-70B FP8 at 0.46 and 0.36, run at TP1)
+WEIGHT_SHARE = 0.6
 SLOS = {"mlperf-server": MLPERF_SERVER, "offline": LOOSE, "open-loop rate": LOOSE}
 RATE_MODES = ("mlperf-server", "offline")
 
@@ -161,13 +184,13 @@ def map_row(row: Row) -> Mapped | str:
     assumptions = []
     if catalog.normal(row.gpu.split("(")[0]) != catalog.normal(gpu):
         assumptions.append(f"GPU {row.gpu.split('(')[0].strip()} read as catalog {gpu}")
-    tp = row.tp
-    if tp is None:
-        tp = row.n_gpus
-        assumptions.append(f"TP not stated: TP{tp} assumed (all {row.n_gpus} GPUs one replica)")
     fmt, assumed = weight_format(row, gpu)
     if assumed:
         assumptions.append(assumed)
+    tp = row.tp
+    if tp is None:
+        tp, why = unstated_tp(row, gpu, model, fmt)
+        assumptions.append(why)
     in_catalog = fmt in catalog.lookup("model", model).weights or (fmt == "bf16" and not
                                                                       catalog.lookup("model", model).weights)
     if not in_catalog:
@@ -180,6 +203,27 @@ def map_row(row: Row) -> Mapped | str:
         assumptions.append("req/s = output tok/s ÷ osl")
     return Mapped(row=row, gpu=gpu, model=model, tp=tp, format=fmt, in_catalog=in_catalog, kv_bytes=kv,
                   assumptions=assumptions)
+
+
+def unstated_tp(row: Row, gpu: str, model: str, fmt: str) -> tuple[int, str]:
+    """The TP of a row that does not state it, and where that comes from: the submitter's code
+    (:data:`STATED_TP`), else the smallest power of two dividing the row's GPUs whose replica's
+    weights take at most :data:`WEIGHT_SHARE` of its memory (submitters run as many replicas as
+    the KV cache allows: tensor parallelism adds an all-reduce to every layer)."""
+    path = row.source.partition(":")[2]
+    for start, tp, where in STATED_TP:
+        if path.startswith(start):
+            return tp, f"TP not stated in the result: TP{tp} as the submitter's code states ({where})"
+    entry = catalog.lookup("model", model)
+    per_param = entry.weights.get(fmt, {}).get("value", f"{FORMAT_BYTES[fmt]} B")
+    weights = entry.values["parameter_count"]["value"] * float(str(per_param).split()[0]) / 2 ** 30
+    memory = float(str(catalog.lookup("gpu", gpu).values["gpu_memory_reported"]["value"]).split()[0])
+    tp = 1
+    while tp < row.n_gpus and weights > WEIGHT_SHARE * tp * memory:
+        tp *= 2
+    tp = tp if row.n_gpus % tp == 0 else row.n_gpus
+    return tp, (f"TP not stated: TP{tp} assumed, the smallest whose weights ({weights:.0f} GiB) take at most "
+                f"{WEIGHT_SHARE:.0%} of the replica's memory")
 
 
 def plan(m: Mapped, constants: dict | None = None) -> dict:
