@@ -227,3 +227,60 @@ def test_the_reference_plan_ranks_the_pools_with_the_aggregated_fleets():
     assert f"| 24 × spheron-8x-h200-sxm (h200-sxm-141gb TP8) | ✓ holds in every scenario | ${24 * node_month:,.2f} |" \
         in screen
     assert "Prefill/decode pools instead" not in screen
+
+
+MEASURED_P = {"value": "20 req/s", "source": "vLLM disaggregated benchmark, prefill pool TP1 (2026-11-02)"}
+MEASURED_D = {"value": "15 req/s", "source": "vLLM disaggregated benchmark, decode pool TP1 (2026-11-02)"}
+
+
+def test_measured_pool_rates_replace_the_estimate_by_hand(tmp_path, base_plan):
+    """λ*_P 20 and λ*_D 15 req/s measured: the pools are sized on them as on the given rates above
+    (⌈60 / 12.6⌉ = 5 + 1 prefill, ⌈60 / 9.66⌉ = 7 + 1 decode replicas), while the estimate stays beside
+    them, (1 − 128 k / 980 ms) / (60.8 k) for the prefill pool."""
+    _, e = evaluated(tmp_path, disaggregated(base_plan, prefill_measured_rate=MEASURED_P,
+                                             decode_measured_rate=MEASURED_D))
+    k = 2 * e.display("parameter_count") / (312e12 * 0.45)
+    assert (e.display("prefill_max_rate"), e.display("decode_max_rate")) == (20, 15)
+    assert e.display("prefill_estimated_rate") == pytest.approx((1 - 128 * k / 0.98) / (60.8 * k))
+    assert (e.display("prefill_resilient_replicas"), e.display("decode_resilient_replicas")) == (6, 8)
+    assert e.scenario.inputs["prefill_measured_rate"].tag == "measurement"
+
+
+def test_without_a_measurement_a_pool_rests_on_the_estimate(tmp_path, base_plan):
+    """Only the prefill pool measured: the decode pool's λ*_D is its estimate."""
+    _, e = evaluated(tmp_path, disaggregated(base_plan, prefill_measured_rate=MEASURED_P))
+    assert e.display("prefill_max_rate") == 20
+    assert e.display("decode_measured_rate") == 0
+    assert e.display("decode_max_rate") == pytest.approx(e.display("decode_estimated_rate"))
+
+
+def test_a_measured_pool_rate_stays_with_the_configuration_it_ran(tmp_path, base_plan):
+    """Candidates TP1 and TP2 ranked as pools: both prefill pools are the plan's TP1 prefill replicas on
+    its GPU, so both take the measured 20 req/s; only the TP1 decode pool is the measured one, so the
+    TP2 decode pool keeps its estimate; each basis says which rate rests on what."""
+    plan = disaggregated(base_plan, prefill_measured_rate=MEASURED_P, decode_measured_rate=MEASURED_D)
+    plan["candidates"]["tp"] = [1, 2]
+    r = ranked(tmp_path, plan)
+    ev = r.evaluated
+    one, two = (next(i for i, c in enumerate(ev.candidates) if c.pooled and c.gpus == g) for g in (1, 2))
+    assert (r.value("prefill_max_rate", one), r.value("decode_max_rate", one)) == (20, 15)
+    assert r.value("prefill_max_rate", two) == 20
+    assert r.value("decode_max_rate", two) == pytest.approx(r.value("decode_estimated_rate", two))
+    assert r.value("decode_max_rate", two) != 15
+    assert ("prefill λ*_P measured: vLLM disaggregated benchmark, prefill pool TP1 (2026-11-02); decode λ*_D "
+            "measured: vLLM disaggregated benchmark, decode pool TP1 (2026-11-02)") in ev.basis[one]
+    assert "decode λ*_D estimated at the TPOT SLO" in ev.basis[two]
+    assert (ev.tags[one], ev.band[one]) == ("measured", 0)
+    assert ev.tags[two] == "estimated"
+
+
+def test_the_record_says_which_rate_each_pool_rests_on(write_plan, run_main, base_plan):
+    """The winner's note reads 'measured λ* prefill 20 / decode 15 req/s' without a band, and section 7
+    derives λ*_P from the measurement."""
+    split = write_plan(disaggregated(base_plan, prefill_measured_rate=MEASURED_P, decode_measured_rate=MEASURED_D),
+                       name="split")
+    assert run_main("build", str(split))[0] == 0
+    record = (split.parent.parent / "out" / "split.md").read_text(encoding="utf-8")
+    assert "| measured λ\\* prefill 20 / decode 15 req/s |" in record
+    row = next(x for x in record.splitlines() if "`prefill_max_rate`" in x)
+    assert "rests on measurements: prefill_measured_rate" in row

@@ -62,10 +62,12 @@ POOLS = ("prefill_max_rate", "decode_max_rate", "prefill_rate_derate", "decode_r
          "decode_redundancy_replicas", "prefill_resilient_replicas", "decode_resilient_replicas", "disaggregated_gpus",
          "deployments.prefill_nodes", "deployments.decode_nodes", "deployments.disaggregated_monthly_cost",
          "deployments.disaggregated_cost_per_million_tokens", "handoff_gate", "link_gate", "first_token_gap",
-         "kv_transfer_time", "decode_peak_step", "decode_replica_load", "link_utilisation")
-POOL_BASIS = ("the pools' own rates, the model's disaggregation group: the prefill replica's at the TTFT SLO, "
-              "the decode replica's at the TPOT SLO (the estimate's, unless the plan pins prefill_max_rate or "
-              "decode_max_rate)")
+         "kv_transfer_time", "decode_peak_step", "decode_replica_load", "link_utilisation", "prefill_estimated_rate",
+         "decode_estimated_rate", "prefill_measured_rate", "decode_measured_rate")
+# a pool's measured λ*, and whether it holds for a candidate's pool only on the plan's TP (the decode
+# pool's; every candidate's prefill pool runs the plan's prefill_gpus_per_replica)
+MEASURED_POOLS = {"prefill_measured_rate": False, "decode_measured_rate": True}
+POOL_BASIS = "the pools' own rates, the model's disaggregation group: "
 POOLED_NAMES = {"deployments.monthly_cost": "deployments.disaggregated_monthly_cost"}   # drawn_values' figures
 # a figure the ranking reads, for a candidate ranked as pools: the model's values it is made of
 POOLED = {
@@ -94,7 +96,7 @@ def evaluate(evaluations: list[Evaluation]) -> Evaluated | None:
     model = evaluations[0].model
     first = [run_candidates(e, cands, np.ones(len(cands)), np.zeros(len(cands)), nominal=None) for e in evaluations]
     lam, tags, basis, band, reference, compliant, transferred, estimated = _lambda_star(evaluations, cands, first)
-    basis = [POOL_BASIS if c.pooled else b for c, b in zip(cands, basis)]
+    _pool_provenance(evaluations[0], cands, first[0][0], tags, basis, band)
     values: dict[str, list] = {}
     reasons = [""] * len(cands)
     nominal_values = None
@@ -240,6 +242,9 @@ def _candidate_inputs(e: Evaluation, graph, cands, inputs: dict) -> None:
         q = model.quantities["tensor_format_bits"]
         stated = np.where(np.isnan(static["tensor_bits"]), units.parse_value(q.default, q.unit), static["tensor_bits"])
         inputs["tensor_format_bits"] = np.where(np.isnan(static["weights"]), _scalar(e, "tensor_format_bits"), stated)
+    for name, on_tp in MEASURED_POOLS.items():
+        if name in inputs:
+            inputs[name] = np.where(_own_configuration(e, cands, on_tp).reshape((-1, 1)), inputs[name], 0.0)
     inputs["deployments.gpus_per_node"] = static["gpus_per_node"]
     inputs["deployments.node_hourly_cost"] = static["node_hourly_cost"]
     for name in sorted({i.name for c in cands for i in c.overrides} - set(PINS)):
@@ -403,18 +408,43 @@ def _own_sweep_kind(e: Evaluation) -> str:
 
 
 def _plan_own(e: Evaluation, cands) -> np.ndarray:
-    """Which candidates the plan's own sweep measured: its GPU, GPUs per replica, weights and KV bytes
-    (none without a sweep: under ``sizing: estimate`` the plan's own λ* is an estimate like the others')."""
-    plan = e.plan
+    """Which candidates the plan's own sweep measured (none without a sweep: under ``sizing: estimate``
+    the plan's own λ* is an estimate like the others')."""
     if "load_sweep" not in e.scenario.tables:
         return np.zeros(len(cands), dtype=bool)
+    return _own_configuration(e, cands, True)
+
+
+def _own_configuration(e: Evaluation, cands, on_tp: bool) -> np.ndarray:
+    """Which candidates run the plan's own configuration, so that what the plan measured holds for them:
+    its GPU, weights and KV bytes, and (``on_tp``) its GPUs per replica and expert-parallel size."""
+    plan = e.plan
     own_w, own_kv, own_gpus = (_scalar(e, n) for n in ("weight_bytes_per_param", "kv_bytes_per_element",
                                                          "gpus_per_replica"))
     own_ep = _scalar(e, "expert_parallel_size") if "expert_parallel_size" in e.values else None
     same_w = {fmt: units.parse_value(spec["value"], "B") == own_w for fmt, spec in plan.model_entry.weights.items()}
-    return np.array([c.gpu.id == plan.gpu.id and c.gpus == own_gpus and c.ep in (None, own_ep)
+    return np.array([c.gpu.id == plan.gpu.id and (not on_tp or c.gpus == own_gpus and c.ep in (None, own_ep))
                      and (c.weights is None or same_w[c.weights])
                      and KV_DTYPES.get(c.kv_cache_dtype) in (None, own_kv) for c in cands])
+
+
+def _pool_provenance(e: Evaluation, cands, values: dict, tags: list, basis: list, band: np.ndarray) -> None:
+    """For each candidate ranked as pools, what its two rates rest on, in ``basis``: each pool's measured
+    λ* with its source, or the estimate's. Its tag is 'measured' with no band when both pools are measured,
+    else 'estimated' with the estimate's band: a pool's rate is never the transfer of the plan's sweep
+    (``values``: the nominal scenario's batch)."""
+    n = len(cands)
+    for i in (i for i, c in enumerate(cands) if c.pooled):
+        parts, measured = [], True
+        for name, (pool, slo) in zip(MEASURED_POOLS, (("prefill λ*_P", "TTFT"), ("decode λ*_D", "TPOT"))):
+            if _column(values, name, n)[i] > 0:
+                parts.append(f"{pool} measured: {e.scenario.inputs[name].source or 'given as ' + name}")
+            else:
+                parts.append(f"{pool} estimated at the {slo} SLO")
+                measured = False
+        basis[i] = POOL_BASIS + "; ".join(parts)
+        tags[i], band[i] = ((transfer.MEASURED, 0.0) if measured
+                            else (transfer.ESTIMATED, _column(values, "estimate_band", n)[i]))
 
 
 def _reasons(model, cands, out, failed, broken, lam, tags, tpot) -> list[str]:

@@ -52,7 +52,7 @@ def scenario(e: Evaluation, evaluated: Evaluated, i: int) -> Scenario:
                         if given is None or given.pinned is False else dataclasses.replace(given, value=value))
         changes.append(name)
     j = evaluated.scenarios.index(e.scenario.name)
-    measured = evaluated.tags[i] == transfer.MEASURED
+    measured = evaluated.tags[i] == transfer.MEASURED and not c.pooled     # a pooled tag is its pools' rates'
     for name in batch.PINS:
         inputs[name] = Input(name, float(evaluated.values[name][i, j]), "measurement" if measured else "assumption",
                              origin, source=evaluated.basis[i] if name == "instance_max_rate" else None,
