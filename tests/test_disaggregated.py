@@ -284,3 +284,22 @@ def test_the_record_says_which_rate_each_pool_rests_on(write_plan, run_main, bas
     assert "| measured λ\\* prefill 20 / decode 15 req/s |" in record
     row = next(x for x in record.splitlines() if "`prefill_max_rate`" in x)
     assert "rests on measurements: prefill_measured_rate" in row
+
+
+def test_pools_of_a_candidate_with_an_estimate_file_rest_on_the_built_in_estimate(tmp_path):
+    """The chat candidates plan ranked as pools too: aiconfigurator's file predicts the H200 TP2 BF16
+    replica aggregated, not its pools, so the pools' rates are the built-in estimate's and say so."""
+    import shutil
+
+    import yaml
+
+    plan = yaml.safe_load((ROOT / "plans" / "llama3.3-70b-candidates.yaml").read_text(encoding="utf-8"))
+    plan["topology"] = "disaggregated"
+    plan["inputs"]["prefill_gpus_per_replica"] = "8 GPU"
+    shutil.copytree(ROOT / "plans" / "estimates", tmp_path / "estimates")
+    ev = ranked(tmp_path, plan).evaluated
+    one, pools = (next(i for i, c in enumerate(ev.candidates) if c.label == label)
+                  for label in ("h200-sxm-141gb TP2 bf16", "h200-sxm-141gb TP2 bf16, disaggregated"))
+    assert ev.tag_text(one) == "estimated by aiconfigurator"
+    assert ev.tag_text(pools) == "estimated for vLLM"
+    assert ev.from_file(pools) is None

@@ -83,7 +83,7 @@ POOLED = {
                               + v["decode_active_replicas"] * v["gpus_per_replica"]),
     "resilient_gpus": lambda v: v["disaggregated_gpus"],
     "deployments.fleet_holds": lambda v: (v["handoff_gate"] != 0) & (v["link_gate"] != 0),
-    "deployments.cost_per_million_compliant_tokens": lambda v: 0 * v["deployments.disaggregated_monthly_cost"],
+    "deployments.cost_per_million_compliant_tokens": lambda v: np.zeros_like(v["deployments.disaggregated_monthly_cost"]),
 }
 
 
