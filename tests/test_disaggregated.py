@@ -303,3 +303,21 @@ def test_pools_of_a_candidate_with_an_estimate_file_rest_on_the_built_in_estimat
     assert ev.tag_text(one) == "estimated by aiconfigurator"
     assert ev.tag_text(pools) == "estimated for vLLM"
     assert ev.from_file(pools) is None
+
+
+def test_the_chat_reference_plan_ranks_the_pools_behind_the_aggregated_fleet():
+    """ShareGPT chat (213 in, 212 out) at 20 req/s on H200 TP2 FP8, every rate estimated: aggregated
+    λ* 13.19 req/s, ⌈20 / (0.7 × 13.19)⌉ = ⌈2.17⌉ = 3 + 1 = 4 replicas, 8 GPUs on 1 node, 36.32 × 732 =
+    $26,586.24; pooled λ*_P 58.16 and λ*_D 24.41 req/s, ⌈20 / (0.7 × 0.9 × 58.16)⌉ = 1 + 1 prefill and
+    ⌈20 / (0.7 × 0.92 × 24.41)⌉ = ⌈1.27⌉ = 2 + 1 decode replicas, 4 + 6 GPUs on 1 + 1 nodes, $53,172.48:
+    disaggregation costs $26,586.24 a month more, and the record says so."""
+    from capplan.build import compile_plan
+
+    path = ROOT / "plans" / "llama3.3-70b-chat-disaggregated.yaml"
+    text = compile_plan(path).files[f"{path.stem}.md"].decode()
+    node_month = 36.32 * 732
+    assert text.count(f"**Rent spheron-8x-h200-sxm (h200-sxm-141gb TP2): 8 GPUs on 1 node, ${node_month:,.2f} a month") == 1
+    assert (f"| 2 × spheron-8x-h200-sxm (h200-sxm-141gb TP2, disaggregated) | ✓ holds in every scenario "
+            f"| ${2 * node_month:,.2f} |") in text
+    assert "| spheron-8x-h200-sxm | 1 | 1 | $53,172.48 |" in text
+    assert f"| spheron-8x-h200-sxm | $11.89 | -${node_month:,.2f} |" in text
