@@ -63,7 +63,8 @@ POOLS = ("prefill_max_rate", "decode_max_rate", "prefill_rate_derate", "decode_r
          "deployments.prefill_nodes", "deployments.decode_nodes", "deployments.disaggregated_monthly_cost",
          "deployments.disaggregated_cost_per_million_tokens", "handoff_gate", "link_gate", "first_token_gap",
          "kv_transfer_time", "decode_peak_step", "decode_replica_load", "link_utilisation", "prefill_estimated_rate",
-         "decode_estimated_rate", "prefill_measured_rate", "decode_measured_rate")
+         "decode_estimated_rate", "prefill_measured_rate", "decode_measured_rate", "prefill_memory_gate",
+         "prefill_memory_need", "prefill_usable_vram", "deployments.prefill_node_gpus", "deployments.prefill_node_cost")
 # a pool's measured λ*, and whether it holds for a candidate's pool only on the plan's TP (the decode
 # pool's; every candidate's prefill pool runs the plan's prefill_gpus_per_replica)
 MEASURED_POOLS = {"prefill_measured_rate": False, "decode_measured_rate": True}
@@ -74,15 +75,15 @@ POOLED = {
     "deployments.monthly_cost": lambda v: v["deployments.disaggregated_monthly_cost"],
     "deployments.cost_per_million_tokens": lambda v: v["deployments.disaggregated_cost_per_million_tokens"],
     "deployments.nodes": lambda v: v["deployments.prefill_nodes"] + v["deployments.decode_nodes"],
-    "deployments.deployed_gpus": lambda v: ((v["deployments.prefill_nodes"] + v["deployments.decode_nodes"])
-                                            * v["deployments.gpus_per_node"]),
+    "deployments.deployed_gpus": lambda v: (v["deployments.prefill_nodes"] * v["deployments.prefill_node_gpus"]
+                                            + v["deployments.decode_nodes"] * v["deployments.gpus_per_node"]),
     "active_replicas": lambda v: v["prefill_active_replicas"] + v["decode_active_replicas"],
     "redundancy_replicas": lambda v: v["prefill_redundancy_replicas"] + v["decode_redundancy_replicas"],
     "resilient_replicas": lambda v: v["prefill_resilient_replicas"] + v["decode_resilient_replicas"],
     "active_gpus": lambda v: (v["prefill_active_replicas"] * v["prefill_gpus_per_replica"]
                               + v["decode_active_replicas"] * v["gpus_per_replica"]),
     "resilient_gpus": lambda v: v["disaggregated_gpus"],
-    "deployments.fleet_holds": lambda v: (v["handoff_gate"] != 0) & (v["link_gate"] != 0),
+    "deployments.fleet_holds": lambda v: (v["handoff_gate"] != 0) & (v["link_gate"] != 0) & (v["prefill_memory_gate"] != 0),
     "deployments.cost_per_million_compliant_tokens": lambda v: np.zeros_like(v["deployments.disaggregated_monthly_cost"]),
 }
 
@@ -417,13 +418,15 @@ def _plan_own(e: Evaluation, cands) -> np.ndarray:
 
 def _own_configuration(e: Evaluation, cands, on_tp: bool) -> np.ndarray:
     """Which candidates run the plan's own configuration, so that what the plan measured holds for them:
-    its GPU, weights and KV bytes, and (``on_tp``) its GPUs per replica and expert-parallel size."""
+    its GPU, weights and KV bytes, and (``on_tp``) its GPUs per replica and expert-parallel size; without
+    ``on_tp`` (a prefill pool's), any GPU where the plan's prefill_gpu: puts every prefill pool on one."""
     plan = e.plan
     own_w, own_kv, own_gpus = (_scalar(e, n) for n in ("weight_bytes_per_param", "kv_bytes_per_element",
                                                          "gpus_per_replica"))
     own_ep = _scalar(e, "expert_parallel_size") if "expert_parallel_size" in e.values else None
     same_w = {fmt: units.parse_value(spec["value"], "B") == own_w for fmt, spec in plan.model_entry.weights.items()}
-    return np.array([c.gpu.id == plan.gpu.id and (not on_tp or c.gpus == own_gpus and c.ep in (None, own_ep))
+    return np.array([(c.gpu.id == plan.gpu.id or not on_tp and bool(c.prefill_gpu))
+                     and (not on_tp or c.gpus == own_gpus and c.ep in (None, own_ep))
                      and (c.weights is None or same_w[c.weights])
                      and KV_DTYPES.get(c.kv_cache_dtype) in (None, own_kv) for c in cands])
 
@@ -491,7 +494,11 @@ def _reasons(model, cands, out, failed, broken, lam, tags, tpot) -> list[str]:
 
 def _pool_reason(value, show, tpot: str) -> str:
     """Why a candidate ranked as prefill and decode pools cannot serve the plan ('' when it can): a pool
-    with no rate, the KV hand-off past the TPOT SLO (``tpot``, shown), the links short of the peak's KV."""
+    with no rate, a prefill replica short of memory, the KV hand-off past the TPOT SLO (``tpot``, shown), the
+    links short of the peak's KV."""
+    if not value("prefill_memory_gate"):
+        return (f"a prefill replica cannot hold the weights and the longest prompt's KV cache: it needs "
+                f"{show('prefill_memory_need')}, more than its {show('prefill_usable_vram')} usable (prefill_memory_gate)")
     if not value("prefill_max_rate") > 0:
         return "no prefill λ*: the longest prompt's prefill alone misses the TTFT SLO"
     if not value("decode_max_rate") > 0:

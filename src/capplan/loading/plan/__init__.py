@@ -82,6 +82,7 @@ def _load(path: Path, model: Model, display: str | None) -> Plan:
 
     given = entries.defaults(ctx)
     given.update(entries.values(ctx, gpu))
+    given.update(entries.prefill_values(ctx))
     given.update(entries.values(ctx, model_entry))
     serving = engine.entry(ctx)
     given.update(engine.constants(ctx, serving))

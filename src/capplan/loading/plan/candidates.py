@@ -109,6 +109,7 @@ class Candidate:
     refused: str = field(default="", compare=False)   # why the engine would refuse its TP ('' when it would not)
     topology: str = AGGREGATED     # ranked as one pool, or as prefill and decode pools (topology: disaggregated)
     ep: int | None = None          # expert-parallel ranks (None: the section lists no ep)
+    prefill_gpu: str = ""          # the prefill pool's GPU where the plan's prefill_gpu: names one ('': the candidate's)
 
     @property
     def keys(self) -> dict[str, object]:
@@ -124,11 +125,13 @@ class Candidate:
     @property
     def label(self) -> str:
         """'h200-sxm-141gb TP1' ('TP1 EP8' under expert parallelism; the weight and KV formats when they
-        are not the plan's; ', disaggregated' for the prefill and decode pools)."""
+        are not the plan's; ', disaggregated' for the prefill and decode pools, ', prefill on h100-sxm5-80gb'
+        when the prefill pool's GPU is another)."""
         extra = "".join(f" {v}" for v in (f"EP{self.ep}" if (self.ep or 1) > 1 else "", self.weights_label,
                                            self.kv_label) if v)
         pools = f", {DISAGGREGATED}" if self.pooled else ""
-        return f"{self.gpu.id} TP{self.tp}{extra}{pools}"
+        prefill = f", prefill on {self.prefill_gpu}" if self.pooled and self.prefill_gpu else ""
+        return f"{self.gpu.id} TP{self.tp}{extra}{pools}{prefill}"
 
     @property
     def pooled(self) -> bool:
@@ -208,7 +211,9 @@ def _by_topology(ctx: Context, cands: list[Candidate]) -> list[Candidate]:
     so that the ranking weighs both on the same forecast; the candidates as they are otherwise."""
     if ctx.switches.get("topology") != DISAGGREGATED:
         return cands
-    return [replace(c, topology=t) for c in cands for t in (AGGREGATED, DISAGGREGATED)]
+    prefill = catalog.lookup("gpu", str(ctx.data["prefill_gpu"])).id if "prefill_gpu" in ctx.data else ""
+    return [replace(c, topology=t, prefill_gpu=prefill if t == DISAGGREGATED else "")
+            for c in cands for t in (AGGREGATED, DISAGGREGATED)]
 
 
 def _list(ctx: Context, raw, key: str, example: str) -> list:
