@@ -433,3 +433,53 @@ def test_a_measured_prefill_rate_on_the_prefill_gpu_holds_for_every_candidates_p
     assert [r.value("prefill_max_rate", pools[g]) for g in ("a100-sxm4-80gb", "h100-sxm5-80gb")] == [20, 20]
     assert r.value("decode_max_rate", pools["a100-sxm4-80gb"]) == 15
     assert r.value("decode_max_rate", pools["h100-sxm5-80gb"]) != 15
+
+
+def prefill_candidates(base_plan, **inputs):
+    """The disaggregated base plan whose candidates' pools prefill on the A100 (its own offer) or on
+    H100 nodes of 8 GPUs at $30/h."""
+    plan = disaggregated(base_plan, **inputs)
+    plan["candidates"]["prefill_gpus"] = ["a100-sxm4-80gb", "h100"]
+    plan["candidates"]["offers"].append({"name": "p5", "gpu": "h100", "gpus_per_node": 8,
+                                         "node_hourly_cost": "30 USD/h"})
+    return plan
+
+
+def test_candidates_weigh_each_prefill_gpu_on_its_offer_by_hand(tmp_path, base_plan):
+    """prefill_gpus: [a100, h100]: the A100 candidate is ranked aggregated, as pools on A100s, and as
+    pools prefilling on the H100 at its 989 TFLOP/s (λ*_P = (1 − 128 k / 980 ms) / (60.8 k), k = 2 N /
+    (989 T × 0.45)) and its offer's $30/h; λ*_D 15 req/s measured on the A100 holds for both pools, λ*_P
+    20 measured on the A100 only for the A100's: the H100 pools take 1 H100 node and 1 A100 node,
+    (30 + 40) × 732 = $51,240 a month."""
+    r = ranked(tmp_path, prefill_candidates(base_plan, prefill_measured_rate=MEASURED_P,
+                                            decode_measured_rate=MEASURED_D))
+    ev = r.evaluated
+    labels = [c.label for c in ev.candidates]
+    assert labels == ["a100-sxm4-80gb TP1", "a100-sxm4-80gb TP1, disaggregated",
+                      "a100-sxm4-80gb TP1, disaggregated, prefill on h100-sxm5-80gb (p5)"]
+    h100 = 2
+    n_params = 8.03e9
+    k = 2 * n_params / (H100_BF16 * 0.45)
+    assert r.value("prefill_max_rate", 1) == 20
+    assert r.value("prefill_max_rate", h100) == pytest.approx((1 - 128 * k / 0.98) / (60.8 * k), rel=1e-3)
+    assert r.value("decode_max_rate", h100) == 15
+    assert r.value("deployments.monthly_cost", h100) == pytest.approx((30 + 40) * MONTH_H)
+    assert ev.candidates[h100].prefill_offer.name == "p5"
+
+
+def test_a_listed_prefill_gpu_without_an_offer_is_refused(write_plan, run_main, base_plan):
+    plan = disaggregated(base_plan)
+    plan["candidates"]["prefill_gpus"] = ["h100"]
+    code, _, err = run_main("build", str(write_plan(plan)))
+    assert code == 1
+    assert ("candidates.prefill_gpus[0]: no offer rents h100-sxm5-80gb: list one under offers: for the prefill "
+            "pools on it") in err
+    assert "Traceback" not in err
+
+
+def test_prefill_gpus_need_the_disaggregated_topology(write_plan, run_main, base_plan):
+    plan = prefill_candidates(base_plan)
+    del plan["topology"], plan["inputs"]["prefill_gpus_per_replica"]
+    code, _, err = run_main("build", str(write_plan(plan)))
+    assert code == 1
+    assert "candidates.prefill_gpus: lists the prefill pools' GPUs, which only topology: disaggregated has" in err

@@ -37,6 +37,7 @@ from capplan.engine.graph import build
 from capplan.language import units
 from capplan.loading import tablestatus
 from capplan.loading.plan.candidates import KV_DTYPES
+from capplan.loading.plan.entries import PREFILL_FACTS
 from capplan.loading.sweeps import estimate
 
 PINS = ("instance_max_rate", "compliant_share")
@@ -169,17 +170,19 @@ def drawn_values(e: Evaluation, cands, compliant: np.ndarray, name: str, sources
 def _layout(e: Evaluation, cands, nominal: bool):
     """The scenario's graph with λ* pinned, its inputs (the scenario's own, the candidates' in
     place of the plan's; ``(1, …)`` or ``(C, 1)``) and its table rows (deployments: one, the offer)."""
-    graph = _pruned(e.model, build(e.model, e.plan.switches, pinned_names(e), nominal=nominal))
+    graph = _pruned(e.model, build(e.model, e.plan.switches, pinned_names(e, cands), nominal=nominal))
     rows = {t: len(d.rows) for t, d in e.scenario.tables.items()}
     rows["deployments"] = 1
     return graph, candidate_inputs(e, graph, cands), rows
 
 
-def pinned_names(e: Evaluation) -> frozenset[str]:
-    """What a candidate's graph pins: the scenario's pins, λ* and the compliant share, and the
-    values of the plan's measured configuration that a transfer reads."""
+def pinned_names(e: Evaluation, cands=()) -> frozenset[str]:
+    """What a candidate's graph pins: the scenario's pins, λ* and the compliant share, the
+    values of the plan's measured configuration that a transfer reads, and the prefill pool's GPU
+    facts where one of ``cands`` prefills on a GPU of the section's ``prefill_gpus``."""
+    listed = frozenset(PREFILL_FACTS.values()) if any(c.prefill_entry for c in cands) else frozenset()
     return (frozenset(n for n, i in e.scenario.inputs.items() if i.pinned) | frozenset(PINS)
-            | frozenset(n for n in REFERENCE if n in e.values))
+            | frozenset(n for n in REFERENCE if n in e.values) | listed)
 
 
 def candidate_inputs(e: Evaluation, graph, cands) -> dict[str, np.ndarray]:
@@ -243,6 +246,7 @@ def _candidate_inputs(e: Evaluation, graph, cands, inputs: dict) -> None:
         q = model.quantities["tensor_format_bits"]
         stated = np.where(np.isnan(static["tensor_bits"]), units.parse_value(q.default, q.unit), static["tensor_bits"])
         inputs["tensor_format_bits"] = np.where(np.isnan(static["weights"]), _scalar(e, "tensor_format_bits"), stated)
+    _prefill_inputs(e, graph, cands, inputs)
     for name, on_tp in MEASURED_POOLS.items():
         if name in inputs:
             inputs[name] = np.where(_own_configuration(e, cands, on_tp).reshape((-1, 1)), inputs[name], 0.0)
@@ -255,6 +259,31 @@ def _candidate_inputs(e: Evaluation, graph, cands, inputs: dict) -> None:
                 if given.name == name:
                     base[k, 0] = given.value
         inputs[name] = base
+
+
+def _prefill_inputs(e: Evaluation, graph, cands, inputs: dict) -> None:
+    """Where candidates prefill on a GPU of the section's ``prefill_gpus``: each one's prefill pool GPU
+    facts (that GPU's, else the plan's pinned prefill GPU's, else its own GPU's) and its prefill offer's
+    price and GPUs a node (else the plan's), as ``(C, 1)`` columns."""
+    if not any(c.prefill_entry for c in cands):
+        return
+    model = e.model
+    for fact, name in PREFILL_FACTS.items():
+        if name not in graph.nodes or graph.nodes[name].formula is not None:
+            continue
+        unit = model.quantities[name].unit
+        pinned = e.scenario.inputs.get(name)
+        inputs[name] = np.array([
+            units.parse_value(c.prefill_entry.values[fact]["value"], unit)
+            if c.prefill_entry is not None and fact in c.prefill_entry.values else np.nan if c.prefill_entry
+            else pinned.value if pinned is not None and pinned.pinned
+            else _scalar(e, fact) if c.gpu.id == e.plan.gpu.id
+            else units.parse_value(c.gpu.values[fact]["value"], unit) if fact in c.gpu.values else np.nan
+            for c in cands]).reshape((-1, 1))
+    for name, field in (("prefill_node_hourly_cost", "node_hourly_cost"), ("prefill_gpus_per_node", "gpus_per_node")):
+        if name in inputs:
+            inputs[name] = np.array([getattr(c.prefill_offer, field) if c.prefill_offer is not None
+                                     else _scalar(e, name) for c in cands]).reshape((-1, 1))
 
 
 _STATIC: dict[int, tuple] = {}
@@ -419,14 +448,15 @@ def _plan_own(e: Evaluation, cands) -> np.ndarray:
 def _own_configuration(e: Evaluation, cands, on_tp: bool) -> np.ndarray:
     """Which candidates run the plan's own configuration, so that what the plan measured holds for them:
     its GPU, weights and KV bytes, and (``on_tp``) its GPUs per replica and expert-parallel size; without
-    ``on_tp`` (a prefill pool's), any GPU where the plan's prefill_gpu: puts every prefill pool on one."""
+    ``on_tp`` (a prefill pool's), the GPU a candidate's pools prefill on against the plan's prefill GPU."""
     plan = e.plan
+    prefill = plan.prefill_gpu or plan.gpu.id
     own_w, own_kv, own_gpus = (_scalar(e, n) for n in ("weight_bytes_per_param", "kv_bytes_per_element",
                                                          "gpus_per_replica"))
     own_ep = _scalar(e, "expert_parallel_size") if "expert_parallel_size" in e.values else None
     same_w = {fmt: units.parse_value(spec["value"], "B") == own_w for fmt, spec in plan.model_entry.weights.items()}
-    return np.array([(c.gpu.id == plan.gpu.id or not on_tp and bool(c.prefill_gpu))
-                     and (not on_tp or c.gpus == own_gpus and c.ep in (None, own_ep))
+    return np.array([(c.gpus == own_gpus and c.ep in (None, own_ep) and c.gpu.id == plan.gpu.id if on_tp
+                      else (c.prefill_gpu or c.gpu.id) == prefill)
                      and (c.weights is None or same_w[c.weights])
                      and KV_DTYPES.get(c.kv_cache_dtype) in (None, own_kv) for c in cands])
 
