@@ -317,7 +317,7 @@ def test_the_chat_reference_plan_ranks_the_pools_behind_the_aggregated_fleet():
     text = compile_plan(path).files[f"{path.stem}.md"].decode()
     node_month = 36.32 * 732
     assert text.count(f"**Rent spheron-8x-h200-sxm (h200-sxm-141gb TP2): 8 GPUs on 1 node, ${node_month:,.2f} a month") == 1
-    assert (f"| 2 × spheron-8x-h200-sxm (h200-sxm-141gb TP2, disaggregated) | ✓ holds in every scenario "
+    assert (f"| 2 × spheron-8x-h200-sxm (h200-sxm-141gb TP2, disaggregated) | ✓ holds at the plan's peak "
             f"| ${2 * node_month:,.2f} |") in text
     assert "| spheron-8x-h200-sxm | 1 | 1 | $53,172.48 |" in text
     assert f"| spheron-8x-h200-sxm | $11.89 | -${node_month:,.2f} |" in text
