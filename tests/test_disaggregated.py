@@ -229,3 +229,259 @@ def test_the_reference_plan_ranks_the_pools_with_the_aggregated_fleets():
     assert f"| 32 × spheron-8x-h200-sxm (h200-sxm-141gb TP4) | ✓ holds in every scenario | ${32 * node_month:,.2f} |" \
         in screen
     assert "Prefill/decode pools instead" not in screen
+
+
+MEASURED_P = {"value": "20 req/s", "source": "vLLM disaggregated benchmark, prefill pool TP1 (2026-11-02)"}
+MEASURED_D = {"value": "15 req/s", "source": "vLLM disaggregated benchmark, decode pool TP1 (2026-11-02)"}
+
+
+def test_measured_pool_rates_replace_the_estimate_by_hand(tmp_path, base_plan):
+    """λ*_P 20 and λ*_D 15 req/s measured: the pools are sized on them as on the given rates above
+    (⌈60 / 12.6⌉ = 5 + 1 prefill, ⌈60 / 9.66⌉ = 7 + 1 decode replicas), while the estimate stays beside
+    them, (1 − 128 k / 980 ms) / (60.8 k) for the prefill pool."""
+    _, e = evaluated(tmp_path, disaggregated(base_plan, prefill_measured_rate=MEASURED_P,
+                                             decode_measured_rate=MEASURED_D))
+    k = 2 * e.display("parameter_count") / (312e12 * 0.45)
+    assert (e.display("prefill_max_rate"), e.display("decode_max_rate")) == (20, 15)
+    assert e.display("prefill_estimated_rate") == pytest.approx((1 - 128 * k / 0.98) / (60.8 * k))
+    assert (e.display("prefill_resilient_replicas"), e.display("decode_resilient_replicas")) == (6, 8)
+    assert e.scenario.inputs["prefill_measured_rate"].tag == "measurement"
+
+
+def test_without_a_measurement_a_pool_rests_on_the_estimate(tmp_path, base_plan):
+    """Only the prefill pool measured: the decode pool's λ*_D is its estimate."""
+    _, e = evaluated(tmp_path, disaggregated(base_plan, prefill_measured_rate=MEASURED_P))
+    assert e.display("prefill_max_rate") == 20
+    assert e.display("decode_measured_rate") == 0
+    assert e.display("decode_max_rate") == pytest.approx(e.display("decode_estimated_rate"))
+
+
+def test_a_measured_pool_rate_stays_with_the_configuration_it_ran(tmp_path, base_plan):
+    """Candidates TP1 and TP2 ranked as pools: both prefill pools are the plan's TP1 prefill replicas on
+    its GPU, so both take the measured 20 req/s; only the TP1 decode pool is the measured one, so the
+    TP2 decode pool keeps its estimate; each basis says which rate rests on what."""
+    plan = disaggregated(base_plan, prefill_measured_rate=MEASURED_P, decode_measured_rate=MEASURED_D)
+    plan["candidates"]["tp"] = [1, 2]
+    r = ranked(tmp_path, plan)
+    ev = r.evaluated
+    one, two = (next(i for i, c in enumerate(ev.candidates) if c.pooled and c.gpus == g) for g in (1, 2))
+    assert (r.value("prefill_max_rate", one), r.value("decode_max_rate", one)) == (20, 15)
+    assert r.value("prefill_max_rate", two) == 20
+    assert r.value("decode_max_rate", two) == pytest.approx(r.value("decode_estimated_rate", two))
+    assert r.value("decode_max_rate", two) != 15
+    assert ("prefill λ*_P measured: vLLM disaggregated benchmark, prefill pool TP1 (2026-11-02); decode λ*_D "
+            "measured: vLLM disaggregated benchmark, decode pool TP1 (2026-11-02)") in ev.basis[one]
+    assert "decode λ*_D estimated at the TPOT SLO" in ev.basis[two]
+    assert (ev.tags[one], ev.band[one]) == ("measured", 0)
+    assert ev.tags[two] == "estimated"
+
+
+def test_the_record_says_which_rate_each_pool_rests_on(write_plan, run_main, base_plan):
+    """The winner's note reads 'measured λ* prefill 20 / decode 15 req/s' without a band, and section 7
+    derives λ*_P from the measurement."""
+    split = write_plan(disaggregated(base_plan, prefill_measured_rate=MEASURED_P, decode_measured_rate=MEASURED_D),
+                       name="split")
+    assert run_main("build", str(split))[0] == 0
+    record = (split.parent.parent / "out" / "split.md").read_text(encoding="utf-8")
+    assert "| measured λ\\* prefill 20 / decode 15 req/s |" in record
+    row = next(x for x in record.splitlines() if "`prefill_max_rate`" in x)
+    assert "rests on measurements: prefill_measured_rate" in row
+
+
+def test_pools_of_a_candidate_with_an_estimate_file_rest_on_the_built_in_estimate(tmp_path):
+    """The chat candidates plan ranked as pools too: aiconfigurator's file predicts the H200 TP2 BF16
+    replica aggregated, not its pools, so the pools' rates are the built-in estimate's and say so."""
+    import shutil
+
+    import yaml
+
+    plan = yaml.safe_load((ROOT / "plans" / "llama3.3-70b-candidates.yaml").read_text(encoding="utf-8"))
+    plan["topology"] = "disaggregated"
+    plan["inputs"]["prefill_gpus_per_replica"] = "8 GPU"
+    shutil.copytree(ROOT / "plans" / "estimates", tmp_path / "estimates")
+    ev = ranked(tmp_path, plan).evaluated
+    one, pools = (next(i for i, c in enumerate(ev.candidates) if c.label == label)
+                  for label in ("h200-sxm-141gb TP2 bf16", "h200-sxm-141gb TP2 bf16, disaggregated"))
+    assert ev.tag_text(one) == "estimated by aiconfigurator"
+    assert ev.tag_text(pools) == "estimated for vLLM"
+    assert ev.from_file(pools) is None
+
+
+def test_the_chat_reference_plan_ranks_the_pools_behind_the_aggregated_fleet():
+    """ShareGPT chat (213 in, 212 out) at 20 req/s on H200 TP2 FP8, every rate estimated: aggregated
+    λ* 13.19 req/s, ⌈20 / (0.7 × 13.19)⌉ = ⌈2.17⌉ = 3 + 1 = 4 replicas, 8 GPUs on 1 node, 36.32 × 732 =
+    $26,586.24; pooled λ*_P 58.16 and λ*_D 24.41 req/s, ⌈20 / (0.7 × 0.9 × 58.16)⌉ = 1 + 1 prefill and
+    ⌈20 / (0.7 × 0.92 × 24.41)⌉ = ⌈1.27⌉ = 2 + 1 decode replicas, 4 + 6 GPUs on 1 + 1 nodes, $53,172.48:
+    disaggregation costs $26,586.24 a month more, and the record says so."""
+    from capplan.build import compile_plan
+
+    path = ROOT / "plans" / "llama3.3-70b-chat-disaggregated.yaml"
+    text = compile_plan(path).files[f"{path.stem}.md"].decode()
+    node_month = 36.32 * 732
+    assert text.count(f"**Rent spheron-8x-h200-sxm (h200-sxm-141gb TP2): 8 GPUs on 1 node, ${node_month:,.2f} a month") == 1
+    assert (f"| 2 × spheron-8x-h200-sxm (h200-sxm-141gb TP2, disaggregated) | ✓ holds at the plan's peak "
+            f"| ${2 * node_month:,.2f} |") in text
+    assert "| spheron-8x-h200-sxm | 1 | 1 | $53,172.48 |" in text
+    assert f"| spheron-8x-h200-sxm | $11.89 | -${node_month:,.2f} |" in text
+
+
+H100_BF16 = 989e12          # catalog h100-sxm5-80gb, dense BF16 FLOP/s
+
+
+def on_h100(base_plan, **inputs):
+    """The disaggregated base plan with its prefill pool on H100 SXM nodes of 8 GPUs at $98.32/h."""
+    plan = disaggregated(base_plan, prefill_node_hourly_cost="98.32 USD/h", prefill_gpus_per_node=8, **inputs)
+    plan["prefill_gpu"] = "h100"
+    return plan
+
+
+def test_a_prefill_pool_on_another_gpu_computes_at_its_rate_by_hand(tmp_path, base_plan):
+    """On the H100's 989 TFLOP/s at 0.45 a prompt token costs k_P = 2 N / (989 T × 0.45); the longest
+    prompt's bound is 128 k_P + 20 ms, and λ*_P = (1 − 128 k_P / 980 ms) / (60.8 k_P), against the
+    A100's 312 TFLOP/s, 3.17 times faster; the pools' ratio of tensor rates is 989 / 312."""
+    _, e = evaluated(tmp_path, on_h100(base_plan))
+    k = 2 * e.display("parameter_count") / (H100_BF16 * 0.45)
+    assert e.display("prefill_compute_ratio") == pytest.approx(989 / 312)
+    assert e.display("prefill_token_time") == pytest.approx(k * 1e3)
+    assert e.display("prefill_ttft_bound") == pytest.approx(128 * k * 1e3 + 20)
+    assert e.display("prefill_estimated_rate") == pytest.approx((1 - 128 * k / 0.98) / (60.8 * k))
+    assert e.scenario.inputs["prefill_bf16_peak_flops"].source.startswith("catalog h100-sxm5-80gb: ")
+
+
+def test_a_prefill_pool_on_its_own_offer_is_priced_at_it_by_hand(tmp_path, base_plan):
+    """λ*_P 20 and λ*_D 15 req/s measured: 5 + 1 prefill replicas on 1 H100 node at $98.32/h and 7 + 1
+    decode replicas on 1 A100 node at $40/h: (98.32 + 40) × 732 = $101,250.24 a month, $13,410.24 more
+    than the aggregated fleet's 3 A100 nodes ($87,840)."""
+    _, e = evaluated(tmp_path, on_h100(base_plan, prefill_measured_rate=MEASURED_P, decode_measured_rate=MEASURED_D))
+    assert (_row(e, "prefill_nodes"), _row(e, "decode_nodes")) == (1, 1)
+    assert _row(e, "disaggregated_monthly_cost") == pytest.approx((98.32 + 40) * MONTH_H)
+    assert _row(e, "disaggregation_saving") == pytest.approx((3 * 40 - 98.32 - 40) * MONTH_H)
+
+
+def test_the_kv_hand_off_goes_over_the_slower_pools_links_by_hand(tmp_path, base_plan):
+    """The prefill GPUs' links at 10 GB/s a GPU, the decode GPUs' at 50: one TP1 prefill replica sends
+    128 tokens × 128 KiB over min(10 × 1, 50 × 1) × 0.8 = 8 GB/s: 2.097 ms."""
+    _, e = evaluated(tmp_path, on_h100(base_plan, prefill_kv_link_bandwidth="10 GB/s/GPU"))
+    assert e.display("kv_transfer_time") == pytest.approx(128 * KV_BYTES / 8e9 * 1e3)
+
+
+def test_a_prefill_gpu_too_small_for_the_weights_makes_the_pools_infeasible(tmp_path, base_plan):
+    """A prefill GPU of 16 GiB at 0.9 leaves 14.4 GiB, under Llama-3-8B's 14.96 GiB of weights and its
+    longest prompt's 16 MiB of KV: the pools fail their memory gate, do not pay, and the ranking says why."""
+    plan = on_h100(base_plan, prefill_measured_rate=MEASURED_P, decode_measured_rate=MEASURED_D,
+                   prefill_gpu_memory="16 GiB/GPU")
+    _, e = evaluated(tmp_path, plan)
+    assert e.display("prefill_usable_vram") == pytest.approx(16 * 0.9)
+    assert not e.display("prefill_memory_gate")
+    assert not _row(e, "disaggregation_pays")
+    r = ranked(tmp_path, plan)
+    pools = next(i for i, c in enumerate(r.evaluated.candidates) if c.pooled)
+    assert r.evaluated.reasons[pools] == ("a prefill replica cannot hold the weights and the longest prompt's KV "
+                                          "cache: it needs 14.97 GiB, more than its 14.4 GiB usable "
+                                          "(prefill_memory_gate)")
+
+
+def test_a_prefill_gpu_needs_the_disaggregated_topology(write_plan, run_main, base_plan):
+    plan = copy.deepcopy(base_plan)
+    plan["prefill_gpu"] = "h100"
+    code, _, err = run_main("build", str(write_plan(plan)))
+    assert code == 1
+    assert "prefill_gpu: names the prefill pool's GPU, which only topology: disaggregated has" in err
+    assert "Traceback" not in err
+
+
+def test_a_prefill_gpu_the_catalog_gives_no_rate_for_is_refused_by_name(write_plan, run_main, base_plan):
+    code, _, err = run_main("build", str(write_plan(on_h100(base_plan) | {"prefill_gpu": "mi355x"})))
+    assert code == 1
+    assert ("prefill_gpu: the catalog gives no bf16_peak_flops for mi355x; state prefill_bf16_peak_flops "
+            "under inputs:") in err
+    assert "Traceback" not in err
+
+
+def test_a_prefill_gpu_needs_its_offer(write_plan, run_main, base_plan):
+    """Another GPU's nodes are another offer: without its price the pools would be priced at the
+    deployment's, so the plan must state it."""
+    plan = disaggregated(base_plan)
+    plan["prefill_gpu"] = "h100"
+    code, _, err = run_main("build", str(write_plan(plan)))
+    assert code == 1
+    assert ("prefill_gpu: the prefill pool runs on h100-sxm5-80gb's nodes, not the deployments': state their "
+            "price and GPUs as prefill_node_hourly_cost and prefill_gpus_per_node under inputs:") in err
+
+
+def test_a_winner_with_its_prefill_pool_on_another_gpu_names_it_and_prices_each_pool(write_plan, run_main,
+                                                                                      base_plan):
+    """λ*_P 20 and λ*_D 15 req/s measured, the prefill pool on an H100 node at $30/h: 1 × $30 + 1 × $40 a
+    node-hour, × 732 h = $51,240 a month against the aggregated fleet's 3 × $40 × 732 = $87,840; 8 + 8 GPUs."""
+    plan = on_h100(base_plan, prefill_measured_rate=MEASURED_P, decode_measured_rate=MEASURED_D)
+    plan["inputs"]["prefill_node_hourly_cost"] = "30 USD/h"
+    split = write_plan(plan, name="split")
+    assert run_main("build", str(split))[0] == 0
+    record = (split.parent.parent / "out" / "split.md").read_text(encoding="utf-8")
+    assert record.startswith("# ") and ("**Rent node8 (a100-sxm4-80gb TP1, disaggregated, prefill on h100-sxm5-80gb: "
+                                        "6 prefill + 8 decode replicas): 16 GPUs on 2 nodes, $51,240.00 a month") in record
+    assert "| (1 × $30.00/h + 1 × $40.00/h) × 732 h = $51,240.00 |" in record
+
+
+def test_a_measured_prefill_rate_on_the_prefill_gpu_holds_for_every_candidates_pools(tmp_path, base_plan):
+    """With prefill_gpu: every candidate's prefill pool is the same H100 TP1 replicas, so the measured
+    λ*_P 20 req/s holds for the H100 candidate's pools as for the A100's; the decode λ*_D only for the A100's."""
+    plan = on_h100(base_plan, prefill_measured_rate=MEASURED_P, decode_measured_rate=MEASURED_D)
+    plan["candidates"]["gpus"] = ["a100-sxm4-80gb", "h100"]
+    plan["candidates"]["offers"].append({"name": "p5", "gpu": "h100", "gpus_per_node": 8,
+                                         "node_hourly_cost": "98.32 USD/h"})
+    r = ranked(tmp_path, plan)
+    pools = {c.gpu.id: i for i, c in enumerate(r.evaluated.candidates) if c.pooled}
+    assert [r.value("prefill_max_rate", pools[g]) for g in ("a100-sxm4-80gb", "h100-sxm5-80gb")] == [20, 20]
+    assert r.value("decode_max_rate", pools["a100-sxm4-80gb"]) == 15
+    assert r.value("decode_max_rate", pools["h100-sxm5-80gb"]) != 15
+
+
+def prefill_candidates(base_plan, **inputs):
+    """The disaggregated base plan whose candidates' pools prefill on the A100 (its own offer) or on
+    H100 nodes of 8 GPUs at $30/h."""
+    plan = disaggregated(base_plan, **inputs)
+    plan["candidates"]["prefill_gpus"] = ["a100-sxm4-80gb", "h100"]
+    plan["candidates"]["offers"].append({"name": "p5", "gpu": "h100", "gpus_per_node": 8,
+                                         "node_hourly_cost": "30 USD/h"})
+    return plan
+
+
+def test_candidates_weigh_each_prefill_gpu_on_its_offer_by_hand(tmp_path, base_plan):
+    """prefill_gpus: [a100, h100]: the A100 candidate is ranked aggregated, as pools on A100s, and as
+    pools prefilling on the H100 at its 989 TFLOP/s (λ*_P = (1 − 128 k / 980 ms) / (60.8 k), k = 2 N /
+    (989 T × 0.45)) and its offer's $30/h; λ*_D 15 req/s measured on the A100 holds for both pools, λ*_P
+    20 measured on the A100 only for the A100's: the H100 pools take 1 H100 node and 1 A100 node,
+    (30 + 40) × 732 = $51,240 a month."""
+    r = ranked(tmp_path, prefill_candidates(base_plan, prefill_measured_rate=MEASURED_P,
+                                            decode_measured_rate=MEASURED_D))
+    ev = r.evaluated
+    labels = [c.label for c in ev.candidates]
+    assert labels == ["a100-sxm4-80gb TP1", "a100-sxm4-80gb TP1, disaggregated",
+                      "a100-sxm4-80gb TP1, disaggregated, prefill on h100-sxm5-80gb (p5)"]
+    h100 = 2
+    n_params = 8.03e9
+    k = 2 * n_params / (H100_BF16 * 0.45)
+    assert r.value("prefill_max_rate", 1) == 20
+    assert r.value("prefill_max_rate", h100) == pytest.approx((1 - 128 * k / 0.98) / (60.8 * k), rel=1e-3)
+    assert r.value("decode_max_rate", h100) == 15
+    assert r.value("deployments.monthly_cost", h100) == pytest.approx((30 + 40) * MONTH_H)
+    assert ev.candidates[h100].prefill_offer.name == "p5"
+
+
+def test_a_listed_prefill_gpu_without_an_offer_is_refused(write_plan, run_main, base_plan):
+    plan = disaggregated(base_plan)
+    plan["candidates"]["prefill_gpus"] = ["h100"]
+    code, _, err = run_main("build", str(write_plan(plan)))
+    assert code == 1
+    assert ("candidates.prefill_gpus[0]: no offer rents h100-sxm5-80gb: list one under offers: for the prefill "
+            "pools on it") in err
+    assert "Traceback" not in err
+
+
+def test_prefill_gpus_need_the_disaggregated_topology(write_plan, run_main, base_plan):
+    plan = prefill_candidates(base_plan)
+    del plan["topology"], plan["inputs"]["prefill_gpus_per_replica"]
+    code, _, err = run_main("build", str(write_plan(plan)))
+    assert code == 1
+    assert "candidates.prefill_gpus: lists the prefill pools' GPUs, which only topology: disaggregated has" in err

@@ -37,6 +37,7 @@ from capplan.engine.graph import build
 from capplan.language import units
 from capplan.loading import tablestatus
 from capplan.loading.plan.candidates import KV_DTYPES
+from capplan.loading.plan.entries import PREFILL_FACTS
 from capplan.loading.sweeps import estimate
 
 PINS = ("instance_max_rate", "compliant_share")
@@ -62,26 +63,29 @@ POOLS = ("prefill_max_rate", "decode_max_rate", "prefill_rate_derate", "decode_r
          "decode_redundancy_replicas", "prefill_resilient_replicas", "decode_resilient_replicas", "disaggregated_gpus",
          "deployments.prefill_nodes", "deployments.decode_nodes", "deployments.disaggregated_monthly_cost",
          "deployments.disaggregated_cost_per_million_tokens", "handoff_gate", "link_gate", "first_token_gap",
-         "kv_transfer_time", "decode_peak_step", "decode_replica_load", "link_utilisation")
-POOL_BASIS = ("the pools' own rates, the model's disaggregation group: the prefill replica's at the TTFT SLO, "
-              "the decode replica's at the TPOT SLO (the estimate's, unless the plan pins prefill_max_rate or "
-              "decode_max_rate)")
+         "kv_transfer_time", "decode_peak_step", "decode_replica_load", "link_utilisation", "prefill_estimated_rate",
+         "decode_estimated_rate", "prefill_measured_rate", "decode_measured_rate", "prefill_memory_gate",
+         "prefill_memory_need", "prefill_usable_vram", "deployments.prefill_node_gpus", "deployments.prefill_node_cost")
+# a pool's measured λ*, and whether it holds for a candidate's pool only on the plan's TP (the decode
+# pool's; every candidate's prefill pool runs the plan's prefill_gpus_per_replica)
+MEASURED_POOLS = {"prefill_measured_rate": False, "decode_measured_rate": True}
+POOL_BASIS = "the pools' own rates, the model's disaggregation group: "
 POOLED_NAMES = {"deployments.monthly_cost": "deployments.disaggregated_monthly_cost"}   # drawn_values' figures
 # a figure the ranking reads, for a candidate ranked as pools: the model's values it is made of
 POOLED = {
     "deployments.monthly_cost": lambda v: v["deployments.disaggregated_monthly_cost"],
     "deployments.cost_per_million_tokens": lambda v: v["deployments.disaggregated_cost_per_million_tokens"],
     "deployments.nodes": lambda v: v["deployments.prefill_nodes"] + v["deployments.decode_nodes"],
-    "deployments.deployed_gpus": lambda v: ((v["deployments.prefill_nodes"] + v["deployments.decode_nodes"])
-                                            * v["deployments.gpus_per_node"]),
+    "deployments.deployed_gpus": lambda v: (v["deployments.prefill_nodes"] * v["deployments.prefill_node_gpus"]
+                                            + v["deployments.decode_nodes"] * v["deployments.gpus_per_node"]),
     "active_replicas": lambda v: v["prefill_active_replicas"] + v["decode_active_replicas"],
     "redundancy_replicas": lambda v: v["prefill_redundancy_replicas"] + v["decode_redundancy_replicas"],
     "resilient_replicas": lambda v: v["prefill_resilient_replicas"] + v["decode_resilient_replicas"],
     "active_gpus": lambda v: (v["prefill_active_replicas"] * v["prefill_gpus_per_replica"]
                               + v["decode_active_replicas"] * v["gpus_per_replica"]),
     "resilient_gpus": lambda v: v["disaggregated_gpus"],
-    "deployments.fleet_holds": lambda v: (v["handoff_gate"] != 0) & (v["link_gate"] != 0),
-    "deployments.cost_per_million_compliant_tokens": lambda v: 0 * v["deployments.disaggregated_monthly_cost"],
+    "deployments.fleet_holds": lambda v: (v["handoff_gate"] != 0) & (v["link_gate"] != 0) & (v["prefill_memory_gate"] != 0),
+    "deployments.cost_per_million_compliant_tokens": lambda v: np.zeros_like(v["deployments.disaggregated_monthly_cost"]),
 }
 
 
@@ -94,7 +98,7 @@ def evaluate(evaluations: list[Evaluation]) -> Evaluated | None:
     model = evaluations[0].model
     first = [run_candidates(e, cands, np.ones(len(cands)), np.zeros(len(cands)), nominal=None) for e in evaluations]
     lam, tags, basis, band, reference, compliant, transferred, estimated = _lambda_star(evaluations, cands, first)
-    basis = [POOL_BASIS if c.pooled else b for c, b in zip(cands, basis)]
+    _pool_provenance(evaluations[0], cands, first[0][0], tags, basis, band)
     values: dict[str, list] = {}
     reasons = [""] * len(cands)
     nominal_values = None
@@ -166,17 +170,19 @@ def drawn_values(e: Evaluation, cands, compliant: np.ndarray, name: str, sources
 def _layout(e: Evaluation, cands, nominal: bool):
     """The scenario's graph with λ* pinned, its inputs (the scenario's own, the candidates' in
     place of the plan's; ``(1, …)`` or ``(C, 1)``) and its table rows (deployments: one, the offer)."""
-    graph = _pruned(e.model, build(e.model, e.plan.switches, pinned_names(e), nominal=nominal))
+    graph = _pruned(e.model, build(e.model, e.plan.switches, pinned_names(e, cands), nominal=nominal))
     rows = {t: len(d.rows) for t, d in e.scenario.tables.items()}
     rows["deployments"] = 1
     return graph, candidate_inputs(e, graph, cands), rows
 
 
-def pinned_names(e: Evaluation) -> frozenset[str]:
-    """What a candidate's graph pins: the scenario's pins, λ* and the compliant share, and the
-    values of the plan's measured configuration that a transfer reads."""
+def pinned_names(e: Evaluation, cands=()) -> frozenset[str]:
+    """What a candidate's graph pins: the scenario's pins, λ* and the compliant share, the
+    values of the plan's measured configuration that a transfer reads, and the prefill pool's GPU
+    facts where one of ``cands`` prefills on a GPU of the section's ``prefill_gpus``."""
+    listed = frozenset(PREFILL_FACTS.values()) if any(c.prefill_entry for c in cands) else frozenset()
     return (frozenset(n for n, i in e.scenario.inputs.items() if i.pinned) | frozenset(PINS)
-            | frozenset(n for n in REFERENCE if n in e.values))
+            | frozenset(n for n in REFERENCE if n in e.values) | listed)
 
 
 def candidate_inputs(e: Evaluation, graph, cands) -> dict[str, np.ndarray]:
@@ -240,6 +246,10 @@ def _candidate_inputs(e: Evaluation, graph, cands, inputs: dict) -> None:
         q = model.quantities["tensor_format_bits"]
         stated = np.where(np.isnan(static["tensor_bits"]), units.parse_value(q.default, q.unit), static["tensor_bits"])
         inputs["tensor_format_bits"] = np.where(np.isnan(static["weights"]), _scalar(e, "tensor_format_bits"), stated)
+    _prefill_inputs(e, graph, cands, inputs)
+    for name, on_tp in MEASURED_POOLS.items():
+        if name in inputs:
+            inputs[name] = np.where(_own_configuration(e, cands, on_tp).reshape((-1, 1)), inputs[name], 0.0)
     inputs["deployments.gpus_per_node"] = static["gpus_per_node"]
     inputs["deployments.node_hourly_cost"] = static["node_hourly_cost"]
     for name in sorted({i.name for c in cands for i in c.overrides} - set(PINS)):
@@ -249,6 +259,31 @@ def _candidate_inputs(e: Evaluation, graph, cands, inputs: dict) -> None:
                 if given.name == name:
                     base[k, 0] = given.value
         inputs[name] = base
+
+
+def _prefill_inputs(e: Evaluation, graph, cands, inputs: dict) -> None:
+    """Where candidates prefill on a GPU of the section's ``prefill_gpus``: each one's prefill pool GPU
+    facts (that GPU's, else the plan's pinned prefill GPU's, else its own GPU's) and its prefill offer's
+    price and GPUs a node (else the plan's), as ``(C, 1)`` columns."""
+    if not any(c.prefill_entry for c in cands):
+        return
+    model = e.model
+    for fact, name in PREFILL_FACTS.items():
+        if name not in graph.nodes or graph.nodes[name].formula is not None:
+            continue
+        unit = model.quantities[name].unit
+        pinned = e.scenario.inputs.get(name)
+        inputs[name] = np.array([
+            units.parse_value(c.prefill_entry.values[fact]["value"], unit)
+            if c.prefill_entry is not None and fact in c.prefill_entry.values else np.nan if c.prefill_entry
+            else pinned.value if pinned is not None and pinned.pinned
+            else _scalar(e, fact) if c.gpu.id == e.plan.gpu.id
+            else units.parse_value(c.gpu.values[fact]["value"], unit) if fact in c.gpu.values else np.nan
+            for c in cands]).reshape((-1, 1))
+    for name, field in (("prefill_node_hourly_cost", "node_hourly_cost"), ("prefill_gpus_per_node", "gpus_per_node")):
+        if name in inputs:
+            inputs[name] = np.array([getattr(c.prefill_offer, field) if c.prefill_offer is not None
+                                     else _scalar(e, name) for c in cands]).reshape((-1, 1))
 
 
 _STATIC: dict[int, tuple] = {}
@@ -403,18 +438,46 @@ def _own_sweep_kind(e: Evaluation) -> str:
 
 
 def _plan_own(e: Evaluation, cands) -> np.ndarray:
-    """Which candidates the plan's own sweep measured: its GPU, GPUs per replica, weights and KV bytes
-    (none without a sweep: under ``sizing: estimate`` the plan's own λ* is an estimate like the others')."""
-    plan = e.plan
+    """Which candidates the plan's own sweep measured (none without a sweep: under ``sizing: estimate``
+    the plan's own λ* is an estimate like the others')."""
     if "load_sweep" not in e.scenario.tables:
         return np.zeros(len(cands), dtype=bool)
+    return _own_configuration(e, cands, True)
+
+
+def _own_configuration(e: Evaluation, cands, on_tp: bool) -> np.ndarray:
+    """Which candidates run the plan's own configuration, so that what the plan measured holds for them:
+    its GPU, weights and KV bytes, and (``on_tp``) its GPUs per replica and expert-parallel size; without
+    ``on_tp`` (a prefill pool's), the GPU a candidate's pools prefill on against the plan's prefill GPU."""
+    plan = e.plan
+    prefill = plan.prefill_gpu or plan.gpu.id
     own_w, own_kv, own_gpus = (_scalar(e, n) for n in ("weight_bytes_per_param", "kv_bytes_per_element",
                                                          "gpus_per_replica"))
     own_ep = _scalar(e, "expert_parallel_size") if "expert_parallel_size" in e.values else None
     same_w = {fmt: units.parse_value(spec["value"], "B") == own_w for fmt, spec in plan.model_entry.weights.items()}
-    return np.array([c.gpu.id == plan.gpu.id and c.gpus == own_gpus and c.ep in (None, own_ep)
+    return np.array([(c.gpus == own_gpus and c.ep in (None, own_ep) and c.gpu.id == plan.gpu.id if on_tp
+                      else (c.prefill_gpu or c.gpu.id) == prefill)
                      and (c.weights is None or same_w[c.weights])
                      and KV_DTYPES.get(c.kv_cache_dtype) in (None, own_kv) for c in cands])
+
+
+def _pool_provenance(e: Evaluation, cands, values: dict, tags: list, basis: list, band: np.ndarray) -> None:
+    """For each candidate ranked as pools, what its two rates rest on, in ``basis``: each pool's measured
+    λ* with its source, or the estimate's. Its tag is 'measured' with no band when both pools are measured,
+    else 'estimated' with the estimate's band: a pool's rate is never the transfer of the plan's sweep
+    (``values``: the nominal scenario's batch)."""
+    n = len(cands)
+    for i in (i for i, c in enumerate(cands) if c.pooled):
+        parts, measured = [], True
+        for name, (pool, slo) in zip(MEASURED_POOLS, (("prefill λ*_P", "TTFT"), ("decode λ*_D", "TPOT"))):
+            if _column(values, name, n)[i] > 0:
+                parts.append(f"{pool} measured: {e.scenario.inputs[name].source or 'given as ' + name}")
+            else:
+                parts.append(f"{pool} estimated at the {slo} SLO")
+                measured = False
+        basis[i] = POOL_BASIS + "; ".join(parts)
+        tags[i], band[i] = ((transfer.MEASURED, 0.0) if measured
+                            else (transfer.ESTIMATED, _column(values, "estimate_band", n)[i]))
 
 
 def _reasons(model, cands, out, failed, broken, lam, tags, tpot) -> list[str]:
@@ -461,7 +524,11 @@ def _reasons(model, cands, out, failed, broken, lam, tags, tpot) -> list[str]:
 
 def _pool_reason(value, show, tpot: str) -> str:
     """Why a candidate ranked as prefill and decode pools cannot serve the plan ('' when it can): a pool
-    with no rate, the KV hand-off past the TPOT SLO (``tpot``, shown), the links short of the peak's KV."""
+    with no rate, a prefill replica short of memory, the KV hand-off past the TPOT SLO (``tpot``, shown), the
+    links short of the peak's KV."""
+    if not value("prefill_memory_gate"):
+        return (f"a prefill replica cannot hold the weights and the longest prompt's KV cache: it needs "
+                f"{show('prefill_memory_need')}, more than its {show('prefill_usable_vram')} usable (prefill_memory_gate)")
     if not value("prefill_max_rate") > 0:
         return "no prefill λ*: the longest prompt's prefill alone misses the TTFT SLO"
     if not value("decode_max_rate") > 0:

@@ -200,7 +200,7 @@ def _stays(evaluations: list[Evaluation], ranking: Ranking, draws: int) -> tuple
     ev = ranking.evaluated
     e = evaluations[0]
     uncertain = {n: i for n, i in e.scenario.inputs.items() if i.uncertain and not i.pinned}
-    if not (ev.band > 0).any() and not uncertain:
+    if not draws or not (ev.band > 0).any() and not uncertain:
         return None, 0
     month = ev.values[MONTH][:, 0]
     w = ranking.winner

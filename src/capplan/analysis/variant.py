@@ -24,6 +24,7 @@ from capplan.engine.evaluate import Evaluation, evaluate
 from capplan.engine.graph import build
 from capplan.language import units
 from capplan.loading.plan.data import NOMINAL, Input, Scenario, TableData
+from capplan.loading.plan.entries import PREFILL_FACTS
 
 
 def of_candidate(e: Evaluation, evaluated: Evaluated, i: int) -> Evaluation:
@@ -36,7 +37,7 @@ def scenario(e: Evaluation, evaluated: Evaluated, i: int) -> Scenario:
     """The scenario of candidate ``i``: the plan's nominal one as it would be with the candidate (its
     own nominal, so that 'the nominal fleet' is the candidate's), titled as the ranking names it."""
     c = evaluated.candidates[i]
-    graph = build(e.model, e.plan.switches, batch.pinned_names(e), nominal=True)
+    graph = build(e.model, e.plan.switches, batch.pinned_names(e, (c,)), nominal=True)
     origin = f"candidate {c.name}"
     inputs = dict(e.scenario.inputs)
     changes = []
@@ -48,11 +49,12 @@ def scenario(e: Evaluation, evaluated: Evaluated, i: int) -> Scenario:
             continue
         fact = c.gpu.values.get(name)
         inputs[name] = (Input(name, value, given.tag if given else "fact", origin,
-                              source=fact.get("source") if fact else given.source if given else None)
+                              source=fact.get("source") if fact else given.source if given else None,
+                              pinned=name in PREFILL_FACTS.values())     # a prefill GPU's fact replaces a formula
                         if given is None or given.pinned is False else dataclasses.replace(given, value=value))
         changes.append(name)
     j = evaluated.scenarios.index(e.scenario.name)
-    measured = evaluated.tags[i] == transfer.MEASURED
+    measured = evaluated.tags[i] == transfer.MEASURED and not c.pooled     # a pooled tag is its pools' rates'
     for name in batch.PINS:
         inputs[name] = Input(name, float(evaluated.values[name][i, j]), "measurement" if measured else "assumption",
                              origin, source=evaluated.basis[i] if name == "instance_max_rate" else None,

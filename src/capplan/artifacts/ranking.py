@@ -40,9 +40,10 @@ class Evaluated:
 
     def from_file(self, i: int):
         """The evidence item candidate ``i``'s λ* comes from (None: the plan's sweep, a transfer, the
-        roofline or a given value)."""
+        roofline or a given value; and for a candidate ranked as pools, whose rates are the pools' own,
+        which no evidence file of the aggregated replica gives)."""
         c = self.candidates[i]
-        return c.evidence if c.evidence is not None and i != self.reference and self.tags[i] in (
+        return c.evidence if c.evidence is not None and not c.pooled and i != self.reference and self.tags[i] in (
             transfer.MEASURED, transfer.ESTIMATED) else None
 
     def tag_text(self, i: int) -> str:

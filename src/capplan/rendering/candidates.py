@@ -155,9 +155,18 @@ class CandidatesView:
                                for p in POOLS),
                      " + ".join(f"{n(v(f'{p}_resilient_replicas', i))} × {n(gpus[p])}" for p in POOLS)
                      + f" = {n(v('resilient_gpus', i))}",
-                     f"({n(v('deployments.prefill_nodes', i))} + {n(v('deployments.decode_nodes', i))}) × "
-                     f"{formatting.money(v('deployments.node_hourly_cost', i) * 3600)}/h × "
-                     f"{n(v('hours_per_month', i) / 3600)} h = {formatting.money(v(ranked.MONTH, i))}")
+                     f"{self._pools_nodes(i)} × {n(v('hours_per_month', i) / 3600)} h = "
+                     f"{formatting.money(v(ranked.MONTH, i))}")
+
+    def _pools_nodes(self, i: int) -> str:
+        """'(18 + 5) × $36.32/h', or '(2 × $98.32/h + 5 × $36.32/h)' where the prefill pool's nodes are priced
+        apart (another GPU's offer)."""
+        v, n, money = self._value, formatting.number, formatting.money
+        prefill, decode = (v(f"deployments.{p}_nodes", i) for p in POOLS)
+        price, own = (v(f"deployments.{c}", i) * 3600 for c in ("prefill_node_cost", "node_hourly_cost"))
+        if price == own:
+            return f"({n(prefill)} + {n(decode)}) × {money(own)}/h"
+        return f"({n(prefill)} × {money(price)}/h + {n(decode)} × {money(own)}/h)"
 
     def _lambda(self, i: int) -> str:
         ev = self.evaluated

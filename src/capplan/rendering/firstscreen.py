@@ -147,7 +147,7 @@ def _pools_bill(view: PlanView, value, name: str) -> Bill:
     """The bill of a winner ranked as prefill and decode pools, each pool named with its replicas (their
     GPUs and nodes are the sizing row's); the nodes the active replicas alone would take, pool by pool."""
     n = formatting.number
-    per_node = value("deployments.gpus_per_node")
+    per_node = value("deployments.prefill_node_gpus")
     prefill_gpus = value("prefill_gpus_per_replica")
     bare = (math.ceil(value("prefill_active_replicas") / max(math.floor(per_node / prefill_gpus), 1))
             * math.ceil(prefill_gpus / per_node)

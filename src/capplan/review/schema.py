@@ -178,6 +178,10 @@ class _Generator:
             "gpu": {"type": "string", "enum": _spellings("gpu"),
                     "description": "GPU by catalog id (or an alias, which names the same entry); its facts (memory, bandwidth, FLOP/s) come with sources. "
                                    + _catalog_list("gpu")},
+            "prefill_gpu": {"type": "string", "enum": _spellings("gpu"),
+                            "description": "With topology: disaggregated, the prefill pool's GPU by catalog id (else the "
+                                           "plan's gpu): its tensor FLOP/s and memory; state its offer's "
+                                           "prefill_node_hourly_cost and prefill_gpus_per_node under inputs."},
             "model": {"description": "Model architecture by catalog id (parameters, layers, KV heads, head dim), "
                                      "{id: catalog id, weights: format} for another of its checkpoints' weight "
                                      "formats (bf16, fp8, nvfp4, ...), "

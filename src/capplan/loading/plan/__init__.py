@@ -82,6 +82,7 @@ def _load(path: Path, model: Model, display: str | None) -> Plan:
 
     given = entries.defaults(ctx)
     given.update(entries.values(ctx, gpu))
+    given.update(entries.prefill_values(ctx))
     given.update(entries.values(ctx, model_entry))
     serving = engine.entry(ctx)
     given.update(engine.constants(ctx, serving))
@@ -105,7 +106,8 @@ def _load(path: Path, model: Model, display: str | None) -> Plan:
     return Plan(path=path, file=ctx.doc.file, name=path.stem, **texts, gpu=gpu,
                 model_entry=model_entry, engine=serving, switches=ctx.switches, scenarios=every, doc=ctx.doc, slos=ctx.slos,
                 candidates=candidates.read(ctx, nominal.tables.get("classes")),
-                decision=decision.read(ctx, texts["owner"]))
+                decision=decision.read(ctx, texts["owner"]),
+                prefill_gpu=entries.entry(ctx, "gpu", "prefill_gpu").id if "prefill_gpu" in ctx.data else "")
 
 
 __all__ = ["INPUT_KEYS", "NOMINAL", "PLAN_KEYS", "PLAN_SWITCHES", "ROW_META", "SCENARIO_KEYS", "TABLE_KEYS",

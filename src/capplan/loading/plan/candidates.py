@@ -54,7 +54,7 @@ from capplan.names import nearest
 
 SECTION = "candidates"
 ESTIMATE = "estimate"      # the sizing whose λ* is the estimate group's (the plan's own and every candidate's)
-KEYS = ("gpus", "tp", "ep", "weights", "kv_cache_dtype", "offers", "exclude", "overrides", "evidence")
+KEYS = ("gpus", "tp", "ep", "weights", "kv_cache_dtype", "offers", "exclude", "overrides", "evidence", "prefill_gpus")
 OFFER_KEYS = ("name", "gpu", "gpus_per_node", "node_hourly_cost", "as_of", "source", "note")
 MATCH_KEYS = ("gpu", "tp", "ep", "weights", "kv_cache_dtype", "offer")
 OVERRIDE_KEYS = ("match", "set")
@@ -109,6 +109,9 @@ class Candidate:
     refused: str = field(default="", compare=False)   # why the engine would refuse its TP ('' when it would not)
     topology: str = AGGREGATED     # ranked as one pool, or as prefill and decode pools (topology: disaggregated)
     ep: int | None = None          # expert-parallel ranks (None: the section lists no ep)
+    prefill_gpu: str = ""          # the prefill pool's GPU where it is another ('': the candidate's)
+    prefill_offer: Offer | None = None   # the offer its prefill pool rents (None: the plan's prefill price or its own)
+    prefill_entry: catalog.Entry | None = field(default=None, compare=False)   # that GPU's facts (candidates: prefill_gpus)
 
     @property
     def keys(self) -> dict[str, object]:
@@ -124,11 +127,14 @@ class Candidate:
     @property
     def label(self) -> str:
         """'h200-sxm-141gb TP1' ('TP1 EP8' under expert parallelism; the weight and KV formats when they
-        are not the plan's; ', disaggregated' for the prefill and decode pools)."""
+        are not the plan's; ', disaggregated' for the prefill and decode pools, ', prefill on h100-sxm5-80gb'
+        when the prefill pool's GPU is another, with its offer's name where the section lists prefill_gpus)."""
         extra = "".join(f" {v}" for v in (f"EP{self.ep}" if (self.ep or 1) > 1 else "", self.weights_label,
                                            self.kv_label) if v)
         pools = f", {DISAGGREGATED}" if self.pooled else ""
-        return f"{self.gpu.id} TP{self.tp}{extra}{pools}"
+        offer = f" ({self.prefill_offer.name})" if self.prefill_offer is not None else ""
+        prefill = f", prefill on {self.prefill_gpu}{offer}" if self.pooled and self.prefill_gpu else ""
+        return f"{self.gpu.id} TP{self.tp}{extra}{pools}{prefill}"
 
     @property
     def pooled(self) -> bool:
@@ -199,16 +205,45 @@ def read(ctx: Context, classes) -> Candidates | None:
     kv_bytes = {k: v or ctx.inputs["kv_bytes_per_element"].value for k, v in KV_DTYPES.items()}
     out = candidate_sweeps.attach(ctx, spec.get("evidence"), out, ctx.model_entry.weight_format, kv_bytes, classes)
     rented = {o.gpu for o in offers}
-    return Candidates(tuple(_by_topology(ctx, out)), tuple(g.id for g in gpus if g.id not in rented),
+    prefill = _prefill_gpus(ctx, spec.get("prefill_gpus"), offers)
+    return Candidates(tuple(_by_topology(ctx, out, prefill, offers)), tuple(g.id for g in gpus if g.id not in rented),
                       ctx.doc.line(path))
 
 
-def _by_topology(ctx: Context, cands: list[Candidate]) -> list[Candidate]:
+def _by_topology(ctx: Context, cands: list[Candidate], listed: list[catalog.Entry] | None,
+                 offers: list[Offer]) -> list[Candidate]:
     """Under ``topology: disaggregated``, each candidate aggregated and then as prefill and decode pools,
-    so that the ranking weighs both on the same forecast; the candidates as they are otherwise."""
+    so that the ranking weighs both on the same forecast (the pools once for each prefill GPU ``listed``,
+    on each offer of it, where the section lists them); the candidates as they are otherwise."""
     if ctx.switches.get("topology") != DISAGGREGATED:
         return cands
-    return [replace(c, topology=t) for c in cands for t in (AGGREGATED, DISAGGREGATED)]
+    if listed is None:
+        prefill = catalog.lookup("gpu", str(ctx.data["prefill_gpu"])).id if "prefill_gpu" in ctx.data else ""
+        return [replace(c, topology=t, prefill_gpu=prefill if t == DISAGGREGATED else "")
+                for c in cands for t in (AGGREGATED, DISAGGREGATED)]
+    out = []
+    for c in cands:
+        out.append(c)
+        for gpu in listed:
+            out.extend([replace(c, topology=DISAGGREGATED)] if gpu.id == c.gpu.id else
+                       [replace(c, topology=DISAGGREGATED, prefill_gpu=gpu.id, prefill_offer=o, prefill_entry=gpu)
+                        for o in offers if o.gpu == gpu.id])
+    return out
+
+
+def _prefill_gpus(ctx: Context, raw, offers: list[Offer]) -> list[catalog.Entry] | None:
+    """``prefill_gpus:``, the GPUs the candidates' prefill pools may run on, each rented by an offer
+    (None where the section lists none)."""
+    if raw is None:
+        return None
+    if ctx.switches.get("topology") != DISAGGREGATED:
+        raise ctx.err("lists the prefill pools' GPUs, which only topology: disaggregated has", SECTION, "prefill_gpus")
+    gpus = _gpus(ctx, raw, "prefill_gpus")
+    for i, gpu in enumerate(gpus):
+        if not any(o.gpu == gpu.id for o in offers):
+            raise ctx.err(f"no offer rents {gpu.id}: list one under offers: for the prefill pools on it",
+                          SECTION, "prefill_gpus", i)
+    return gpus
 
 
 def _list(ctx: Context, raw, key: str, example: str) -> list:
@@ -220,15 +255,15 @@ def _list(ctx: Context, raw, key: str, example: str) -> list:
     return items
 
 
-def _gpus(ctx: Context, raw) -> list[catalog.Entry]:
+def _gpus(ctx: Context, raw, key: str = "gpus") -> list[catalog.Entry]:
     if raw == "all":
         return catalog.entries("gpu")
     found: list[catalog.Entry] = []
-    for i, name in enumerate(_list(ctx, raw, "gpus", "catalog ids or aliases, or all")):
+    for i, name in enumerate(_list(ctx, raw, key, "catalog ids or aliases, or all")):
         try:
             entry = catalog.lookup("gpu", str(name))
         except CapplanError as err:
-            raise ctx.err(err.message, SECTION, "gpus", i) from None
+            raise ctx.err(err.message, SECTION, key, i) from None
         if entry not in found:
             found.append(entry)
     return found
@@ -411,6 +446,9 @@ SCHEMA = {
             "properties": {k: {} for k in OFFER_KEYS}, "additionalProperties": False}},
         "exclude": {"type": "array", "items": _MATCH},
         "evidence": candidate_sweeps.SCHEMA,
+        "prefill_gpus": {**_LIST, "description": "With topology: disaggregated, the GPUs the prefill pools may run "
+                                                 "on (catalog ids or aliases), each rented by an offer under offers: "
+                                                 "every candidate's pools are weighed with each."},
         "overrides": {"type": "array", "items": {"type": "object", "required": ["set"],
                                                  "properties": {"match": _MATCH, "set": {"type": "object"}},
                                                  "additionalProperties": False}},

@@ -131,6 +131,7 @@ class Plan:
     patterns: tuple[str, ...] = ()  # the file patterns it expanded (imports, evidence, a traffic file), from its folder
     decision: Decision = field(default_factory=Decision)   # status, owner, approver, date, commitment, review trigger
     engine: catalog.Entry | None = None   # the serving engine (engine:): the throughput estimate's constants
+    prefill_gpu: str = ""        # the prefill pool's GPU (prefill_gpu:, a catalog id; '': the plan's gpu)
 
     def line(self, key: str) -> int | None:
         """Line of a dotted key in the plan file ('tables.classes'), if written there."""

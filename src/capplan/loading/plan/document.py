@@ -11,7 +11,7 @@ from capplan.names import nearest
 
 PLAN_KEYS = ("title", "owner", "decision", "description", "gpu", "model", "sizing", "memory_accounting", "routing",
              "engine", "inputs", "tables", "scenarios", "expect", "notes", "candidates", "traffic", "topology", "speculation",
-             "expert_parallel")
+             "expert_parallel", "prefill_gpu")
 PLAN_SWITCHES = ("sizing", "memory_accounting", "routing", "topology", "speculation",
                  "expert_parallel")   # the model's switches a plan chooses by key
 TOPOLOGY = "topology"

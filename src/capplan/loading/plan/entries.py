@@ -11,14 +11,48 @@ from capplan.loading.plan.data import Input
 from capplan.names import nearest
 
 
-def entry(ctx: Context, kind) -> catalog.Entry:
-    spec = ctx.data[kind]
+# the prefill pool's quantities a ``prefill_gpu:`` fills from its catalog facts (each else the plan's GPU's)
+PREFILL_FACTS = {"bf16_peak_flops": "prefill_bf16_peak_flops", "fp8_peak_flops": "prefill_fp8_peak_flops",
+                 "fp4_peak_flops": "prefill_fp4_peak_flops", "gpu_memory_reported": "prefill_gpu_memory"}
+
+
+def entry(ctx: Context, kind, key: str | None = None) -> catalog.Entry:
+    """The catalog entry of ``kind`` the plan's ``key`` (``kind`` unless given) names."""
+    key = key or kind
+    spec = ctx.data[key]
     if kind == "model" and isinstance(spec, dict):
         return _config_entry(ctx, spec)
     try:
         return catalog.lookup(kind, str(spec))
     except CapplanError as err:
-        raise ctx.err(err.message, kind) from None
+        raise ctx.err(err.message, key) from None
+
+
+def prefill_values(ctx: Context) -> dict[str, Input]:
+    """``prefill_gpu:``: the catalog facts of the prefill pool's GPU, each pinning the prefill pool's
+    quantity that would else be the plan's GPU's (:data:`PREFILL_FACTS`), cited to the catalog; a fact
+    the catalog lacks the plan states under ``inputs:``, since the plan's GPU's would be wrong for it."""
+    if "prefill_gpu" not in ctx.data:
+        return {}
+    if ctx.switches.get("topology") != "disaggregated":
+        raise ctx.err("names the prefill pool's GPU, which only topology: disaggregated has", "prefill_gpu")
+    gpu = entry(ctx, "gpu", "prefill_gpu")
+    stated = ctx.data.get("inputs") or {}
+    if not {"prefill_node_hourly_cost", "prefill_gpus_per_node"} <= set(stated):
+        raise ctx.err(f"the prefill pool runs on {gpu.id}'s nodes, not the deployments': state their price and "
+                      "GPUs as prefill_node_hourly_cost and prefill_gpus_per_node under inputs:", "prefill_gpu")
+    out = {}
+    for fact, name in PREFILL_FACTS.items():
+        spec = gpu.values.get(fact)
+        if spec is None:
+            if name in stated:
+                continue
+            raise ctx.err(f"the catalog gives no {fact} for {gpu.id}; state {name} under inputs:", "prefill_gpu")
+        q = ctx.model.quantities[name]
+        out[name] = Input(name, units.parse_value(spec.get("value"), q.unit), "fact", "catalog",
+                          source=f"catalog {gpu.id}: {spec.get('source', '')}".strip(), note=spec.get("note"),
+                          pinned=True)
+    return out
 
 
 def _config_entry(ctx: Context, spec: dict) -> catalog.Entry:
