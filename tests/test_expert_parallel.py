@@ -228,3 +228,31 @@ def test_evidence_files_beside_an_ep_list_are_refused(write_plan, run_main):
                                       "node_hourly_cost": "32 USD/h"}]}
     code, out, err = run_main("build", write_plan(plan, "ep-evidence"))
     assert code == 1 and "candidates.evidence: an evidence item names a GPU and a TP" in err
+
+
+def _moe_models():
+    """Every mixture-of-experts entry of the catalog (experts_per_token above 0)."""
+    from capplan.loading import catalog
+    return [e.id for e in catalog.entries("model") if e.values.get("experts_per_token", {}).get("value", 0)]
+
+
+@pytest.mark.parametrize("model", _moe_models())
+def test_every_moe_model_loads_with_expert_parallelism_as_a_new_user_writes_it(model, write_plan):
+    """No expert_parameter_count under inputs: the catalog's expert count derives it (or pins it)."""
+    path = _with(engine_plan(write_plan, gpu="b200-hgx", model=model, name=model, gpus_per_replica="8 GPU"),
+                 expert_parallel="split", ep=8)
+    e = evaluated(path)
+    experts = e.display("expert_parameter_count")
+    assert 0.8 * e.display("parameter_count") < experts < e.display("parameter_count")
+
+
+def test_the_expert_count_derives_the_experts_parameters_by_hand(write_plan):
+    """MiniMax-M2.5: 62 layers x 256 experts x 3 x 3,072 x 1,536; DeepSeek-V3's first 3 layers are dense."""
+    def experts(model):
+        return evaluated(_with(engine_plan(write_plan, gpu="b200-hgx", model=model, name=model,
+                                           gpus_per_replica="8 GPU"), expert_parallel="split", ep=8))
+    minimax = experts("minimax-m2.5")
+    assert minimax.display("expert_parameter_count") == 62 * 256 * 3 * 3072 * 1536 == 224_680_476_672
+    deepseek = experts("deepseek-v3")
+    assert deepseek.display("moe_layers") == 58
+    assert deepseek.display("expert_parameter_count") == 58 * 256 * 3 * 7168 * 2048
