@@ -198,3 +198,50 @@ def test_a_missing_file_is_exit_1_and_no_file_is_a_usage_error(tmp_path, base_pl
     with pytest.raises(SystemExit) as usage:
         run_main("validate", plan)
     assert usage.value.code == 2
+
+
+def test_the_simplest_plan_a_team_has_is_validated_gpu_model_and_tp_only(tmp_path, write_plan, run_main):
+    """No traffic, no SLOs, no tables, Little's-law sizing without its decode throughput: validate
+    predicts the deployment, and says there is no λ̂* without SLOs instead of asking for them."""
+    plan = write_plan({"title": "Our box", "gpu": "a100-sxm4-80gb", "model": "llama-3-8b", "sizing": "littles_law",
+                       "inputs": {"gpus_per_replica": "1 GPU"}}, "simplest")
+    found = _validated(run_main, plan, _result(tmp_path))
+    point, = found["points"]
+    assert point["under_estimated_max_rate"] is None and point["estimated_max_rate"] is None
+    assert {c["quantity"] for c in point["compared"]} == {"output tok/s", "TPOT p50", "TTFT p50"}
+    assert any("no λ̂*" in n and "ttft_p95_slo" in n for n in found["notes"])
+    code, out, _ = run_main("validate", plan, _result(tmp_path))
+    assert code == 0 and "λ̂*" in out
+
+
+def test_the_simplest_plan_predicts_what_the_full_plan_does(tmp_path, base_plan, write_plan, run_main):
+    full = _validated(run_main, write_plan(base_plan, "full"), _result(tmp_path))
+    bare = _validated(run_main, write_plan({"title": "Our box", "gpu": base_plan["gpu"], "model": base_plan["model"],
+                                            "inputs": {}}, "bare"), _result(tmp_path))
+    assert [c["predicted"] for c in bare["points"][0]["compared"]] == \
+        [c["predicted"] for c in full["points"][0]["compared"]]
+
+
+def test_what_the_prediction_truly_needs_is_still_one_message(tmp_path, write_plan, run_main):
+    """A model read from its config.json still needs its parameter count (the weights a step
+    reads): named, with the file and key, no traceback."""
+    config = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": 32,
+              "num_attention_heads": 32, "num_key_value_heads": 8, "hidden_size": 4096, "intermediate_size": 14336,
+              "vocab_size": 128256}
+    (tmp_path / "plans").mkdir(exist_ok=True)
+    (tmp_path / "plans" / "config.json").write_text(json.dumps(config))
+    plan = write_plan({"title": "Our box", "gpu": "a100-sxm4-80gb", "model": {"config": "config.json"}, "inputs": {}},
+                      "needs")
+    code, _, err = run_main("validate", plan, _result(tmp_path))
+    assert code == 1 and "Traceback" not in err
+    assert "config.json does not say parameter_count" in err and "needs.yaml" in err
+
+
+def test_a_long_file_name_keeps_the_points_load_in_its_row(tmp_path, base_plan, write_plan, run_main):
+    """InferenceX names files like minimax_m25_vllm_tep8_isl4096_osl128_conc16.json: the row still says
+    which file and load it was (not the name cut at 40 characters, which left neither)."""
+    run = _result(tmp_path, "minimax_m25_vllm_tep8_isl4096_osl128_conc16.json")
+    code, out, _ = run_main("validate", write_plan(base_plan), run)
+    assert code == 0
+    row, = [line for line in out.splitlines() if "ISL 100 / OSL 50" in line]
+    assert row.startswith("minimax_m25_vllm_tep8_isl4096_osl128_conc16.json: 2 req/s open loop ")
