@@ -256,3 +256,21 @@ def test_the_expert_count_derives_the_experts_parameters_by_hand(write_plan):
     deepseek = experts("deepseek-v3")
     assert deepseek.display("moe_layers") == 58
     assert deepseek.display("expert_parameter_count") == 58 * 256 * 3 * 7168 * 2048
+
+
+def test_a_config_json_moe_model_derives_its_experts_parameters(write_plan, tmp_path):
+    """A DeepSeek-style config.json: 256 routed experts, the first 3 of 61 layers dense."""
+    import json
+    config = {"architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", "num_hidden_layers": 61,
+              "num_attention_heads": 128, "num_key_value_heads": 128, "hidden_size": 7168, "intermediate_size": 18432,
+              "moe_intermediate_size": 2048, "n_routed_experts": 256, "n_shared_experts": 1,
+              "num_experts_per_tok": 8, "first_k_dense_replace": 3, "vocab_size": 129280, "kv_lora_rank": 512,
+              "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128}
+    (tmp_path / "plans").mkdir(exist_ok=True)
+    (tmp_path / "plans" / "config.json").write_text(json.dumps(config))
+    path = _with(engine_plan(write_plan, gpu="b200-hgx", model={"config": "config.json"}, name="dsv3",
+                             gpus_per_replica="8 GPU", parameter_count=671_000_000_000,
+                             weight_bytes_per_param="1 B"), expert_parallel="split", ep=8)
+    e = evaluated(path)
+    assert e.display("expert_count") == 256 and e.display("moe_layers") == 58
+    assert e.display("expert_parameter_count") == 58 * 256 * 3 * 7168 * 2048
