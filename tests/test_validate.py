@@ -245,3 +245,15 @@ def test_a_long_file_name_keeps_the_points_load_in_its_row(tmp_path, base_plan, 
     assert code == 0
     row, = [line for line in out.splitlines() if "ISL 100 / OSL 50" in line]
     assert row.startswith("minimax_m25_vllm_tep8_isl4096_osl128_conc16.json: 2 req/s open loop ")
+
+
+def test_a_plan_without_candidates_gives_the_engines_scheduler_limits(tmp_path, base_plan, write_plan, run_main):
+    """The estimate's scheduler inputs (vLLM's --max-num-seqs and --max-num-batched-tokens) are the
+    server's: a plan without candidates: states them for validate as a plan with candidates does."""
+    r0, a, n_dec, _ = _by_hand(write_plan(base_plan, "built"), 100, 50)
+    base_plan["inputs"].update(estimate_max_seqs=2, estimate_token_budget="4096 token")
+    plan = write_plan(base_plan)
+    point, = _validated(run_main, plan, _result(tmp_path, request_rate="inf", max_concurrency=4))["points"]
+    tpot = {c["quantity"]: c["predicted"] for c in point["compared"]}["TPOT p50"]
+    assert tpot == pytest.approx(1000 * ENGINE_FACTOR * (r0 + 2 * a / n_dec))      # 2 of the 4 streams decode
+    assert "hold 2 of them" in point["note"]

@@ -85,6 +85,7 @@ def _load(path: Path, model: Model, display: str | None, needs: Needs | None) ->
     ctx.model = ctx.model.with_slos(ctx.slos)
     ctx.active = set(ctx.model.active(ctx.switches))
     ctx.needs = needs(ctx.model, ctx.switches) if needs else None
+    ctx.active |= ctx.needs or set()          # what the caller evaluates, a plan may state (the estimate's scheduler)
 
     given = entries.defaults(ctx)
     given.update(entries.values(ctx, gpu))
