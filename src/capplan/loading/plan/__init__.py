@@ -28,8 +28,8 @@ them in order:
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from capplan import bounded
