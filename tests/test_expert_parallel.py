@@ -228,3 +228,49 @@ def test_evidence_files_beside_an_ep_list_are_refused(write_plan, run_main):
                                       "node_hourly_cost": "32 USD/h"}]}
     code, out, err = run_main("build", write_plan(plan, "ep-evidence"))
     assert code == 1 and "candidates.evidence: an evidence item names a GPU and a TP" in err
+
+
+def _moe_models():
+    """Every mixture-of-experts entry of the catalog (experts_per_token above 0)."""
+    from capplan.loading import catalog
+    return [e.id for e in catalog.entries("model") if e.values.get("experts_per_token", {}).get("value", 0)]
+
+
+@pytest.mark.parametrize("model", _moe_models())
+def test_every_moe_model_loads_with_expert_parallelism_as_a_new_user_writes_it(model, write_plan):
+    """No expert_parameter_count under inputs: the catalog's expert count derives it (or pins it)."""
+    path = _with(engine_plan(write_plan, gpu="b200-hgx", model=model, name=model, gpus_per_replica="8 GPU"),
+                 expert_parallel="split", ep=8)
+    e = evaluated(path)
+    experts = e.display("expert_parameter_count")
+    assert 0.8 * e.display("parameter_count") < experts < e.display("parameter_count")
+
+
+def test_the_expert_count_derives_the_experts_parameters_by_hand(write_plan):
+    """MiniMax-M2.5: 62 layers x 256 experts x 3 x 3,072 x 1,536; DeepSeek-V3's first 3 layers are dense."""
+    def experts(model):
+        return evaluated(_with(engine_plan(write_plan, gpu="b200-hgx", model=model, name=model,
+                                           gpus_per_replica="8 GPU"), expert_parallel="split", ep=8))
+    minimax = experts("minimax-m2.5")
+    assert minimax.display("expert_parameter_count") == 62 * 256 * 3 * 3072 * 1536 == 224_680_476_672
+    deepseek = experts("deepseek-v3")
+    assert deepseek.display("moe_layers") == 58
+    assert deepseek.display("expert_parameter_count") == 58 * 256 * 3 * 7168 * 2048
+
+
+def test_a_config_json_moe_model_derives_its_experts_parameters(write_plan, tmp_path):
+    """A DeepSeek-style config.json: 256 routed experts, the first 3 of 61 layers dense."""
+    import json
+    config = {"architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", "num_hidden_layers": 61,
+              "num_attention_heads": 128, "num_key_value_heads": 128, "hidden_size": 7168, "intermediate_size": 18432,
+              "moe_intermediate_size": 2048, "n_routed_experts": 256, "n_shared_experts": 1,
+              "num_experts_per_tok": 8, "first_k_dense_replace": 3, "vocab_size": 129280, "kv_lora_rank": 512,
+              "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128}
+    (tmp_path / "plans").mkdir(exist_ok=True)
+    (tmp_path / "plans" / "config.json").write_text(json.dumps(config))
+    path = _with(engine_plan(write_plan, gpu="b200-hgx", model={"config": "config.json"}, name="dsv3",
+                             gpus_per_replica="8 GPU", parameter_count=671_000_000_000,
+                             weight_bytes_per_param="1 B"), expert_parallel="split", ep=8)
+    e = evaluated(path)
+    assert e.display("expert_count") == 256 and e.display("moe_layers") == 58
+    assert e.display("expert_parameter_count") == 58 * 256 * 3 * 7168 * 2048

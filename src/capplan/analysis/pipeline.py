@@ -56,14 +56,15 @@ def must_be_utf8(path: Path) -> None:
                            "a plan and its benchmark files by their file names)", file=shown) from None
 
 
-def load_plan(path: Path, model: Model | None = None) -> Plan:
-    """A plan file read against the model, named as the user would name it (relative to here)."""
+def load_plan(path: Path, model: Model | None = None, needs=None) -> Plan:
+    """A plan file read against the model, named as the user would name it (relative to here);
+    ``needs``: what the caller evaluates, when not every quantity (:func:`capplan.loading.plan.load`)."""
     from capplan.language.model import standard_model    # deferred: pint and numpy (module docstring)
     from capplan.loading.plan import load
 
     path = Path(path)
     must_be_utf8(path)
-    plan = load(path, model or standard_model(), display=display(path))
+    plan = load(path, model or standard_model(), display=display(path), needs=needs)
     for table in plan.nominal.tables.values():
         for imported in table.imported:
             must_be_utf8(Path(plan.file).parent / imported.path)

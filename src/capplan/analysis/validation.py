@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 
 import numpy as np
@@ -46,9 +46,48 @@ READ = ("estimate_weights_time", "estimate_step_growth", "engine_step_factor", "
         "estimate_decode_batch", "estimate_kv_rate", "estimated_max_rate", "estimate_band", "ttft_bound",
         "decode_tokens_per_step", "estimate_token_time", "estimate_token_budget", "prefill_time_bound",
         "prefill_overhead", "estimate_prompt_time", "estimate_prefill_efficiency")
+RATE = "estimated_max_rate"      # λ̂*: the one value that needs the plan's SLOs
 EXACT_CLIENTS = 1024     # closed loops of more clients take Schweitzer's approximate MVA (fixed work)
 QUANTILES = (("p50", 0.5), ("p90", 0.9), ("p95", 0.95), ("p99", 0.99))   # the TTFT percentiles compared
 _STREAMS = re.compile(r"\((\d+) streams?\)")
+
+
+class Deployment:
+    """A plan's deployment as a prediction reads it: the nominal inputs and pins (base units), the
+    switches and the catalog entries. Nothing of the plan's sizing is evaluated, so a plan need not
+    state its traffic, SLOs or sweep to have its deployment predicted (``capplan validate``)."""
+
+    def __init__(self, plan, model):
+        self.plan, self.scenario, self.model = plan, plan.nominal, model.with_slos(plan.slos)
+        self.values = {name: given.value for name, given in plan.nominal.inputs.items()}
+
+
+def _graph(model, switches: dict, read: tuple[str, ...], pinned: frozenset = frozenset()):
+    """The plan's graph with the estimate group switched on, cut to ``read``, without the model's
+    checks: they hold the plan's fleet (its deployments, its SLOs), not a prediction of one server."""
+    graph = build(model, dict(switches, candidates="ranked"), pinned)
+    return replace(graph, check_deps=(None,) * len(graph.check_deps)).cut(read)
+
+
+def _inputs(graph) -> list[str]:
+    """The scalar inputs of a graph (its table columns not among them)."""
+    return [name for name in graph.order if graph.nodes[name].formula is None
+            and graph.nodes[name].quantity.kind != "text" and graph.nodes[name].quantity.table is None]
+
+
+def needs(model, switches: dict) -> frozenset[str]:
+    """The inputs a prediction asks a plan for: those of :data:`READ` but λ̂*, whose SLOs a plan may
+    leave out (:func:`reads`). No table: each point is predicted as one class of its own lengths."""
+    return frozenset(_inputs(_graph(model, switches, tuple(n for n in READ if n != RATE))))
+
+
+def reads(deployment: Deployment) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``(read, lacking)``: the values a prediction reads, and the inputs λ̂* lacks (then λ̂* is not
+    among them): with no SLO stated there is no rate to hold the points against."""
+    graph = _graph(deployment.model, deployment.plan.switches, READ)
+    lacking = tuple(n for n in _inputs(graph) if n not in deployment.values
+                    and n not in deployment.plan.engine.values and deployment.model.quantities[n].default is None)
+    return (tuple(n for n in READ if n != RATE) if lacking else READ), lacking
 
 
 def estimate_values(evaluation) -> dict[str, float]:
@@ -220,7 +259,7 @@ def decode_bound(values: dict[str, float], rate: float, lengths: tuple[float, fl
 
 
 def estimates(evaluation, lengths: list[tuple[float, float]],
-              overrides: dict[str, np.ndarray] | None = None) -> list[dict[str, float]]:
+              overrides: dict[str, np.ndarray] | None = None, read: tuple[str, ...] = READ) -> list[dict[str, float]]:
     """The estimate group's values (:data:`READ`) for each ``(prompt, output)`` mean length, the
     plan's nominal evaluation otherwise: one batch of the plan's graph with the estimate group
     switched on and one class of each length. An input only the estimate group has (the
@@ -228,11 +267,11 @@ def estimates(evaluation, lengths: list[tuple[float, float]],
     ``overrides`` gives an input one value per length instead (``validate --fit``'s grid)."""
     plan, model = evaluation.plan, evaluation.model
     pinned = frozenset(n for n, i in evaluation.scenario.inputs.items() if i.pinned)
-    graph = build(model, dict(plan.switches, candidates="ranked"), pinned).cut(READ)
+    graph = _graph(model, plan.switches, read, pinned)
     inputs = {}
     for name in graph.order:
         node = graph.nodes[name]
-        if node.formula is None and node.quantity.kind != "text":
+        if node.formula is None and node.quantity.kind != "text" and node.quantity.table != "classes":
             inputs[name] = np.asarray(input_value(evaluation, name), dtype=float).reshape((1, -1))
     for name, column in (overrides or {}).items():
         inputs[name] = np.asarray(column, dtype=float).reshape((-1, 1))
@@ -242,8 +281,8 @@ def estimates(evaluation, lengths: list[tuple[float, float]],
     inputs["classes.prefix_hit_rate"] = np.zeros((len(lengths), 1))     # a file's prefix hits are not recorded
     rows = dict({t: len(d.rows) for t, d in evaluation.scenario.tables.items()}, classes=1)
     values = run_batch(graph, model, inputs, rows)[0]
-    columns = {n: np.broadcast_to(np.asarray(values[n], dtype=float), (len(lengths), 1))[:, 0] for n in READ}
-    return [{n: float(columns[n][k]) for n in READ} for k in range(len(lengths))]
+    columns = {n: np.broadcast_to(np.asarray(values[n], dtype=float), (len(lengths), 1))[:, 0] for n in read}
+    return [{n: float(columns[n][k]) for n in read} for k in range(len(lengths))]
 
 
 def input_value(evaluation, name: str):
@@ -299,8 +338,8 @@ class Predicted:
     load: str                        # '4 req/s open loop', '16 in flight (closed loop)'
     lengths: tuple[float, float]     # mean prompt and output tokens of the point
     compared: tuple[Compared, ...]
-    under: bool | None               # open loop: under the estimate's λ* (None: closed loop)
-    limit: float                     # the estimate's λ* (req/s)
+    under: bool | None               # open loop: under the estimate's λ* (None: closed loop, or no λ*)
+    limit: float | None              # the estimate's λ* (req/s; None: the plan states no SLO)
     note: str = ""
 
 
@@ -337,7 +376,7 @@ def predict(point, values: dict[str, float], file: str) -> Predicted:
     else:
         n = in_flight(point) if math.isinf(rate) else point.sent or math.inf
         if n is None:
-            return Predicted(file, point.strategy, (prompt, output), (), None, values["estimated_max_rate"],
+            return Predicted(file, point.strategy, (prompt, output), (), None, values.get(RATE),
                              "no single load (a trace replay): not predicted")
         step, tokens, ttft, carried, note = _loaded(point, values, n)
         load = f"{n} in flight ({point.strategy})" if math.isinf(rate) else f"{rate:g} req/s open loop"
@@ -347,8 +386,8 @@ def predict(point, values: dict[str, float], file: str) -> Predicted:
                   for metric, label, at in (("tpot", "TPOT", tpot), ("ttft", "TTFT", ttft)) for key, q in QUANTILES))
     compared = tuple(Compared(name, unit, m, p, values["estimate_band"]) for name, unit, m, p in measured
                      if math.isfinite(m) and m > 0)
-    under = rate <= values["estimated_max_rate"] if math.isfinite(rate) else None
-    return Predicted(file, load, (prompt, output), compared, under, values["estimated_max_rate"], note)
+    under = rate <= values[RATE] if math.isfinite(rate) and RATE in values else None
+    return Predicted(file, load, (prompt, output), compared, under, values.get(RATE), note)
 
 
 def _loaded(point, values: dict[str, float], n: float):

@@ -208,6 +208,10 @@ def _experts(cfg: _Config, put) -> None:
         note=f"mixture of experts: {experts} experts ({count_key}), {per_token} per token")
     put("experts_per_token", per_token, per_token_key)
     put("expert_intermediate_size", width, width_key)
+    put("expert_count", experts, count_key)
+    if cfg.count("first_k_dense_replace"):       # DeepSeek-V3's layout: the first k layers keep a dense feed-forward
+        put("moe_layers", cfg.need("num_hidden_layers") - cfg.count("first_k_dense_replace"),
+            "num_hidden_layers - first_k_dense_replace")
 
 
 def _windows(cfg: _Config, put, layers: int) -> None:

@@ -28,6 +28,7 @@ them in order:
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -43,12 +44,16 @@ from capplan.loading.plan.inputs import INPUT_KEYS
 from capplan.loading.plan.scenarios import SCENARIO_KEYS
 from capplan.loading.plan.tables import ROW_META, TABLE_KEYS
 
+Needs = Callable[[Model, dict], frozenset]    # the model with the plan's SLOs, its switches -> quantity names
 
-def load(path: Path, model: Model, display: str | None = None) -> Plan:
+
+def load(path: Path, model: Model, display: str | None = None, needs: Needs | None = None) -> Plan:
     """The plan at ``path``, with every file it read besides itself (:attr:`Plan.reads`) and
-    the patterns it expanded in its folder (:attr:`Plan.patterns`)."""
+    the patterns it expanded in its folder (:attr:`Plan.patterns`). ``needs`` (the model and the
+    plan's switches to the quantities the caller will evaluate) asks the plan for only the inputs
+    and tables those read: ``capplan validate`` predicts a deployment, not the plan's sizing."""
     with bounded.witnessed() as seen:
-        plan = _load(path, model, display)
+        plan = _load(path, model, display, needs)
     plan.reads = files_read(path, seen.files)
     folder = os.path.realpath(path.parent)
     plan.patterns = tuple(sorted(pattern for where, pattern in seen.patterns if where == folder))
@@ -66,7 +71,7 @@ def files_read(path: Path, seen: dict[str, str]) -> dict[str, str]:
             if real != itself and not real.startswith(data)}
 
 
-def _load(path: Path, model: Model, display: str | None) -> Plan:
+def _load(path: Path, model: Model, display: str | None, needs: Needs | None) -> Plan:
     ctx = Context(yamlfile.read(path, display), model, path)
     document.check_keys(ctx)
     gpu = entries.entry(ctx, "gpu")
@@ -79,6 +84,8 @@ def _load(path: Path, model: Model, display: str | None) -> Plan:
     ctx.slos = document.slos(ctx)
     ctx.model = ctx.model.with_slos(ctx.slos)
     ctx.active = set(ctx.model.active(ctx.switches))
+    ctx.needs = needs(ctx.model, ctx.switches) if needs else None
+    ctx.active |= ctx.needs or set()          # what the caller evaluates, a plan may state (the estimate's scheduler)
 
     given = entries.defaults(ctx)
     given.update(entries.values(ctx, gpu))

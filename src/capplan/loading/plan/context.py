@@ -30,6 +30,7 @@ class Context:
         self.active: set[str] = set()
         self.inputs: dict = {}       # the plan's own inputs, once read (imports count goodput at their SLOs)
         self.model_entry = None      # the catalog model the plan serves (imported evidence must match it)
+        self.needs = None            # the quantities a caller evaluates (validate: a deployment); None: every one
 
     def err(self, message, *path) -> CapplanError:
         return self.doc.error(message, tuple(path))

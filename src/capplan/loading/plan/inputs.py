@@ -64,10 +64,11 @@ def read(ctx: Context, name: str, spec, path: tuple, origin: str) -> Input:
 
 
 def require_all(ctx: Context, inputs: dict[str, Input]) -> None:
-    """Every input the plan still lacks, in one message: a new plan learns them all in one run."""
+    """Every input the plan still lacks, in one message: a new plan learns them all in one run
+    (of those the caller evaluates, when it says: :attr:`Context.needs`)."""
     missing = [ctx.model.quantities[name] for name in ctx.model.active(ctx.switches)
                if name not in inputs and ctx.model.quantities[name].is_input
-               and ctx.model.quantities[name].table is None]
+               and ctx.model.quantities[name].table is None and (ctx.needs is None or name in ctx.needs)]
     if len(missing) == 1:
         q = missing[0]
         raise ctx.err(f"missing input '{q.name}' ({q.description} Unit: {q.unit or 'none'}); "

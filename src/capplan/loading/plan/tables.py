@@ -39,6 +39,8 @@ def read_all(ctx: Context) -> dict[str, TableData]:
     out = {}
     for name in wanted:
         if name not in raw:
+            if ctx.needs is not None and not ctx.needs & set(ctx.model.tables[name].columns):
+                continue             # a table the caller does not read (validate: the plan's traffic)
             t = ctx.model.tables[name]
             raise ctx.err(f"missing table '{name}' ({t.description})", "tables")
         out[name] = read(ctx, name, raw[name], ("tables", name))
