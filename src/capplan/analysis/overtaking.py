@@ -18,20 +18,22 @@ inputs decide more than that:
 Each contender is the candidate as the plan it would be (:mod:`capplan.analysis.variant`), its λ*
 left to the estimate's formulas where the ranking estimated it, and its monthly cost (a pooled one's
 ``disaggregated_monthly_cost``, with the hand-off and link gates without which it cannot serve) a
-step function of the input. The flip search (:mod:`capplan.analysis.flips`) walks each contender
-from today's value outwards, a few flips at a time, and the contenders are compared on each interval
-between two neighbouring flips of any of them, nearest first: the first run of intervals on which a
-rival is strictly cheaper, at least :data:`ROBUST` of today's value wide, is the flip.
+step function of the input. The first run on which a rival is strictly cheaper, at least
+:data:`ROBUST` of today's value wide, is the flip: the float engine finds it on a grid of half that
+spacing (one batch a contender: walking every step exactly to a flip a few thousand tokens away
+costs a minute), and the flip search (:mod:`capplan.analysis.flips`) solves each of its ends
+exactly inside its grid cell, where the contenders' flips are compared between neighbours.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from fractions import Fraction
 
+import numpy as np
+
 from capplan.analysis import variant
-from capplan.analysis.flips import Probe, Search, base_range
+from capplan.analysis.flips import Probe, Search, base_range, batch_at
 from capplan.artifacts import demand
 from capplan.artifacts.answers import UNDEFINED, Target
 from capplan.artifacts.declared import holds_spec
@@ -40,8 +42,7 @@ from capplan.engine.evaluate import Evaluation
 
 CONTENDERS = 3           # the cheapest feasible candidates of each side today whose costs are followed
 ROBUST = 0.01            # a run holds over at least this share of today's value (a ranking's peak flip's)
-MAX_EVENTS = 400         # intervals compared on one side at most
-CHUNK = 4                # flips one walk of a contender fetches
+GRID = 2_000             # the float engine's points on one side at most
 POOL_COST = "deployments.disaggregated_monthly_cost"
 POOL_GATES = ("handoff_gate", "link_gate")
 PEAK, PROMPT, HIT = "peak_arrival_rate", "classes.prompt_tokens", "classes.prefix_hit_rate"
@@ -77,28 +78,6 @@ def _heaviest(e: Evaluation) -> int:
     return weights.index(max(weights))
 
 
-@dataclass
-class _Path:
-    """One contender's flips on one side of today, fetched a few at a time, each walk going on from
-    the last flip found (the nearest cost least, and none is walked twice)."""
-
-    probe: Probe
-    end: Fraction
-    flips: tuple = ()
-    reached: Fraction | None = None      # how far the walk got, once it has every flip it can find
-
-    def point(self, k: int) -> Fraction | None:
-        """The ``k``-th flip from today (None: none before :attr:`reached`)."""
-        while k >= len(self.flips) and self.reached is None:
-            start = self.flips[-1] if self.flips else self.probe.today
-            walk = self.probe.walk(start, self.end, CHUNK + 1)
-            found = tuple(f.value for f in walk.flips if f.value != start)
-            self.flips += found
-            if len(walk.flips) < CHUNK + 1:
-                self.reached = walk.reached          # the end, unless the walk's work ran out first
-        return self.flips[k] if k < len(self.flips) else None
-
-
 class _Contest:
     """The contenders of one ranking as plans, each probed once per input."""
 
@@ -131,48 +110,82 @@ class _Contest:
         return [f for f in found if f is not None]
 
     def _side(self, variable: Target, own: list[int], rivals: list[int], end: Fraction) -> Overtaken | None:
+        """The nearest run towards ``end``: found on a grid of the float engine fine enough that a run
+        :data:`ROBUST` wide spans a few of its points, then each of its ends solved exactly by the flip
+        search inside the grid's cell (the contenders' flips there, compared between neighbours)."""
         today = self.probe(own[0], variable).today
-        up = end > today
-        paths = {i: _Path(self.probe(i, variable), end) for i in own + rivals}
-        taken = dict.fromkeys(paths, 0)
-        near, run = today, None
-        for _ in range(MAX_EVENTS):
-            ahead = {i: p.point(taken[i]) for i, p in paths.items()}
-            reach = [p.reached for p in paths.values() if p.reached is not None]
-            points = [v for v in ahead.values() if v is not None] + reach + [end]
-            far = (min if up else max)(points)
-            for i, v in ahead.items():
-                taken[i] += v == far
-            middle = (near + far) / 2
-            best = self._cheapest(rivals, variable, middle), self._cheapest(own, variable, middle)
-            if best[0] is not None and (best[1] is None or best[0][0] < best[1][0]):
-                run = run or (near, best[0], best[1])
-            elif run is not None:
-                found = self._found(variable, run, near, own)
-                if found is not None:
-                    return found
-                run = None
-            if far == end or far in reach:          # nothing is known past a walk that ran out of work
-                return None if run is None else self._found(variable, run, far, own)
-            near = far
+        step = ROBUST * abs(today) / 2 if today else abs(end) / GRID
+        count = min(int(abs(end - today) / step), GRID)
+        grid = [today + (end - today) * k / count for k in range(count + 1)]
+        floats = [float(x) for x in grid]
+        costs = {i: self._grid(i, variable, floats) for i in own + rivals}
+        mine = np.min([costs[i] for i in own], axis=0)
+        theirs = np.min([costs[i] for i in rivals], axis=0)
+        ahead = theirs < mine
+        k = 1
+        while k <= count:
+            if not ahead[k]:
+                k += 1
+                continue
+            far = k
+            while far + 1 <= count and ahead[far + 1]:
+                far += 1
+            at = self._edge(variable, own, rivals, grid[k - 1], grid[k], entering=True)
+            until = end if far == count else self._edge(variable, own, rivals, grid[far], grid[far + 1],
+                                                        entering=False)
+            found = self._found(variable, own, rivals, at, until)
+            if found is not None:
+                return found
+            k = far + 1
         return None
+
+    def _grid(self, i: int, variable: Target, points: list[float]) -> np.ndarray:
+        """Candidate ``i``'s monthly cost at each point, by the float engine (∞ where it cannot serve)."""
+        probe = self.probe(i, variable)
+        values, ok = batch_at(probe.e, variable, points, probe.nominal)
+        out = np.full(len(points), np.inf)
+        for m in np.flatnonzero(ok):
+            got = [values[t.name][m if values[t.name].shape[0] > 1 else 0, t.index or 0] for t in probe.targets]
+            if all(got[1:]) and np.isfinite(got[0]):
+                out[m] = got[0]
+        return out
+
+    def _edge(self, variable: Target, own: list[int], rivals: list[int], a: Fraction, b: Fraction,
+              entering: bool) -> Fraction:
+        """Where, between grid points ``a`` and ``b`` (walking from ``a``), a rival starts (``entering``) or
+        stops being cheaper: the first flip of any contender there across which the comparison changes."""
+        flips = sorted({f.value for i in own + rivals for f in self.probe(i, variable).walk(a, b).flips},
+                       reverse=b < a)
+        near = a
+        for point in [*flips, b]:
+            if self._ahead(variable, own, rivals, (near + point) / 2) == entering:
+                return near
+            near = point
+        return b
+
+    def _ahead(self, variable: Target, own: list[int], rivals: list[int], at: Fraction) -> bool:
+        """Whether a rival is strictly cheaper than every one of ``own`` at ``at`` (exactly)."""
+        theirs, mine = self._cheapest(rivals, variable, at), self._cheapest(own, variable, at)
+        return theirs is not None and (mine is None or theirs[0] < mine[0])
 
     def _cheapest(self, among: list[int], variable: Target, at: Fraction) -> tuple | None:
         """(cost, candidate) of the cheapest of ``among`` that can serve at ``at`` (None: none can)."""
         costs = [(c, i) for i in among if (c := self.cost(i, variable, at)) is not None]
         return min(costs) if costs else None
 
-    def _found(self, variable: Target, run: tuple, until: Fraction, own: list[int]) -> Overtaken | None:
-        """A run from ``run[0]`` to ``until`` as a flip, if it is wide enough to act on: ``at`` itself
-        belongs to it when the rival is cheaper there too."""
-        at, (cost, by), rival = run
+    def _found(self, variable: Target, own: list[int], rivals: list[int], at: Fraction,
+               until: Fraction) -> Overtaken | None:
+        """The run from ``at`` to ``until`` as a flip, if it is wide enough to act on: ``at`` itself
+        belongs to it when a rival is cheaper there too; the costs are those just past ``at``."""
         today = self.probe(own[0], variable).today
         if abs(until - at) < ROBUST * abs(today):
             return None
-        mine, theirs = self._cheapest(own, variable, at), self.cost(by, variable, at)
-        closed = theirs is not None and (mine is None or theirs < mine[0])
-        return Overtaken(variable.name, variable.index, float(today), float(at), float(until), closed, by,
-                         rival[1] if rival else own[0], float(cost), float(rival[0]) if rival else float("inf"))
+        inside = at + (until - at) / 2 ** 20
+        cost, by = self._cheapest(rivals, variable, inside)
+        rival = self._cheapest(own, variable, inside)
+        return Overtaken(variable.name, variable.index, float(today), float(at), float(until),
+                         self._ahead(variable, own, rivals, at), by, own[0] if rival is None else rival[1],
+                         float(cost), float("inf") if rival is None else float(rival[0]))
 
 
 def power_flips(e: Evaluation) -> list[demand.PowerFlip]:

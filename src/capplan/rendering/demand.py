@@ -135,7 +135,8 @@ def power_text(e: Evaluation, flips: list[demand.PowerFlip]) -> str:
     for f in flips:
         up = f.end > f.today
         if f.at is None:
-            out.append(f"none {'above' if up else 'below'} today's price, {'up to' if up else 'down to'} {price(f.end)}")
+            out.append(f"none {'above' if up else 'below'} today's price, "
+                       f"{'up to' if up else 'down to'} {price(f.end)}")
             continue
         where = ("from" if f.closed else "above") if up else ("at or below" if f.closed else "below")
         out.append(f"{where} {price(f.at)} {f.after.name} is the cheapest that holds the SLO, "
@@ -154,7 +155,8 @@ def chart_data(e: Evaluation) -> dict:
             "step": e.display("profile_step")}
 
 
-def section(e: Evaluation, chart_file: str, power_flips: Callable[[], list[demand.PowerFlip]] = list) -> dict | None:
+def section(e: Evaluation, chart_file: str,
+            power_flips: Callable[[], list[demand.PowerFlip]] = list) -> dict | None:
     """What the demand section prints after its derivations (None without a profile): every
     strategy of every deployment, the offers' price models side by side, and the electricity prices
     at which the recommendation changes (``power_flips``, read only for a plan with a profile)."""
