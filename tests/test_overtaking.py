@@ -138,6 +138,12 @@ def test_the_record_words_the_electricity_price_flip(tmp_path, write_plan, run_m
     assert line.endswith("As the electricity price moves (today $0.2/kWh): none below today's price, down to "
                          "$0/kWh; from $1.118/kWh autoscaled on gpu is the cheapest that holds the SLO, $9,569.07 a "
                          "month against owned on gpu's $4,026.00.")
+    data = yaml.safe_load((path.parent.parent / "out" / "owned.json").read_text(encoding="utf-8"))
+    below, above = data["electricity_price_flips"]
+    assert below == {"today": 0.2, "end": 0, "at": None, "at_included": False, "recommended": "owned on gpu",
+                     "then": None, "then_monthly_cost": None}
+    assert (above["at"], above["at_included"], above["then"], above["then_monthly_cost"]) == (
+        pytest.approx(1.118, abs=1e-3), True, "autoscaled on gpu", 9569.07)
 
 
 def test_a_plan_without_an_owned_offer_has_no_power_flip(tmp_path):

@@ -120,6 +120,15 @@ def ask(e: Evaluation) -> str:
             f"{formatting.money(fixed.monthly_cost)} for the fleet sized for the peak.")
 
 
+def power_json(e: Evaluation, flips: list[demand.PowerFlip]) -> list[dict]:
+    """The electricity-price flips for the JSON document, prices in USD/kWh (``at`` null: none to ``end``)."""
+    scale = units.factor(e.model.quantities["electricity_price"].unit)
+    return [{"today": round(f.today / scale, 6), "end": round(f.end / scale, 6),
+             "at": None if f.at is None else round(f.at / scale, 6), "at_included": f.closed,
+             "recommended": f.before.name, "then": None if f.after is None else f.after.name,
+             "then_monthly_cost": None if f.after is None else round(f.after.monthly_cost, 2)} for f in flips]
+
+
 def power_text(e: Evaluation, flips: list[demand.PowerFlip]) -> str:
     """The electricity prices at which the recommendation changes, nearest on each side, in words ('' for a
     plan without an owned offer): where owning starts or stops paying, or that no price in the range does."""
