@@ -153,3 +153,36 @@ def test_a_plan_without_an_owned_offer_has_no_power_flip(tmp_path):
 
     _, e = evaluated(tmp_path, plan_data(**NO_LAG))
     assert power_flips(e) == []
+
+
+def _reference(tokens: float | None = None) -> dict:
+    """The disaggregated reference plan (8,192 prompt and 256 output tokens, every λ* estimated), its
+    one class's prompt at ``tokens``; no expect: (its counts are today's)."""
+    from conftest import ROOT
+
+    data = yaml.safe_load((ROOT / "plans" / "llama3.3-70b-disaggregated.yaml").read_text(encoding="utf-8"))
+    data.pop("expect")
+    if tokens is not None:
+        data["tables"]["classes"]["rows"][0]["prompt_tokens"] = tokens
+    return data
+
+
+def _cheapest_of_each(r) -> tuple:
+    """(monthly cost, label) of the cheapest aggregated and of the cheapest pooled feasible candidate."""
+    ev = r.evaluated
+    return tuple(min((r.value("deployments.monthly_cost", i), ev.candidates[i].label) for i in r.feasible
+                     if ev.candidates[i].pooled == pooled) for pooled in (False, True))
+
+
+def test_the_prompt_length_at_which_an_aggregated_fleet_overtakes_the_pools(write_plan):
+    """The reference plan's nearest turn below 8,192 prompt tokens: from 1,999.2 down to 1,858.8 tokens the
+    aggregated TP4 fleet costs less than either pool pair, as the ranking itself says a token inside each
+    end, and not a token outside."""
+    r, found = _overtaken(write_plan(_reference(), name="ref"))
+    (o,) = [f for f in found if f.variable == "classes.prompt_tokens" and f.at < f.today]
+    assert (o.at, o.until) == (pytest.approx(1999.2089, abs=1e-3), pytest.approx(1858.8339, abs=1e-3))
+    assert r.evaluated.candidates[o.by].label == "h200-sxm-141gb TP4"
+    for tokens, aggregated_cheaper in ((o.at - 1, True), (o.until + 1, True), (o.at + 1, False),
+                                       (o.until - 1, False)):
+        (aggregated, _), (pooled, _) = _cheapest_of_each(_ranked(write_plan(_reference(tokens), name="at")))
+        assert (aggregated < pooled) == aggregated_cheaper, tokens
