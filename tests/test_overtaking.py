@@ -30,8 +30,8 @@ def test_the_peak_below_which_one_aggregated_node_beats_two_pools_by_hand(write_
     """λ* 4 req/s aggregated at ρ 0.7: 2.8 req/s a replica, 8 on a node: one node carries ⌈p / 2.8⌉ + 1 ≤ 8
     replicas, p ≤ 19.6 req/s. The pools (λ*_P 20, λ*_D 15 req/s) take a node each at any peak up to 67.6
     req/s, so at 19.6 req/s and below (19.6 included: ⌈7⌉ = 7) one aggregated node, $29,280 a month, beats
-    the pools' two, $58,560, down to 6 req/s, the search's end (today ÷ 10); above today the pools stay
-    cheaper or as cheap (their 22.4 + 77 req/s a node against the aggregated fleet's 22.4)."""
+    the pools' two, $58,560, down to 6 req/s, the search's end (today ÷ 10); above today the pools, 100.8
+    prefill and 77.3 decode req/s a node against the aggregated fleet's 22.4, stay cheaper or as cheap."""
     path = write_plan(disaggregated(base_plan, prefill_max_rate="20 req/s", decode_max_rate="15 req/s"))
     r, found = _overtaken(path)
     assert len(found) == 1

@@ -86,6 +86,8 @@ class _Contest:
         self._probes: dict[tuple, Probe] = {}
 
     def probe(self, i: int, variable: Target) -> Probe:
+        """Candidate ``i`` as the plan it would be, its cost (and a pooled one's gates) as the decisions of
+        ``variable``: exact only in what those rest on (the search's ``wanted``)."""
         key = (i, variable)
         if key not in self._probes:
             pooled = self.ranking.evaluated.candidates[i].pooled
@@ -115,7 +117,7 @@ class _Contest:
         search inside the grid's cell (the contenders' flips there, compared between neighbours)."""
         today = self.probe(own[0], variable).today
         step = ROBUST * abs(today) / 2 if today else abs(end) / GRID
-        count = min(int(abs(end - today) / step), GRID)
+        count = max(min(int(abs(end - today) / step), GRID), 1)
         grid = [today + (end - today) * k / count for k in range(count + 1)]
         floats = [float(x) for x in grid]
         costs = {i: self._grid(i, variable, floats) for i in own + rivals}
