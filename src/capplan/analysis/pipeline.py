@@ -32,6 +32,8 @@ from capplan.errors import CapplanError
 if TYPE_CHECKING:
     from capplan.analysis.holds import PlanHolds
     from capplan.analysis.ranking import Ranking
+    from capplan.artifacts.demand import PowerFlip
+    from capplan.artifacts.ranking import Overtaken
     from capplan.analysis.simulation import Simulated
     from capplan.engine.evaluate import Evaluation
     from capplan.language.model import Model
@@ -122,6 +124,23 @@ class Artifacts:
 
         shown = self.recommended
         return None if shown is None else PlanHolds([shown], decisions_only=True)
+
+    @cached_property
+    def overtaken(self) -> list[Overtaken]:
+        """Where another candidate overtakes the recommendation as the prompt length, the peak or a
+        prefix hit rate moves (:mod:`capplan.analysis.overtaking`; none without candidates)."""
+        from capplan.analysis import overtaking               # deferred: sympy (module docstring)
+
+        ranked = self.candidates
+        return [] if ranked is None else overtaking.of_ranking(self.evaluations[0], ranked)
+
+    @cached_property
+    def power_flips(self) -> list[PowerFlip]:
+        """The electricity prices at which a traffic profile's recommended strategy changes, for a plan
+        with an owned offer (:func:`capplan.analysis.overtaking.power_flips`; none without one)."""
+        from capplan.analysis import overtaking               # deferred: sympy (module docstring)
+
+        return overtaking.power_flips(self.evaluations[0])
 
     @cached_property
     def simulation(self) -> Simulated | None:

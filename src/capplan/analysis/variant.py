@@ -27,15 +27,19 @@ from capplan.loading.plan.data import NOMINAL, Input, Scenario, TableData
 from capplan.loading.plan.entries import PREFILL_FACTS
 
 
-def of_candidate(e: Evaluation, evaluated: Evaluated, i: int) -> Evaluation:
+def of_candidate(e: Evaluation, evaluated: Evaluated, i: int, estimated: bool = False) -> Evaluation:
     """Candidate ``i`` of ``evaluated`` in the scenario ``e`` evaluates (the nominal one: the
-    plan's own numbers are the variant's nominal)."""
-    return evaluate(e.plan, scenario(e, evaluated, i), e.model)
+    plan's own numbers are the variant's nominal); ``estimated``: see :func:`scenario`."""
+    return evaluate(e.plan, scenario(e, evaluated, i, estimated), e.model)
 
 
-def scenario(e: Evaluation, evaluated: Evaluated, i: int) -> Scenario:
+def scenario(e: Evaluation, evaluated: Evaluated, i: int, estimated: bool = False) -> Scenario:
     """The scenario of candidate ``i``: the plan's nominal one as it would be with the candidate (its
-    own nominal, so that 'the nominal fleet' is the candidate's), titled as the ranking names it."""
+    own nominal, so that 'the nominal fleet' is the candidate's), titled as the ranking names it.
+
+    ``estimated``: a λ* the ranking took from the built-in estimate of a plan sized by it is left to
+    the model's formulas rather than pinned (the same number today), so that an input the estimate
+    reads (a prompt length, a prefix hit rate) moves it as it would move the ranking's."""
     c = evaluated.candidates[i]
     graph = build(e.model, e.plan.switches, batch.pinned_names(e, (c,)), nominal=True)
     origin = f"candidate {c.name}"
@@ -55,7 +59,7 @@ def scenario(e: Evaluation, evaluated: Evaluated, i: int) -> Scenario:
         changes.append(name)
     j = evaluated.scenarios.index(e.scenario.name)
     measured = evaluated.tags[i] == transfer.MEASURED and not c.pooled     # a pooled tag is its pools' rates'
-    for name in batch.PINS:
+    for name in () if estimated and by_estimate(e, evaluated, i) else batch.PINS:
         inputs[name] = Input(name, float(evaluated.values[name][i, j]), "measurement" if measured else "assumption",
                              origin, source=evaluated.basis[i] if name == "instance_max_rate" else None,
                              pinned=True)
@@ -65,6 +69,13 @@ def scenario(e: Evaluation, evaluated: Evaluated, i: int) -> Scenario:
     tables = dict(e.scenario.tables, deployments=_offer_table(e, c.offer))
     return Scenario(name=NOMINAL, title=c.label, description=f"{c.label} on {c.offer.name}", inputs=inputs,
                     tables=tables, expect=[], changes=changes)
+
+
+def by_estimate(e: Evaluation, evaluated: Evaluated, i: int) -> bool:
+    """Whether candidate ``i``'s λ* is the model's own estimate: the built-in one (no file's), in a
+    plan whose λ* is the estimate group's (``sizing: estimate``)."""
+    return (e.plan.switches.get("sizing") == "estimate" and evaluated.tags[i] == transfer.ESTIMATED
+            and evaluated.from_file(i) is None)
 
 
 def _offer_table(e: Evaluation, offer) -> TableData:

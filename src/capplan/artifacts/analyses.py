@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from capplan.artifacts.holds import FlipPoints
-    from capplan.artifacts.ranking import Ranking
+    from capplan.artifacts.demand import PowerFlip
+    from capplan.artifacts.ranking import Overtaken, Ranking
     from capplan.artifacts.simulation import Simulated
 
 
@@ -27,3 +28,9 @@ class Analyses(Protocol):
 
     @property
     def recommended_holds(self) -> FlipPoints | None: ...
+
+    @property
+    def overtaken(self) -> list[Overtaken]: ...
+
+    @property
+    def power_flips(self) -> list[PowerFlip]: ...

@@ -46,6 +46,21 @@ class Strategy:
         return f"{self.kind} on {self.deployment}"
 
 
+@dataclass(frozen=True)
+class PowerFlip:
+    """Where the electricity price changes the recommended strategy (an owned fleet pays its power; a
+    rented offer's price includes it), every other input as today: past ``at`` (``at`` itself when
+    ``closed``) ``after`` is the cheapest that holds, at ``after.monthly_cost`` there; ``at`` None:
+    no price between today's and ``end`` does (base units, USD per joule)."""
+
+    today: float
+    end: float
+    at: float | None
+    closed: bool
+    before: Strategy
+    after: Strategy | None
+
+
 def has_profile(e: Evaluation) -> bool:
     return "profile.serving_replicas" in e.values
 

@@ -81,6 +81,25 @@ class PeakFlip:
 
 
 @dataclass(frozen=True)
+class Overtaken:
+    """Where another candidate becomes cheaper than the recommendation as one input moves, every other
+    as today (:mod:`capplan.analysis.overtaking`; base units): ``by`` costs less than each of
+    ``rivals`` for every value from ``at`` to ``until`` (``at`` itself included when ``closed``), the
+    nearest such run on its side of ``today``."""
+
+    variable: str               # the model's name: 'classes.prompt_tokens', 'peak_arrival_rate'
+    index: int | None           # the table row (a class) the variable is a cell of; None for a scalar
+    today: float
+    at: float
+    until: float
+    closed: bool
+    by: int                     # the candidate that becomes cheaper
+    rival: int                  # the cheapest of the recommendation's side there
+    cost: float                 # ``by``'s monthly cost just past ``at``
+    rival_cost: float           # ``rival``'s
+
+
+@dataclass(frozen=True)
 class SameSource:
     """The cheapest feasible candidate, and its monthly cost (base units), had every candidate's λ*
     come from one provenance: ``transferred`` (from the measured reference) or ``estimated`` (the

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -24,7 +25,8 @@ from capplan import formatting
 from capplan.artifacts import ranking as ranked
 from capplan.artifacts import transfer
 from capplan.artifacts.declared import holds_spec
-from capplan.artifacts.ranking import Ranking
+from capplan.artifacts.ranking import Overtaken, Ranking
+from capplan.language import units
 from capplan.rendering.choices import Option, Risk, holds_across
 
 SHOWN = 40                      # rows the record's table shows (the JSON has them all)
@@ -69,10 +71,12 @@ class Chain:
 
 
 class CandidatesView:
-    def __init__(self, ranking: Ranking, evaluations):
+    def __init__(self, ranking: Ranking, evaluations, overtaken: Callable[[], list[Overtaken]] = list):
+        """``overtaken``: the flips of the inputs a serving choice turns on, computed when first read."""
         self.ranking = ranking
         self.evaluated = ranking.evaluated
         self.evaluations = evaluations
+        self._overtaken = overtaken
 
     @property
     def sentence(self) -> str:
@@ -336,6 +340,39 @@ class CandidatesView:
                        f"(today {formatting.number(self._value('rho_target', r.runner_up), 3)})")
         return out
 
+    @cached_property
+    def overtaken(self) -> list[str]:
+        """Where another candidate overtakes the recommendation as the prompt, the peak or a prefix hit
+        rate moves, nearest first on each side (:mod:`capplan.analysis.overtaking`), in words."""
+        return [self._overtaken_text(o) for o in self._overtaken()]
+
+    def _overtaken_text(self, o: Overtaken) -> str:
+        ev, e = self.evaluated, self.evaluations[0]
+        q = e.model.quantities[o.variable]
+        scale = units.factor(q.unit)
+        n = lambda x: formatting.number(x / scale, 4)  # noqa: E731 (the variable in its display unit)
+        up = o.at > o.today
+        where = (("from {at} up to {until}" if o.closed else "above {at} and up to {until}") if up else
+                 ("at {at} or below, down to {until}" if o.closed else "below {at}, down to {until}"))
+        where = where.format(at=n(o.at), until=n(o.until))
+        cls = None if o.index is None else e.display("classes.name")[o.index]
+        if o.variable == "peak_arrival_rate":
+            what = f"a peak {where} req/s (today {n(o.today)} req/s)"
+        elif q.column == "prompt_tokens":
+            out = e.display("classes.output_tokens")[o.index]
+            ratio = lambda x: formatting.number(x / scale / out, 3)  # noqa: E731
+            what = (f"class {cls}'s prompts {where} tokens ({ratio(o.at)}:1 to {ratio(o.until)}:1 input to output at "
+                    f"its {formatting.number(out)} output tokens; today {n(o.today)} tokens, {ratio(o.today)}:1)")
+        else:
+            what = f"class {cls}'s {q.column.replace('_', ' ')} {where} (today {n(o.today)})"
+        by, rival = ev.candidates[o.by], ev.candidates[o.rival]
+        kinds = by.pooled != rival.pooled
+        name = lambda c: f"{c.label}{', aggregated' if kinds and not c.pooled else ''} on {c.offer.name}"  # noqa: E731
+        money = formatting.money
+        against = (f"{money(o.rival_cost)} a month" if math.isfinite(o.rival_cost)
+                   else "a fleet that cannot serve there")
+        return f"For {what}, {name(by)} costs less than {name(rival)}: {money(o.cost)} against {against}"
+
     def risks(self, reference: str) -> list[Risk]:
         """What swaps #1 and #2, as the first screen ranks risks (distance: the relative move of
         the input that swaps them), and offers priced long before ``reference`` (the plan's newest
@@ -530,10 +567,23 @@ class CandidatesView:
                     "runner_up_lambda_star_at_least": _num(f.runner_lambda, 6) if f.runner_lambda else None,
                     "cheapest_above_peak": _peak_json(f.peak_above, ev),
                     "cheapest_at_or_below_peak": _peak_json(f.peak_below, ev)},
+                "overtaken": [self._overtaken_json(o) for o in self._overtaken()],
                 "p_winner_stays": r.stays, "draws": r.draws, "recommendation": self.sentence,
                 "if_every_lambda_from": [{"provenance": s.provenance, "winner": ev.candidates[s.winner].name,
                                           "monthly_cost": _num(s.monthly, 2)} for s in r.same_source],
                 "unpriced_gpus": list(ev.unpriced)}
+
+
+    def _overtaken_json(self, o: Overtaken) -> dict:
+        """One flip of :attr:`overtaken` for the JSON, the input in its display unit."""
+        e, ev = self.evaluations[0], self.evaluated
+        q = e.model.quantities[o.variable]
+        scale = units.factor(q.unit)
+        name = o.variable if o.index is None else f"{q.table}[{e.display('classes.name')[o.index]}].{q.column}"
+        return {"input": name, "unit": q.unit, "today": _num(o.today / scale), "at": _num(o.at / scale),
+                "until": _num(o.until / scale),
+                "at_included": o.closed, "candidate": ev.candidates[o.by].name, "monthly_cost": _num(o.cost, 2),
+                "against": ev.candidates[o.rival].name, "against_monthly_cost": _num(o.rival_cost, 2)}
 
 
 def _peak_json(flip, ev) -> dict | None:
@@ -583,8 +633,9 @@ def option_name(ranking: Ranking, i: int) -> str:
     return f"{nodes:g} × {c.offer.name} ({c.label})"
 
 
-def build(ranking: Ranking | None, evaluations) -> CandidatesView | None:
-    return CandidatesView(ranking, evaluations) if ranking is not None else None
+def build(ranking: Ranking | None, evaluations,
+          overtaken: Callable[[], list[Overtaken]] = list) -> CandidatesView | None:
+    return CandidatesView(ranking, evaluations, overtaken) if ranking is not None else None
 
 
 def dearer(ranking: Ranking, i: int, money=formatting.money) -> str:

@@ -8,9 +8,12 @@ formatted as the rest of the record formats it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from capplan import formatting
 from capplan.artifacts import demand
 from capplan.engine.evaluate import Evaluation
+from capplan.language import units
 from capplan.rendering.choices import Option
 from capplan.rendering.present import shown
 
@@ -117,6 +120,40 @@ def ask(e: Evaluation) -> str:
             f"{formatting.money(fixed.monthly_cost)} for the fleet sized for the peak.")
 
 
+def power_json(e: Evaluation, flips: list[demand.PowerFlip]) -> list[dict]:
+    """The electricity-price flips for the JSON document, prices in USD/kWh (``at`` null: none to ``end``)."""
+    scale = units.factor(e.model.quantities["electricity_price"].unit)
+    return [{"today": round(f.today / scale, 6), "end": round(f.end / scale, 6),
+             "at": None if f.at is None else round(f.at / scale, 6), "at_included": f.closed,
+             "recommended": f.before.name, "then": None if f.after is None else f.after.name,
+             "then_monthly_cost": None if f.after is None else round(f.after.monthly_cost, 2)} for f in flips]
+
+
+def power_text(e: Evaluation, flips: list[demand.PowerFlip]) -> str:
+    """The electricity prices at which the recommendation changes, nearest on each side, in words ('' for a
+    plan without an owned offer): where owning starts or stops paying, or that no price in the range does."""
+    scale = units.factor(e.model.quantities["electricity_price"].unit)
+    price = lambda x: f"${formatting.number(x / scale, 4)}/kWh"  # noqa: E731
+    if not flips:
+        return ""
+    if all(f.at is None for f in flips):
+        ends = sorted(f.end for f in flips)
+        return (f"No electricity price from {price(ends[0])} to {price(ends[-1])} changes the recommendation "
+                f"(today {price(flips[0].today)}).")
+    out = []
+    for f in flips:
+        up = f.end > f.today
+        if f.at is None:
+            out.append(f"none {'above' if up else 'below'} today's price, "
+                       f"{'up to' if up else 'down to'} {price(f.end)}")
+            continue
+        where = ("from" if f.closed else "above") if up else ("at or below" if f.closed else "below")
+        out.append(f"{where} {price(f.at)} {f.after.name} is the cheapest that holds the SLO, "
+                   f"{formatting.money(f.after.monthly_cost)} a month against {f.before.name}'s "
+                   f"{formatting.money(f.before.monthly_cost)}")
+    return f"As the electricity price moves (today {price(flips[0].today)}): " + "; ".join(out) + "."
+
+
 def chart_data(e: Evaluation) -> dict:
     """The profile in display units: start (h), arrival rate, capacity requested and serving (req/s),
     and the share of each interval the serving capacity is short (its start, while replicas boot)."""
@@ -127,13 +164,16 @@ def chart_data(e: Evaluation) -> dict:
             "step": e.display("profile_step")}
 
 
-def section(e: Evaluation, chart_file: str) -> dict | None:
+def section(e: Evaluation, chart_file: str,
+            power_flips: Callable[[], list[demand.PowerFlip]] = list) -> dict | None:
     """What the demand section prints after its derivations (None without a profile): every
-    strategy of every deployment, the offers' price models side by side."""
+    strategy of every deployment, the offers' price models side by side, and the electricity prices
+    at which the recommendation changes (``power_flips``, read only for a plan with a profile)."""
     found = _formatted(e, demand.strategies(e))
     if not found:
         return None
     return {"options": found, "sentence": sentence(e), "chart_file": chart_file,
+            "power": power_text(e, power_flips()),
             "risk": shown(e, "slo_risk_intervals").text, "lead": shown(e, "prewarm_lead").text,
             "risk_time": shown(e, "slo_risk_time").text, "whole": shown(e, "scale_up_whole_intervals").text,
             "fraction": f"{e.display('scale_up_fraction'):.0%}", "down": shown(e, "scale_down_intervals").text,

@@ -18,6 +18,7 @@ import numpy as np
 
 from capplan import formatting
 from capplan.engine.evaluate import Evaluation
+from capplan.rendering import demand as demandview
 from capplan.rendering import jsontext
 from capplan.rendering.present import replaced_formula
 from capplan.rendering.keyresults import ScenarioView
@@ -62,6 +63,8 @@ class Document:
             "breakeven": view.holds.breakeven,
             **({"simulation": view.simulation.as_json()} if view.simulation else {}),
             **({"candidates": view.candidates.as_json()} if view.candidates else {}),
+            **({"electricity_price_flips": demandview.power_json(view.nominal, view.artifacts.power_flips)}
+               if view.artifacts.power_flips else {}),
         }
 
     def scenario(self, i: int) -> dict:

@@ -165,7 +165,7 @@ class PlanView:
     @cached_property
     def candidates(self) -> CandidatesView | None:
         """The candidates' ranking and recommendation (:mod:`capplan.rendering.candidates`), or None."""
-        return candidatesview.build(self.artifacts.candidates, self.evaluations)
+        return candidatesview.build(self.artifacts.candidates, self.evaluations, lambda: self.artifacts.overtaken)
 
     @cached_property
     def simulation(self) -> SimulationView | None:
@@ -247,7 +247,8 @@ class PlanView:
             note = sentence(part["note"], **_context(e)) if part.get("note") else ""
             parts.append({"title": part["title"], "rows": rows, "tables": tables, "gate": gate, "sweep": sweep,
                           "note": note})
-        demand = demandview.section(e, self.chart_file("demand")) if spec.get("demand") else None
+        demand = demandview.section(e, self.chart_file("demand"), lambda: self.artifacts.power_flips) \
+            if spec.get("demand") else None
         return {"title": spec["title"], "parts": parts, **({"demand": demand} if demand else {}),
                 "sensitivity": self._sensitivity() if spec.get("sensitivity") else None,
                 "holds": self.holds.section(self.chart_file("holds")) if spec.get("holds") else None}
