@@ -28,7 +28,9 @@ from conftest import BASE_PLAN, ROOT
 from capplan.analysis import candidates as batch
 from capplan.analysis import ranking as ranked
 from capplan.analysis.pipeline import evaluate_plan, load_plan
+from capplan.artifacts import transfer
 from capplan.errors import CapplanError
+from capplan.loading import catalog
 from capplan.rendering import candidates as candidatesview
 from capplan.rendering.candidates import CandidatesView
 
@@ -128,7 +130,7 @@ def test_a_transferred_lambda_is_the_measured_one_times_the_bandwidth_ratio():
     assert ev.tags[i] == "transferred"
     assert ev.values["instance_max_rate"][i, 0] == pytest.approx(4 * ratio, rel=1e-11)      # settled to 12 digits
     assert ev.basis[i].startswith(f"{ratio:.3g} × 4 req/s measured on a100-sxm4-40gb TP8 bf16 (decode-bound")
-    assert ev.band[i] == pytest.approx(0.35)
+    assert ev.band[i] == pytest.approx(transfer.TRANSFER_BAND)
     assert ev.tags[ev.reference] == "measured"
 
 
@@ -264,9 +266,10 @@ def test_without_a_measured_candidate_every_lambda_is_estimated_with_its_band(wr
     evaluations, r = ranking_of(write_plan, plan)
     ev = r.evaluated
     assert ev.tags == ["estimated"] and ev.reference is None
-    assert ev.band[0] == 0.4 and ev.values["instance_max_rate"][0, 0] > 0       # vLLM's estimate_band (engines.yaml)
+    band = float(catalog.lookup("engine", "vllm").values["estimate_band"]["value"])
+    assert ev.band[0] == band and ev.values["instance_max_rate"][0, 0] > 0       # vLLM's estimate_band (engines.yaml)
     assert ev.basis[0].startswith("the mixed-batch roofline and Little's law at the engine's step factor (")
-    assert ev.basis[0].endswith("predicted: ±40 % on the calibration points)")
+    assert ev.basis[0].endswith(f"predicted: ±{100 * band:.0f} % on the calibration points)")
     view = CandidatesView(r, evaluations)
     assert view.rests_on[0].endswith("its latencies are predicted means, not percentiles")
 

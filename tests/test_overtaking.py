@@ -65,34 +65,38 @@ def test_a_plan_without_pools_or_hit_rates_has_no_such_flip(write_plan):
 
 
 def test_the_hit_rate_above_which_a_rival_is_cheaper(write_plan):
-    """Half of the 8,000-token prompt cached: h100 TP2 wins on 4 nodes ($117,120). As h rises each estimated
-    λ* rises (the prefill the step grows by shrinks), and h200 TP2's fleet steps down to 3 nodes ($109,800)
-    where 60 / (0.7 λ*) crosses a whole number of replicas; at that h (included) and above it is the cheaper,
-    as the ranking itself says at h and not 10⁻⁹ below it."""
+    """Half of the 8,000-token prompt cached: h200 TP1 wins on 3 p5e nodes ($109,800). As h rises each
+    estimated λ* rises (the prefill the step grows by shrinks), and h100 TP2's fleet steps down to 3 p5
+    nodes ($87,840) where 60 / (0.7 λ*) crosses a whole number of replicas; at that h (included) and
+    above it is the cheaper, as the ranking itself says at h and not 10⁻⁹ below it. Below today the other
+    way round: under h ≈ 0.431 h100 TP1 ($117,120) undercuts the winner's then 4 nodes ($146,400)."""
     path = write_plan(_rag(0.5), name="rag")
     r, found = _overtaken(path)
-    (o,) = found
     ev = r.evaluated
+    (o,) = [f for f in found if f.at > f.today]
+    assert ev.candidates[r.winner].label == "h200-sxm-141gb TP1"
     assert (o.variable, o.index, o.today) == ("classes.prefix_hit_rate", 0, 0.5)
-    assert (ev.candidates[o.by].label, ev.candidates[o.rival].label) == ("h200-sxm-141gb TP2", "h100-sxm5-80gb TP2")
-    assert (o.cost, o.rival_cost, o.closed) == (pytest.approx(3 * 36600), pytest.approx(4 * 29280), True)
-    assert o.at > o.today and o.until > o.at
+    assert (ev.candidates[o.by].label, ev.candidates[o.rival].label) == ("h100-sxm5-80gb TP2", "h200-sxm-141gb TP1")
+    assert (o.cost, o.rival_cost, o.closed) == (pytest.approx(3 * 29280), pytest.approx(3 * 36600), True)
+    assert o.until > o.at
     at = _ranked(write_plan(_rag(o.at), name="at"))
     below = _ranked(write_plan(_rag(o.at - 1e-9), name="below"))
-    assert at.evaluated.candidates[at.winner].label == "h200-sxm-141gb TP2"
-    assert below.evaluated.candidates[below.winner].label == "h100-sxm5-80gb TP2"
+    assert at.evaluated.candidates[at.winner].label == "h100-sxm5-80gb TP2"
+    assert below.evaluated.candidates[below.winner].label == "h200-sxm-141gb TP1"
     lam = at.value("instance_max_rate", o.by)
     replicas = 60 / (0.7 * lam)
     assert replicas == pytest.approx(round(replicas), abs=1e-9)             # the ceil's step: exactly whole
+    (down,) = [f for f in found if f.at < f.today]
+    assert (ev.candidates[down.by].label, down.cost, down.rival_cost) == ("h100-sxm5-80gb TP1", 117120, 146400)
 
 
 def test_the_hit_rate_flip_is_in_the_record(write_plan, run_main):
     path = write_plan(_rag(0.5), name="rag")
     assert run_main("build", str(path))[0] == 0
     record = (path.parent.parent / "out" / "rag.md").read_text(encoding="utf-8")
-    line = next(x for x in record.splitlines() if x.startswith("- For class rag's prefix hit rate from 0.5071 up to"))
-    assert line.endswith("(today 0.5), h200-sxm-141gb TP2 on p5e costs less than h100-sxm5-80gb TP2 on p5: "
-                         "$109,800.00 against $117,120.00 a month")
+    line = next(x for x in record.splitlines() if x.startswith("- For class rag's prefix hit rate from 0.5139 up to"))
+    assert line.endswith("(today 0.5), h100-sxm5-80gb TP2 on p5 costs less than h200-sxm-141gb TP1 on p5e: "
+                         "$87,840.00 against $109,800.00 a month")
 
 
 
@@ -175,12 +179,12 @@ def _cheapest_of_each(r) -> tuple:
 
 
 def test_the_prompt_length_at_which_an_aggregated_fleet_overtakes_the_pools(write_plan):
-    """The reference plan's nearest turn below 8,192 prompt tokens: from 1,999.2 down to 1,858.8 tokens the
+    """The reference plan's nearest turn below 8,192 prompt tokens: from 1,481.3 down to 1,376.8 tokens the
     aggregated TP4 fleet costs less than either pool pair, as the ranking itself says a token inside each
     end, and not a token outside."""
     r, found = _overtaken(write_plan(_reference(), name="ref"))
     (o,) = [f for f in found if f.variable == "classes.prompt_tokens" and f.at < f.today]
-    assert (o.at, o.until) == (pytest.approx(1999.2089, abs=1e-3), pytest.approx(1858.8339, abs=1e-3))
+    assert (o.at, o.until) == (pytest.approx(1481.3022, abs=1e-3), pytest.approx(1376.8225, abs=1e-3))
     assert r.evaluated.candidates[o.by].label == "h200-sxm-141gb TP4"
     for tokens, aggregated_cheaper in ((o.at - 1, True), (o.until + 1, True), (o.at + 1, False),
                                        (o.until - 1, False)):
