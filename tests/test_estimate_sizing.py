@@ -21,6 +21,9 @@ from capplan.errors import CapplanError
 from capplan.loading import catalog
 
 
+VLLM_BAND = float(catalog.lookup("engine", "vllm").values["estimate_band"]["value"])    # engines.yaml
+
+
 def estimated(**changes):
     """The three-candidate plan with no sweep and no given λ*: every λ* is the model's estimate."""
     plan = three()
@@ -55,7 +58,7 @@ def test_every_candidate_is_estimated_and_the_plans_own_has_the_plans_lambda(wri
     _, evaluations = evaluate_plan(write_plan(estimated()))
     r = ranked.rank(evaluations, batch.evaluate(evaluations), draws=50)
     ev = r.evaluated
-    assert ev.tags == ["estimated"] * 4 and ev.reference is None and (ev.band == 0.4).all()   # vLLM's held-out band (engines.yaml)
+    assert ev.tags == ["estimated"] * 4 and ev.reference is None and (ev.band == VLLM_BAND).all()   # vLLM's held-out band
     own = next(i for i, c in enumerate(ev.candidates) if c.label == "h100-sxm5-80gb TP1")
     assert ev.values["instance_max_rate"][own, 0] == pytest.approx(float(evaluations[0].values["instance_max_rate"]))
     assert ev.feasible.all()
@@ -81,7 +84,8 @@ def test_the_record_says_lambda_is_estimated_on_its_first_screen(write_plan, run
     assert code == 0, err
     record = (tmp_path / "out" / "test-plan.md").read_text(encoding="utf-8")
     first = record.split("\n## ")[0]
-    assert "λ\\* is estimated, not measured: the plan sizes from the model's throughput estimate for vLLM (±40 %" in first
+    assert ("λ\\* is estimated, not measured: the plan sizes from the model's throughput estimate for vLLM "
+            f"(±{100 * VLLM_BAND:.0f} %") in first
     baseline = record[record.index("\n## Baseline"):record.index("\n## 1. ")]       # the plan's own, after the candidates
     assert "| from the throughput estimate (lambda\\* of the mixed-batch roofline, estimated, not measured" in baseline
     assert "- `instance_max_rate` = " in first                # first of the pending measurements

@@ -4,6 +4,7 @@ of the variable, and give what they give one by one: the same values, the same f
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import pytest
@@ -65,3 +66,15 @@ def test_a_power_of_an_unchosen_branchs_nan_is_nan():
     assert math.isnan(exact._Numbers.power(math.nan, Fraction(1024)))
     assert math.isnan(exact._Numbers.power(Fraction(15, 16), math.nan))
     assert exact._Numbers.power(Fraction(15, 16), Fraction(2)) == Fraction(225, 256)
+
+
+def test_one_to_a_power_of_the_symbol_is_one_so_a_dense_models_flips_keep_their_closed_form():
+    """A dense model's expert share, if(E > 0, 1 - (1 - k / max(E, 1))^B, 1) with k = E = 0, raised to a
+    decode batch B the flip variable moves: the branch not taken is 1 - 1^B, whose power must not cost
+    the closed form (it did: the search fell back to bracketing the estimate's λ* against max_num_seqs)."""
+    x = sympy.Symbol("x")
+    assert exact._Symbols.power(Fraction(1), x) == 1
+    assert exact._Symbols.power(math.nan, x) is sympy.nan
+    assert exact._Symbols.power(x, Fraction(2)) == x ** 2
+    with pytest.raises(exact.NotClosedForm):
+        exact._Symbols.power(Fraction(15, 16), x)

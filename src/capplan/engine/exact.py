@@ -168,7 +168,7 @@ class _Symbols:
     both = staticmethod(_either(_Numbers.both, sympy.And))
     either = staticmethod(_either(_Numbers.either, sympy.Or))
     negate = staticmethod(_either(operator.not_, sympy.Not))
-    power = staticmethod(_either(_Numbers.power, lambda b, e: b ** _whole(e)))
+    power = staticmethod(_either(_Numbers.power, lambda b, e: _symbolic_power(b, e)))
     total = staticmethod(sum)
     number = staticmethod(_Numbers.number)
 
@@ -179,6 +179,17 @@ class _Symbols:
     @staticmethod
     def first(pieces, reason):
         return _piecewise(pieces)
+
+
+def _symbolic_power(base, exponent):
+    """``base ** exponent`` where one of them holds the symbol: 1 where the base is exactly 1 (a dense
+    model's expert share, 1 - (1 - 0)^B, in the if() branch it does not take), NaN where the base is
+    (a division by zero in such a branch), else a whole power."""
+    if isinstance(base, float) and base != base:
+        return sympy.nan
+    if isinstance(base, Fraction | int) and base == 1:
+        return 1
+    return base ** _whole(exponent)
 
 
 def _whole(exponent) -> int:
