@@ -66,26 +66,34 @@ def test_the_hit_rate_flips_are_on_the_nominal_sheet(rag):
     assert down[2] == pytest.approx(0.4314, abs=1e-4) and down[6] == pytest.approx(117_120)
 
 
+@pytest.fixture(scope="module")
+def owned(tmp_path_factory):
+    return _built(tmp_path_factory.mktemp("flips-owned"), _owned_plan("0.2 USD/kWh"), "owned")
+
+
 @pytest.mark.parametrize("engine", recalc.engine_params())
-def test_the_flips_recalculate(rag, engine, tmp_path):
-    book, source = rag
-    out = engine.recalc([source], tmp_path)
-    wb = recalc.values(out[source])
-    assert not recalc.error_cells(wb)
-    assert not recalc.mismatches(book.cells, wb, limit=0, engine=engine)
-    header, *rows = _block(wb["nominal"])
+def test_the_flips_recalculate(rag, owned, engine, tmp_path):
+    out = engine.recalc([rag[1], owned[1]], tmp_path)
+    for book, source in (rag, owned):
+        wb = recalc.values(out[source])
+        assert not recalc.error_cells(wb)
+        assert not recalc.mismatches(book.cells, wb, limit=0, engine=engine)
+    header, *rows = _block(recalc.values(out[rag[1]])["nominal"])
     assert sorted(round(r[5], 3) for r in rows) == [-0.137, 0.028]      # (0.4314 − 0.5) / 0.5, (0.5139 − 0.5) / 0.5
     assert all(r[1] == 0.5 and r[5] == pytest.approx((r[2] - 0.5) / 0.5, rel=1e-12) for r in rows)
 
 
-def test_the_electricity_price_flip_is_on_the_nominal_sheet(tmp_path):
+def test_the_electricity_price_flip_is_on_the_nominal_sheet(owned):
     """test_overtaking's owned node: from $1.118/kWh the autoscaled fleet ($9,569.07) is the cheapest
-    that holds; below today's $0.2/kWh no price changes the choice (no row)."""
-    book, source = _built(tmp_path, _owned_plan("0.2 USD/kWh"), "owned")
+    that holds; below today's $0.2/kWh no price changes the choice (no row). The autoscaled fleet's
+    cost does not move with the price: the row links its cell."""
+    book, source = owned
+    (link,) = [c for c in book.cells if c.quantity == "deployments.autoscaled_monthly_cost" and c.role == "holds"]
+    assert link.expected == pytest.approx(9569.07, abs=0.01)
     header, *rows = _block(load_workbook(source)["nominal"])
     (row,) = rows
     assert row[0] == "Price of electricity where the fleet runs (c_kWh)"
     assert row[2] == pytest.approx(1.118, abs=1e-3) and row[3] == pytest.approx(2.0)     # the search's end, ×10
     assert row[4] == ("From $1.118/kWh autoscaled on gpu is the cheapest that holds the SLO, $9,569.07 a month "
                       "against owned on gpu's $4,026.00")
-    assert row[6] == pytest.approx(9569.07, abs=0.01)
+    assert row[6].startswith("='nominal'!")                              # the strategy's own cell

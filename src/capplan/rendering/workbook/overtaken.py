@@ -7,9 +7,11 @@ a class's prompt length or a prefix hit rate moves (:mod:`capplan.analysis.overt
 strategy (``Artifacts.power_flips``; a price past which none does is no row). One row each: the
 input, today's value (a link to its cell), where the run starts and ends, what becomes cheaper (the
 record's sentence), the margin (a formula of those cells) and the cheaper option's monthly cost at
-the flip. The flip points and that cost are searched for, not a formula of the sheet's cells (a
-contender's cost steps with whole replicas and nodes, and an estimated λ* moves with the input), so
-they are capplan's as of the build, in grey, as the holds table's searched flips are.
+the flip. The flip points are searched for, not a formula of the sheet's cells (a contender's cost
+steps with whole replicas and nodes, and an estimated λ* moves with the input), so they are
+capplan's as of the build, in grey, as the holds table's searched flips are; so is a candidate's
+cost there. A rented strategy's cost does not move with the electricity price: at the flip it is
+its cell on the sheet, and the row links it.
 """
 
 from __future__ import annotations
@@ -33,16 +35,17 @@ if TYPE_CHECKING:
 
 TITLE = "How far the recommendation holds"
 HEADERS = ("Input", "Today", "Flip at (found)", "Until (found)", "What becomes cheaper", "Margin",
-           "Its monthly cost (found)")
+           "Its monthly cost there")
 NOTE = ("Where another option becomes cheaper than the recommendation as one input moves, every other as today.",
-        "In grey, capplan's flip search as of the build (rebuild to update): where the run starts and ends, and its cost.")
+        "In grey, capplan's flip search as of the build (rebuild to update): where the run starts and ends, a cost it found.")
 TODAY, AT, UNTIL, WHAT, MARGIN, COST = 2, 3, 4, 5, 6, 7      # columns
 
 
 @dataclass(frozen=True)
 class _Flip:
     """One found flip as a row shows it: the input (a table's row of it), its values in base units,
-    the sentence, and the cheaper option's monthly cost (USD) and the quantity that cost is."""
+    the sentence, and the cheaper option's monthly cost (USD), the quantity that cost is and, where
+    it is a cell of the sheet, its row of that quantity's table (None: a found value)."""
 
     name: str
     index: int | None
@@ -52,6 +55,7 @@ class _Flip:
     text: str
     cost: float
     costed: str
+    costed_row: int | None = None
 
 
 def _found(book: Book) -> list[_Flip]:
@@ -61,12 +65,13 @@ def _found(book: Book) -> list[_Flip]:
     if view.candidates is not None:
         out += [_Flip(o.variable, o.index, o.today, o.at, o.until, text, o.cost, MONTH)
                 for o, text in zip(artifacts.overtaken, view.candidates.overtaken)]
-    price = price_text(book.nominal)
+    price, names = price_text(book.nominal), list(book.nominal.display("deployments.name"))
     for f in artifacts.power_flips:
         if f.at is not None:
             clause = power_clause(f, price)
+            rented = None if f.after.kind == demand.OWNED else names.index(f.after.deployment)
             out.append(_Flip("electricity_price", None, f.today, f.at, f.end, clause[:1].upper() + clause[1:],
-                             f.after.monthly_cost, demand.COSTS[f.after.kind]))
+                             f.after.monthly_cost, demand.COSTS[f.after.kind], rented))
     return out
 
 
@@ -92,10 +97,16 @@ def _row(book: Book, ws: Sheet, flip: _Flip, r: int) -> None:
     book.formula(ws, today, nominal.link(flip.name, flip.index), flip.name, scenario, flip.index, "holds",
                  shown(flip.today))
     styles.dress(today, number_format=book.number_format(flip.name))
-    for column, value, quantity, fmt in (
-            (AT, shown(flip.at), flip.name, flip_format(book, flip.name, shown(flip.at))),
-            (UNTIL, shown(flip.until), flip.name, flip_format(book, flip.name, shown(flip.until))),
-            (COST, flip.cost, flip.costed, book.number_format(MONTH))):
+    found = [(AT, shown(flip.at), flip.name, flip_format(book, flip.name, shown(flip.at))),
+             (UNTIL, shown(flip.until), flip.name, flip_format(book, flip.name, shown(flip.until)))]
+    if flip.costed_row is None:
+        found.append((COST, flip.cost, flip.costed, book.number_format(MONTH)))
+    else:                                                              # a rented strategy's own cell
+        cost = ws.cell(r, COST)
+        book.formula(ws, cost, nominal.link(flip.costed, flip.costed_row), flip.costed, scenario, flip.costed_row,
+                     "holds", flip.cost)
+        styles.dress(cost, number_format=book.number_format(MONTH))
+    for column, value, quantity, fmt in found:
         cell = ws.cell(r, column)
         cell.number(cell_number(value))
         styles.dress(cell, styles.unit, number_format=fmt)            # a number as of the build: grey
