@@ -58,7 +58,8 @@ def test_the_profile_is_one_row_per_interval_with_formulas(built):
     for cost in ("deployments.spot_monthly_cost", "deployments.owned_monthly_cost"):
         roles = [c.role for c in book.cells if c.quantity == cost]
         assert set(roles) == {"derived", "summary"} and roles.count("summary") == 1     # the Summary links it
-    assert {c.role for c in book.cells if c.quantity == "electricity_price"} == {"input"}
+    # the price is an input (its flip, under how far the recommendation holds, is capplan's as of the build)
+    assert {c.role for c in book.cells if c.quantity == "electricity_price"} == {"input", "holds"}
 
 
 @pytest.mark.parametrize("engine", recalc.engine_params())
@@ -73,7 +74,8 @@ def test_spreadsheet_engines_recalculate_the_profile(built, engine, tmp_path):
     assert after.display("slo_risk_intervals") > before.display("slo_risk_intervals")
     changed = recalc.values(out[edited])
     assert not recalc.error_cells(changed)
-    assert not recalc.mismatches(expected.cells, changed, limit=0, engine=engine)
+    # the flips found as of the build (role holds) stay as built: a rebuild moves them, not an edit
+    assert not recalc.mismatches([c for c in expected.cells if c.role != "holds"], changed, limit=0, engine=engine)
 
 
 @pytest.mark.parametrize("engine", recalc.engine_params())

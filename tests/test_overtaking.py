@@ -190,3 +190,34 @@ def test_the_prompt_length_at_which_an_aggregated_fleet_overtakes_the_pools(writ
                                        (o.until - 1, False)):
         (aggregated, _), (pooled, _) = _cheapest_of_each(_ranked(write_plan(_reference(tokens), name="at")))
         assert (aggregated < pooled) == aggregated_cheaper, tokens
+
+
+def _warnings(record: str) -> list[str]:
+    """The numbered lines of the first screen's 'What can change this decision' box."""
+    box = record[record.index("**What can change this decision**"):].split("\n\n", 1)[0]
+    return [line for line in box.splitlines() if line[:4].rstrip(". ").removeprefix("> ").isdigit()]
+
+
+def test_a_hit_rate_flip_within_a_quarter_of_today_is_a_risk_on_the_first_screen(write_plan, run_main):
+    """The rag plan's hit rate flips at 0.5139 above today's 0.5 (2.77 %) and at 0.4314 below (13.7 %):
+    the nearer one joins the risks in its distance order, after the peak 2.15 % lower and before the
+    peak 11.2 % higher."""
+    path = write_plan(_rag(0.5), name="rag")
+    assert run_main("build", str(path))[0] == 0
+    lines = _warnings((path.parent.parent / "out" / "rag.md").read_text(encoding="utf-8"))
+    assert lines[1] == ("> 2. `classes[rag].prefix_hit_rate` 2.77 % higher (0.5139; today 0.5): h100-sxm5-80gb TP2 "
+                        "on p5 costs less than h200-sxm-141gb TP1 on p5e up to 0.6684 ($87,840.00 against "
+                        "$109,800.00 a month).")
+    assert lines[0].startswith("> 1. `peak_arrival_rate` 2.15 % lower") and "11.2 % higher" in lines[2]
+    assert sum("prefix_hit_rate" in line for line in lines) == 1         # the nearer side only
+
+
+def test_a_flip_farther_than_a_quarter_of_today_is_no_risk(write_plan, run_main, base_plan):
+    """The pools lose to one aggregated node only at a peak of 19.6 req/s or below, 67 % under today's 60:
+    the record says so under how far the recommendation holds, the first screen's risks do not."""
+    split = write_plan(disaggregated(base_plan, prefill_max_rate="20 req/s", decode_max_rate="15 req/s"), name="split")
+    assert run_main("build", str(split))[0] == 0
+    record = (split.parent.parent / "out" / "split.md").read_text(encoding="utf-8")
+    assert "- For a peak at 19.6 or below" in record
+    lines = _warnings(record)
+    assert len(lines) == 1 and "the chance each decision holds" in lines[0]      # the odds alone, no flip

@@ -365,18 +365,45 @@ class CandidatesView:
                     f"its {formatting.number(out)} output tokens; today {n(o.today)} tokens, {ratio(o.today)}:1)")
         else:
             what = f"class {cls}'s {q.column.replace('_', ' ')} {where} (today {n(o.today)})"
-        by, rival = ev.candidates[o.by], ev.candidates[o.rival]
+        return f"For {what}, {self._cheaper(o)}: {_costs(o)}"
+
+    def _cheaper(self, o: Overtaken) -> str:
+        """'h200 TP4, aggregated on spheron costs less than h200 TP4, disaggregated on spheron' (the
+        topology said where the two differ in it)."""
+        by, rival = self.evaluated.candidates[o.by], self.evaluated.candidates[o.rival]
         kinds = by.pooled != rival.pooled
         name = lambda c: f"{c.label}{', aggregated' if kinds and not c.pooled else ''} on {c.offer.name}"  # noqa: E731
-        money = formatting.money
-        against = (f"{money(o.rival_cost)} a month" if math.isfinite(o.rival_cost)
-                   else "a fleet that cannot serve there")
-        return f"For {what}, {name(by)} costs less than {name(rival)}: {money(o.cost)} against {against}"
+        return f"{name(by)} costs less than {name(rival)}"
+
+    def _input(self, o: Overtaken) -> str:
+        """The flip's input as the JSON and the risks name it: 'peak_arrival_rate', 'classes[rag].prompt_tokens'."""
+        e = self.evaluations[0]
+        q = e.model.quantities[o.variable]
+        return o.variable if o.index is None else f"{q.table}[{e.display(f'{q.table}.name')[o.index]}].{q.column}"
+
+    def _overtaken_risks(self) -> list[Risk]:
+        """Each input's nearest overtaking flip (:attr:`overtaken`) as a risk, as far as the input moves to it."""
+        nearest: dict[tuple, Overtaken] = {}
+        for o in self._overtaken():
+            held = nearest.get((o.variable, o.index))
+            if o.today and (held is None or abs(o.at / o.today - 1) < abs(held.at / held.today - 1)):
+                nearest[(o.variable, o.index)] = o
+        return [self._overtaken_risk(o) for o in nearest.values()]
+
+    def _overtaken_risk(self, o: Overtaken) -> Risk:
+        """'2.78 % higher (0.5139; today 0.5)': h100 TP2 on p5 costs less than h200 TP1 on p5e up to 0.6684 (…)."""
+        q = self.evaluations[0].model.quantities[o.variable]
+        unit = f" {q.unit}" if q.unit else ""
+        n = lambda x: formatting.number(x / units.factor(q.unit), 4) + unit  # noqa: E731 (in the display unit)
+        up, moved = o.at > o.today, abs(o.at / o.today - 1)
+        return Risk(self._input(o), f"{_percent(moved)} {'higher' if up else 'lower'} ({n(o.at)}; today {n(o.today)})",
+                    f"{self._cheaper(o)} {'up' if up else 'down'} to {n(o.until)} ({_costs(o)})", moved)
 
     def risks(self, reference: str) -> list[Risk]:
         """What swaps #1 and #2, as the first screen ranks risks (distance: the relative move of
-        the input that swaps them), and offers priced long before ``reference`` (the plan's newest
-        date, ISO; the policy is the layout's ``holds.price_age``)."""
+        the input that swaps them), each input's nearest flip where another candidate overtakes the
+        winner (the peak, a prompt, a prefix hit rate), and offers priced long before ``reference``
+        (the plan's newest date, ISO; the policy is the layout's ``holds.price_age``)."""
         r, ev = self.ranking, self.evaluated
         f, money, number = r.flips, formatting.money, formatting.number
         out = []
@@ -407,7 +434,8 @@ class CandidatesView:
                                                          f"req/s; today {number(peak, 4)} req/s)",
                                     f"{c.label} on {c.offer.name} becomes the cheapest, up to "
                                     f"{number(flip.until, 4)} req/s", abs(flip.at / peak - 1)))
-        return sorted(out + self._stale(self.reference(reference)), key=lambda risk: risk.order)
+        return sorted(out + self._overtaken_risks() + self._stale(self.reference(reference)),
+                      key=lambda risk: risk.order)
 
     def reference(self, plan_newest: str) -> str:
         """The date prices are aged against: the plan's newest date or a newer offer's as_of."""
@@ -579,11 +607,17 @@ class CandidatesView:
         e, ev = self.evaluations[0], self.evaluated
         q = e.model.quantities[o.variable]
         scale = units.factor(q.unit)
-        name = o.variable if o.index is None else f"{q.table}[{e.display('classes.name')[o.index]}].{q.column}"
-        return {"input": name, "unit": q.unit, "today": _num(o.today / scale), "at": _num(o.at / scale),
+        return {"input": self._input(o), "unit": q.unit, "today": _num(o.today / scale), "at": _num(o.at / scale),
                 "until": _num(o.until / scale),
                 "at_included": o.closed, "candidate": ev.candidates[o.by].name, "monthly_cost": _num(o.cost, 2),
                 "against": ev.candidates[o.rival].name, "against_monthly_cost": _num(o.rival_cost, 2)}
+
+
+def _costs(o: Overtaken) -> str:
+    """'$87,840.00 against $109,800.00 a month': the cheaper one's cost and its rival's just past the flip."""
+    money = formatting.money
+    return f"{money(o.cost)} against " + (f"{money(o.rival_cost)} a month" if math.isfinite(o.rival_cost)
+                                          else "a fleet that cannot serve there")
 
 
 def _peak_json(flip, ev) -> dict | None:

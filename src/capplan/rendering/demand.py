@@ -132,8 +132,7 @@ def power_json(e: Evaluation, flips: list[demand.PowerFlip]) -> list[dict]:
 def power_text(e: Evaluation, flips: list[demand.PowerFlip]) -> str:
     """The electricity prices at which the recommendation changes, nearest on each side, in words ('' for a
     plan without an owned offer): where owning starts or stops paying, or that no price in the range does."""
-    scale = units.factor(e.model.quantities["electricity_price"].unit)
-    price = lambda x: f"${formatting.number(x / scale, 4)}/kWh"  # noqa: E731
+    price = price_text(e)
     if not flips:
         return ""
     if all(f.at is None for f in flips):
@@ -147,11 +146,24 @@ def power_text(e: Evaluation, flips: list[demand.PowerFlip]) -> str:
             out.append(f"none {'above' if up else 'below'} today's price, "
                        f"{'up to' if up else 'down to'} {price(f.end)}")
             continue
-        where = ("from" if f.closed else "above") if up else ("at or below" if f.closed else "below")
-        out.append(f"{where} {price(f.at)} {f.after.name} is the cheapest that holds the SLO, "
-                   f"{formatting.money(f.after.monthly_cost)} a month against {f.before.name}'s "
-                   f"{formatting.money(f.before.monthly_cost)}")
+        out.append(power_clause(f, price))
     return f"As the electricity price moves (today {price(flips[0].today)}): " + "; ".join(out) + "."
+
+
+def price_text(e: Evaluation) -> Callable[[float], str]:
+    """An electricity price in base units (USD per joule) as the outputs write it: '$0.0806/kWh'."""
+    scale = units.factor(e.model.quantities["electricity_price"].unit)
+    return lambda x: f"${formatting.number(x / scale, 4)}/kWh"
+
+
+def power_clause(f: demand.PowerFlip, price: Callable[[float], str]) -> str:
+    """One found flip in words: 'from $1.118/kWh autoscaled on gpu is the cheapest that holds the SLO,
+    $9,569.07 a month against owned on gpu's $4,026.00' (the record's sentence, the workbook's row)."""
+    up = f.end > f.today
+    where = ("from" if f.closed else "above") if up else ("at or below" if f.closed else "below")
+    return (f"{where} {price(f.at)} {f.after.name} is the cheapest that holds the SLO, "
+            f"{formatting.money(f.after.monthly_cost)} a month against {f.before.name}'s "
+            f"{formatting.money(f.before.monthly_cost)}")
 
 
 def chart_data(e: Evaluation) -> dict:

@@ -22,7 +22,10 @@ chart) from ``templates/workbook.yaml`` (:mod:`.template`, :mod:`.cellstyles`):
   ``=CEILING(peak_arrival_rate/safe_rate_per_replica,1)``. Table columns are
   named ranges (``deployments_nodes``). A sheet alike an earlier one but for
   its values is spelled from it, values filled in (:mod:`.sheetshape`).
-* at the foot of the nominal sheet, **how far the decision holds**
+* at the foot of the nominal sheet, **how far the recommendation holds** (:mod:`.overtaken`): where
+  another candidate or strategy becomes cheaper as the peak, a prompt, a prefix hit rate or the
+  electricity price moves, the flip points capplan's search found (as of the build); then
+  **how far the decision holds**
   (:mod:`.holds`): each input's first flip points, live formulas where they
   have a closed form, and a tornado chart of the margins.
 * **Simulation** (:mod:`.simulation`), for a plan with uncertain values: the

@@ -16,7 +16,7 @@ from capplan.loading.plan import Plan
 from capplan.artifacts.declared import layout
 from capplan.rendering.present import UNMEASURED
 from capplan.rendering.view import PlanView
-from capplan.rendering.workbook import candidatesheet, holds, scenariosheet, sheetshape, simulation, summary
+from capplan.rendering.workbook import candidatesheet, holds, overtaken, scenariosheet, sheetshape, simulation, summary
 from capplan.rendering.workbook.book import Writer, Written
 from capplan.rendering.workbook.formulas import Formulas, Refs
 from capplan.rendering.workbook.layout import SheetLayout, plan_sheet
@@ -27,10 +27,11 @@ from capplan.rendering.workbook.cellstyles import Styles, number_format
 from capplan.rendering.workbook.template import config
 from capplan.rendering.workbook.plantext import sheet_title
 
-# The sheet writers, in the order they run: the scenario sheets first, then the holds at the foot of the
-# nominal one, the Simulation and Candidates sheets, and the Summary last, as it links into all of them.
-WRITERS: tuple[Writer, ...] = (sheetshape.write_scenarios, holds.write_holds, simulation.write_simulation,
-                               candidatesheet.write_candidates, summary.write_summary)
+# The sheet writers, in the order they run: the scenario sheets first, then at the foot of the nominal one
+# how far the recommendation holds and how far the decision holds (the record's order), the Simulation
+# and Candidates sheets, and the Summary last, as it links into all of them.
+WRITERS: tuple[Writer, ...] = (sheetshape.write_scenarios, overtaken.write_overtaken, holds.write_holds,
+                               simulation.write_simulation, candidatesheet.write_candidates, summary.write_summary)
 
 
 class Builder:

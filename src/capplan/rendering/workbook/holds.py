@@ -31,6 +31,7 @@ from capplan.rendering.workbook.plantext import one_line, set_text
 if TYPE_CHECKING:
     from capplan.rendering.workbook.book import Book
     from capplan.rendering.workbook.layout import SheetLayout
+    from capplan.xlsx.sheetmodel import Sheet
 
 HEADERS = ("Input", "Today", "Flip below", "Flip above", "What flips (below; above)", "Margin below",
            "Margin above")     # values carry their unit in their number format
@@ -48,25 +49,41 @@ def write_holds(book: Book) -> None:
     rows = book.view.holds.nominal
     if not rows:
         return
-    ws, styles = sheet.ws, book.styles
-    top = ws.bottom + 3
-    ws.page.starts.append(top)                         # the table and its chart print together
-    for i in range(1, len(HEADERS) + 1):
-        styles.dress(ws.cell(top, i), styles.section_fill)
-    set_text(ws.cell(top, 1), "How far the decision holds")
-    styles.dress(ws.cell(top, 1), styles.section_font)
-    for k, line in enumerate(NOTE, start=1):        # two short lines: they print within the page's width
-        set_text(ws.cell(top + k, 1), line)
-        styles.dress(ws.cell(top + k, 1), styles.italic)
-    for i, title in enumerate(HEADERS, start=1):
-        c = ws.cell(top + 3, i)
-        set_text(c, title)
-        styles.dress(c, styles.bold, styles.thin_bottom, styles.header_alignment)
-    first = top + 4
+    first = foot_section(book, sheet.ws, "How far the decision holds", NOTE, HEADERS)   # with its chart
     for k, h in enumerate(rows):
         _row(book, sheet, h, first + k)
         book.holds_rows.append((h, first + k))
     _chart(book, sheet, first, first + len(rows) - 1)
+
+
+def foot_section(book: Book, ws: Sheet, title: str, note: tuple[str, ...], headers: tuple[str, ...]) -> int:
+    """A table's title, note lines and header row three rows under the nominal sheet's foot, on a
+    page of its own; returns its first row. The note is short lines: they print within the page's width."""
+    styles = book.styles
+    top = ws.bottom + 3
+    ws.page.starts.append(top)
+    for i in range(1, len(headers) + 1):
+        styles.dress(ws.cell(top, i), styles.section_fill)
+    set_text(ws.cell(top, 1), title)
+    styles.dress(ws.cell(top, 1), styles.section_font)
+    for k, line in enumerate(note, start=1):
+        set_text(ws.cell(top + k, 1), line)
+        styles.dress(ws.cell(top + k, 1), styles.italic)
+    header = top + len(note) + 1
+    for i, text in enumerate(headers, start=1):
+        c = ws.cell(header, i)
+        set_text(c, text)
+        styles.dress(c, styles.bold, styles.thin_bottom, styles.header_alignment)
+    return header + 1
+
+
+def fit_height(book: Book, ws: Sheet, r: int) -> None:
+    """Row ``r`` tall enough for its wrapped name (column A) and sentence (:data:`SENTENCE_COLUMN`)."""
+    cols = book.cfg["columns"]
+    note, name = cols["note"], cols["name"]
+    ws.heights[r] = max(15, wrapped_lines(ws.cell(r, SENTENCE_COLUMN).value, note["text_chars_per_line"])
+                        * note["line_height_pt"],
+                        wrapped_lines(ws.cell(r, 1).value, name["chars_per_line"]) * name["line_height_pt"])
 
 
 def _row(book: Book, sheet: SheetLayout, h: InputHolds, r: int) -> None:
@@ -99,10 +116,7 @@ def _row(book: Book, sheet: SheetLayout, h: InputHolds, r: int) -> None:
     what = ws.cell(r, SENTENCE_COLUMN)
     set_text(what, f"Below: {h.sentence(h.below)}\nAbove: {h.sentence(h.above)}")
     styles.dress(what, styles.note, styles.wrapped)
-    cols = book.cfg["columns"]
-    note, name = cols["note"], cols["name"]
-    ws.heights[r] = max(15, wrapped_lines(what.value, note["text_chars_per_line"]) * note["line_height_pt"],
-                        wrapped_lines(ws.cell(r, 1).value, name["chars_per_line"]) * name["line_height_pt"])
+    fit_height(book, ws, r)
 
 
 def _row_key(name: str) -> str:
