@@ -109,3 +109,17 @@ def test_with_candidates_and_a_traffic_profile_the_candidates_make_the_one_recom
     assert said[0] == "Recommended: h100-sxm5-80gb TP2 on p5"
     assert said == ["Recommended: h100-sxm5-80gb TP2 on p5"]
     assert "Strategy" in [wb["Summary"].cell(r, 1).value for r in range(1, wb["Summary"].max_row + 1)]
+
+
+def test_the_candidates_sheets_stored_numbers_keep_15_significant_digits():
+    """A pooled row's cost per 1M tokens is capplan's float, whose last bit numpy 1.24 and 2.x round
+    differently (11.88606136768248 against 11.886061367682483): stored at 15 significant digits, the
+    file is the same bytes under every library version the project allows (.ci/run checks them)."""
+    from conftest import ROOT
+
+    path = ROOT / "plans" / "llama3.3-70b-chat-disaggregated.yaml"
+    book = load_workbook(io.BytesIO(compile_plan(path).files[f"{path.stem}.xlsx"]))
+    stored = [c.value for row in book["Candidates"].iter_rows() for c in row
+              if isinstance(c.value, float) and c.data_type == "n"]
+    assert stored and all(v == float(f"{v:.15g}") for v in stored)
+    assert 11.8860613676825 in stored                      # the TP2 pools' $ per 1M output tokens

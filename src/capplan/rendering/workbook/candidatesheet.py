@@ -29,6 +29,7 @@ from capplan.rendering.workbook.formulaprinter import ExcelPrinter
 from capplan.rendering.workbook.lint import lint_formula
 from capplan.rendering.workbook.manifest import CellInfo
 from capplan.rendering.workbook.plantext import set_text
+from capplan.rendering.workbook.scenariosheet import cell_number
 from capplan.rendering.workbook.book import Written
 from capplan.xlsx.sheetmodel import Sheet, column_letter, quote_sheet
 from capplan.errors import InternalError
@@ -247,4 +248,6 @@ def _format(book: Book, name: str, values) -> str:
 
 
 def _display(book: Book, name: str, value: float) -> float:
-    return units.to_display(float(value), book.model.quantities[name].unit)
+    """``value`` in its display unit as a cell holds it: 15 significant digits, so a float's last
+    bit, which numpy versions may round differently, does not change the file."""
+    return cell_number(units.to_display(float(value), book.model.quantities[name].unit))
