@@ -32,7 +32,7 @@ LAYERS = (
     ("rendering",),
     ("review",),
     ("adapters",),
-    ("manifest", "cache", "build", "verify", "ahead", "scaffold", "estimate", "validate", "cli", ""),     # "": capplan/__init__, the API
+    ("manifest", "cache", "build", "verify", "ahead", "scaffold", "estimate", "validate", "pools", "cli", ""),     # "": capplan/__init__, the API
 )
 
 

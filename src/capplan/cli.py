@@ -193,6 +193,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     plans = _parent("plans", nargs="*", help="plan files (default: every plans/*.yaml)")
     plan = _parent("plan", help="plan file")
+    text_or_json = _parent("--format", choices=("text", "json"), default="text", help="text (default) or json")
     scenario = _parent("--scenario", default="nominal", help="scenario (default: nominal)")
     formats = _parent("--format", choices=("text", "markdown", "json"), default="text",
                       help="text (default), markdown or json")
@@ -323,14 +324,29 @@ def _parser() -> argparse.ArgumentParser:
                        "and predicts every point for the plan's deployment (GPU, model, formats, gpus_per_replica, "
                        "engine_step_factor) at the point's own load and mean lengths with the estimate group's "
                        "formulas: output tok/s, median TPOT and TTFT, measured against predicted, and whether an "
-                       "open-loop point is under the estimate's λ*. Writes nothing.", parents=[plan])
+                       "open-loop point is under the estimate's λ*. Writes nothing.", parents=[plan, text_or_json])
     p.add_argument("files", nargs="+", metavar="FILE", help="benchmark result files (one server each)")
-    p.add_argument("--format", choices=("text", "json"), default="text", help="text (default) or json")
     p.add_argument("--fit", action="store_true", help="also fit hbm_efficiency to the decode-bound open-loop "
                    "points' median TPOT, and estimate_prefill_efficiency and prefill_overhead to the closed-loop "
                    "points' output tok/s and median TTFT, and print the inputs: block a plan pastes (the files "
                    "its source)")
     p.set_defaults(run=cmd_validate)
+
+    p = sub.add_parser("pools", help="the prefill and decode pools' measured rates from a disaggregated "
+                       "benchmark's sweep: the inputs: block a plan pastes",
+                       description="Reads each FILE with the sweep importers (one run of a disaggregated "
+                       "benchmark at a request rate: x prefill and y decode replicas behind a proxy) and gives "
+                       "λ*_P, the highest rate whose TTFT percentiles meet the plan's TTFT SLOs over x, and "
+                       "λ*_D, the highest whose TPOT percentiles meet the TPOT SLOs over y, as "
+                       "prefill_measured_rate and decode_measured_rate (tag measurement, the files and their "
+                       "SHA-256 their source). A pool that never misses its SLO gets a lower bound, said so. "
+                       "Writes nothing.", parents=[plan, text_or_json])
+    p.add_argument("files", nargs="+", metavar="FILE", help="the sweep's result files (one rate each)")
+    p.add_argument("--prefill-replicas", type=_positive, metavar="X",
+                   help="prefill replicas the sweep ran (default: the files' prefill_replicas metadata)")
+    p.add_argument("--decode-replicas", type=_positive, metavar="Y",
+                   help="decode replicas the sweep ran (default: the files' decode_replicas metadata)")
+    p.set_defaults(run=cmd_pools)
     return parser
 
 
@@ -648,6 +664,16 @@ def cmd_validate(args) -> int:
 
     found = validate.run(Path(args.plan), [Path(f) for f in args.files], args.fit)
     sys.stdout.write(jsonout.dumps(validate.as_json(found)) if args.format == "json" else validate.text(found))
+    return EXIT_OK
+
+
+def cmd_pools(args) -> int:
+    from capplan import pools
+    from capplan.rendering import jsonout
+
+    found = pools.run(Path(args.plan), [Path(f) for f in args.files],
+                      {"prefill_replicas": args.prefill_replicas, "decode_replicas": args.decode_replicas})
+    sys.stdout.write(jsonout.dumps(pools.as_json(found)) if args.format == "json" else pools.text(found))
     return EXIT_OK
 
 

@@ -367,9 +367,10 @@ def _tokens(obj: dict, completed: int, line: int | None) -> tuple[float, float] 
 
 
 # what a run measured beside the load: the model, its parallelism, the client's
-# concurrency cap and the server settings `vllm bench sweep serve` varies
+# concurrency cap, the server settings `vllm bench sweep serve` varies and a disaggregated
+# benchmark's pool sizes (--metadata prefill_replicas=N decode_replicas=M: capplan pools)
 CONFIG_KEYS = ("model_id", "tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size",
-               "max_concurrency", "max_num_seqs", "max_num_batched_tokens")
+               "max_concurrency", "max_num_seqs", "max_num_batched_tokens", "prefill_replicas", "decode_replicas")
 
 
 def configuration(obj: dict) -> tuple[tuple[str, str], ...]:
