@@ -69,8 +69,8 @@ def test_each_pool_is_measured_where_its_own_slo_gives_way(tmp_path, base_plan, 
     assert f"qps-6.json (sha256 {digest})" in prefill["source"]
     code, out, _ = run_main("pools", plan, *files, "--prefill-replicas", "2", "--decode-replicas", "1")
     assert code == 0
-    assert "prefill pool (2 replicas): TTFT p95 ≤ 1000 ms met up to 6 req/s, missed at 8 req/s: λ*_P = 6 / 2 = 3 req/s" \
-        in out
+    assert ("prefill pool (2 replicas): TTFT p95 ≤ 1000 ms met up to 6 req/s, missed at 8 req/s: "
+            "λ*_P = 6 / 2 = 3 req/s") in out
     assert "inputs:\n  prefill_measured_rate:\n    value: 3 req/s\n    tag: measurement\n    source: " in out
     assert "  decode_measured_rate:\n    value: 4 req/s\n    tag: measurement\n" in out
 
@@ -116,6 +116,16 @@ def test_an_aggregated_plan_and_a_file_of_another_model_are_noted(tmp_path, base
     assert code == 0
     assert "note: the plan is aggregated: these inputs take effect under topology: disaggregated" in out
     assert f"note: {files[3]}: measured model Qwen/Qwen3-8B, not the plan's llama-3-8b" in out
+
+
+def test_a_point_that_did_not_deliver_its_load_bounds_both_pools(tmp_path, base_plan, write_plan, run_main):
+    """At 6 req/s only 20 of 40 requests completed (50 % < the 95 % min_delivered_share): the replicas
+    were saturated, and the files cannot say which pool, so both rates stop at 4 req/s though the
+    percentiles of the requests that finished meet the TTFT SLO: λ*_P = 4 / 2 = 2, λ*_D = 4 / 1 = 4."""
+    files = _sweep(tmp_path, tpot_at_6=0.020, tpot_at_8=0.022)
+    _run(tmp_path, 6.0, [0.5] * 18 + [0.9, 1.9], 0.020, num_prompts=2 * N)
+    found = _pools(run_main, write_plan(base_plan), files, "--prefill-replicas", "2", "--decode-replicas", "1")
+    assert [(p["rate"], p["first_missed"]) for p in found["pools"]] == [(2, 6), (4, 6)]
 
 
 def test_pool_sizes_recorded_in_the_files_need_no_options(tmp_path, base_plan, write_plan, run_main):
