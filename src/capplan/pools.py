@@ -22,7 +22,6 @@ the rates; no build reads these files. Nothing is written.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -193,4 +192,4 @@ def as_json(found: Pools) -> dict:
 
 def _rate(value: float) -> str:
     """A rate to 4 significant digits, as a plan writes it."""
-    return f"{value:.4g}" if math.isfinite(value) else str(value)
+    return f"{value:.4g}"
