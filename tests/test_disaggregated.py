@@ -287,6 +287,19 @@ def test_the_record_says_which_rate_each_pool_rests_on(write_plan, run_main, bas
     assert re.search(r"rests on measurements: [^;]*\bprefill_measured_rate\b", row)
 
 
+def test_a_measured_rate_at_its_default_0_is_no_measurement_a_row_rests_on(tmp_path, base_plan):
+    """No pool measured (both rates at 0, the estimate stands): λ*_P, λ*_D and the rows after them do not
+    say they rest on prefill_measured_rate or decode_measured_rate, and the inputs read 'not measured'."""
+    from capplan.rendering.present import rests_on, shown
+
+    _, e = evaluated(tmp_path, disaggregated(base_plan))
+    for name in ("prefill_max_rate", "decode_max_rate", "first_token_gap", "disaggregated_gpus"):
+        said = rests_on(e, name)
+        assert "measured_rate" not in said, (name, said)
+        assert said.startswith("measurements: "), (name, said)
+    assert str(shown(e, "decode_measured_rate")) == "not measured"
+
+
 def test_pools_of_a_candidate_with_an_estimate_file_rest_on_the_built_in_estimate(tmp_path):
     """The chat candidates plan ranked as pools too: aiconfigurator's file predicts the H200 TP2 BF16
     replica aggregated, not its pools, so the pools' rates are the built-in estimate's and say so."""

@@ -110,12 +110,14 @@ ESTIMATED_LAMBDA = "the throughput estimate: instance_max_rate (λ* estimated, n
 
 def rests_on(e: Evaluation, name: str) -> str:
     """'measurements: load_sweep, hbm_efficiency (pending); assumptions: …', opening with the estimate
-    where the result rests on a λ* that ``sizing: estimate`` took from the throughput estimate."""
+    where the result rests on a λ* that ``sizing: estimate`` took from the throughput estimate. An input
+    at the model's mark for "not measured" (``unmeasured:``, as a pool's measured λ* at 0) is left out:
+    the formulas take their estimate instead, so the result does not rest on it."""
     groups: dict[str, list[str]] = {"measurement": [], "assumption": []}
     for source in sorted(e.provenance.get(name, ())):
         if source in e.inputs:
             given = e.inputs[source]
-            if given.tag in groups:
+            if given.tag in groups and not is_unmeasured(e.model.quantities[source], e.display(source)):
                 groups[given.tag].append(source + (" (pending)" if given.pending else ""))
         elif source in e.model.tables and e.model.tables[source].tag in groups:
             groups[table_tag(e, source)].append(source)
