@@ -154,11 +154,19 @@ def substituted(e: Evaluation, formula) -> str:
     """
     if any(isinstance(node, tuple(TABLE_FUNCTIONS)) for node in sympy.preorder_traversal(formula.expr)):
         return ""
-    text = _NAME.sub(lambda m: shown(e, m.group(0)).text if m.group(0) in formula.names else m.group(0),
+    text = _NAME.sub(lambda m: _operand(e, m.group(0)) if m.group(0) in formula.names else m.group(0),
                      _without_unit_annotations(formula.text))
     for plain, pretty in ((" * ", " × "), (" <= ", " ≤ "), (" >= ", " ≥ ")):
         text = text.replace(plain, pretty)
     return text
+
+
+def _operand(e: Evaluation, name: str) -> str:
+    """A value as a substituted formula shows it: its number even where it is the model's "not measured"
+    mark (``if(0 req/s > 0, …)`` reads; ``if(not measured > 0, …)`` would not)."""
+    q = e.model.quantities[name]
+    value = e.display(name)
+    return formatting.quantity(value, q.unit, q.kind) if is_unmeasured(q, value) else shown(e, name).text
 
 
 def conversion(e: Evaluation, name: str, formula) -> str:
