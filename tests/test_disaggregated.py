@@ -223,6 +223,16 @@ def test_the_record_says_in_which_scenarios_the_pools_break(write_plan, run_main
         "; nominal pools 0.9947× (prefill) and 1.017× (decode) the peak: **break** |")
 
 
+def test_a_nominal_symbol_with_a_superscript_takes_nom_as_one_more_group(tmp_path, base_plan):
+    """nominal(prefill_resilient_replicas) is N_{P}^{res} at the nominal plan: '{N_{P}^{res}}^{nom}', not the
+    double superscript 'N_{P}^{res}^{nom}' KaTeX refuses."""
+    from capplan.rendering.present import latex
+
+    _, e = evaluated(tmp_path, disaggregated(base_plan))
+    written = latex(e, e.graph.nodes["prefill_pool_headroom"].formula.expr)
+    assert "{N_{P}^{res}}^{nom}" in written and "}^{res}^{nom}" not in written
+
+
 def test_a_failing_handoff_makes_the_pools_infeasible_with_the_reason(tmp_path, base_plan):
     """At 0.01 GB/s a GPU the hand-off takes 2.1 s, past the 25 ms TPOT SLO: the pools, cheaper on paper,
     are infeasible and say why; the aggregated fleet wins."""
@@ -536,3 +546,29 @@ def test_prefill_gpus_need_the_disaggregated_topology(write_plan, run_main, base
     code, _, err = run_main("build", str(write_plan(plan)))
     assert code == 1
     assert "candidates.prefill_gpus: lists the prefill pools' GPUs, which only topology: disaggregated has" in err
+
+
+def test_the_workbook_recalculates_the_nominal_pools_against_each_peak(write_plan, tmp_path, base_plan):
+    """prefill_pool_headroom, decode_pool_headroom and pools_hold are live formulas (the nominal pools a
+    link to the nominal sheet) that LibreOffice computes as capplan does in every scenario."""
+    import recalc
+    from plan_edits import quick_view
+
+    from capplan.engine.evaluate import evaluate_all
+    from capplan.language.model import standard_model
+    from capplan.loading.plan import load
+    from capplan.rendering.workbook import build_workbook, to_bytes
+    if recalc.soffice() is None:
+        pytest.skip(recalc.SKIP_REASON)
+    model = standard_model()
+    plan = load(write_plan(growth(base_plan, 75, 76), name="book"), model)
+    evs = evaluate_all(plan, model)
+    built = build_workbook(plan, evs, model, quick_view(plan, evs))
+    source = tmp_path / "book.xlsx"
+    source.write_bytes(to_bytes(built))
+    wb = recalc.values(recalc.recalc([source], tmp_path / "lo")[source])
+    names = {"prefill_pool_headroom", "decode_pool_headroom", "pools_hold"}
+    cells = [c for c in built.cells if c.quantity in names]
+    assert {(c.quantity, c.scenario) for c in cells} >= {(n, s) for n in names for s in ("nominal", "peak_76")}
+    assert [c.expected for c in cells if c.quantity == "pools_hold" and c.scenario == "peak_76"] == [False]
+    assert not recalc.error_cells(wb) and not recalc.mismatches(cells, wb, limit=0)

@@ -229,7 +229,9 @@ class _Latex(LatexPrinter):
         return rf"\min\{{{x} : \lnot {ok}\}}"
 
     def _print_Nominal(self, expr):
-        return self._print(expr.args[0]) + r"^{nom}"
+        """x^{nom}; a symbol with a superscript of its own in braces first (N_{P}^{res}^{nom} does not parse)."""
+        printed = self._print(expr.args[0])
+        return ("{" + printed + "}" if "^" in printed else printed) + r"^{nom}"
 
     def _print_ErlangC(self, expr):
         c, a = (self._print(x) for x in expr.args)
