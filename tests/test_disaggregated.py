@@ -185,6 +185,54 @@ def test_the_disaggregated_candidate_loses_when_its_pools_take_more_nodes(tmp_pa
                              ("a100-sxm4-80gb TP1, disaggregated", 4 * 40 * MONTH_H, 4, "")]
 
 
+def growth(base_plan, *peaks):
+    """The pools of the winning test (λ*_P 20, λ*_D 15 req/s) with a scenario at each of ``peaks``."""
+    plan = disaggregated(base_plan, prefill_max_rate="20 req/s", decode_max_rate="15 req/s")
+    plan["scenarios"] = {f"peak_{p}": {"title": f"Peak of {p} req/s", "set": {"peak_arrival_rate": f"{p} req/s"}}
+                         for p in peaks}
+    return plan
+
+
+def test_the_nominal_pools_are_held_against_a_scenarios_peak_by_hand(tmp_path, base_plan):
+    """The nominal pools, 5 + 1 prefill replicas at 0.7 × 0.90 × 20 = 12.6 req/s (75.6 req/s) and 7 + 1
+    decode replicas at 0.7 × 0.92 × 15 = 9.66 req/s (77.28 req/s), hold a peak of 75 req/s and break at
+    76 (the prefill pool) and at 78 (both); the aggregated fleet, 23 replicas at 0.7 × 4 = 2.8 req/s
+    (64.4 req/s), breaks in all three."""
+    r = ranked(tmp_path, growth(base_plan, 75, 76, 78))
+    ev = r.evaluated
+    pools, fleet = (next(i for i, c in enumerate(ev.candidates) if c.pooled == p) for p in (True, False))
+    assert [bool(r.value("deployments.fleet_holds", pools, j)) for j in range(4)] == [True, True, False, False]
+    assert [bool(r.value("deployments.fleet_holds", fleet, j)) for j in range(4)] == [True, False, False, False]
+    assert [r.value("prefill_pool_headroom", pools, j) for j in (2, 3)] == pytest.approx([75.6 / 76, 75.6 / 78])
+    assert [r.value("decode_pool_headroom", pools, j) for j in (2, 3)] == pytest.approx([77.28 / 76, 77.28 / 78])
+    # re-sized for each peak, the pools stay the cheapest: 1 + 2 nodes at 76 req/s against the fleet's 4
+    assert r.scenario_winners == [pools] * 4
+
+
+def test_the_record_says_in_which_scenarios_the_pools_break(write_plan, run_main, base_plan):
+    """The options table's row of the pools names the scenario whose peak its nominal pools cannot carry."""
+    split = write_plan(growth(base_plan, 75, 76), name="split")
+    assert run_main("build", str(split))[0] == 0
+    record = (split.parent.parent / "out" / "split.md").read_text(encoding="utf-8")
+    row = next(x for x in record.splitlines() if x.startswith("| ") and "TP1, disaggregated)" in x)
+    assert "✗ breaks in 1 of its 3 scenarios" in row and row.endswith("breaks in peak_76 |")
+    lines = {x.split(" | ")[0]: x for x in record.splitlines() if x.startswith("| Peak of 7") and "nominal fleet" in x}
+    assert lines["| Peak of 75 req/s (peak_75)"].endswith(
+        "; nominal pools 1.008× (prefill) and 1.03× (decode) the peak: hold |")
+    assert lines["| Peak of 76 req/s (peak_76)"].endswith(
+        "; nominal pools 0.9947× (prefill) and 1.017× (decode) the peak: **break** |")
+
+
+def test_a_nominal_symbol_with_a_superscript_takes_nom_as_one_more_group(tmp_path, base_plan):
+    """nominal(prefill_resilient_replicas) is N_{P}^{res} at the nominal plan: '{N_{P}^{res}}^{nom}', not the
+    double superscript 'N_{P}^{res}^{nom}' KaTeX refuses."""
+    from capplan.rendering.present import latex
+
+    _, e = evaluated(tmp_path, disaggregated(base_plan))
+    written = latex(e, e.graph.nodes["prefill_pool_headroom"].formula.expr)
+    assert "{N_{P}^{res}}^{nom}" in written and "}^{res}^{nom}" not in written
+
+
 def test_a_failing_handoff_makes_the_pools_infeasible_with_the_reason(tmp_path, base_plan):
     """At 0.01 GB/s a GPU the hand-off takes 2.1 s, past the 25 ms TPOT SLO: the pools, cheaper on paper,
     are infeasible and say why; the aggregated fleet wins."""
@@ -285,6 +333,20 @@ def test_the_record_says_which_rate_each_pool_rests_on(write_plan, run_main, bas
     assert "| measured λ\\* prefill 20 / decode 15 req/s |" in record
     row = next(x for x in record.splitlines() if "`prefill_max_rate`" in x)
     assert re.search(r"rests on measurements: [^;]*\bprefill_measured_rate\b", row)
+
+
+def test_a_measured_rate_at_its_default_0_is_no_measurement_a_row_rests_on(tmp_path, base_plan):
+    """No pool measured (both rates at 0, the estimate stands): λ*_P, λ*_D and the rows after them do not
+    say they rest on prefill_measured_rate or decode_measured_rate, and the inputs read 'not measured'."""
+    from capplan.rendering.present import rests_on, shown, substituted
+
+    _, e = evaluated(tmp_path, disaggregated(base_plan))
+    for name in ("prefill_max_rate", "decode_max_rate", "first_token_gap", "disaggregated_gpus"):
+        said = rests_on(e, name)
+        assert "measured_rate" not in said, (name, said)
+        assert said.startswith("measurements: "), (name, said)
+    assert str(shown(e, "decode_measured_rate")) == "not measured"
+    assert substituted(e, e.graph.nodes["decode_max_rate"].formula).startswith("if(0 req/s > 0, 0 req/s, ")
 
 
 def test_pools_of_a_candidate_with_an_estimate_file_rest_on_the_built_in_estimate(tmp_path):
@@ -484,3 +546,29 @@ def test_prefill_gpus_need_the_disaggregated_topology(write_plan, run_main, base
     code, _, err = run_main("build", str(write_plan(plan)))
     assert code == 1
     assert "candidates.prefill_gpus: lists the prefill pools' GPUs, which only topology: disaggregated has" in err
+
+
+def test_the_workbook_recalculates_the_nominal_pools_against_each_peak(write_plan, tmp_path, base_plan):
+    """prefill_pool_headroom, decode_pool_headroom and pools_hold are live formulas (the nominal pools a
+    link to the nominal sheet) that LibreOffice computes as capplan does in every scenario."""
+    import recalc
+    from plan_edits import quick_view
+
+    from capplan.engine.evaluate import evaluate_all
+    from capplan.language.model import standard_model
+    from capplan.loading.plan import load
+    from capplan.rendering.workbook import build_workbook, to_bytes
+    if recalc.soffice() is None:
+        pytest.skip(recalc.SKIP_REASON)
+    model = standard_model()
+    plan = load(write_plan(growth(base_plan, 75, 76), name="book"), model)
+    evs = evaluate_all(plan, model)
+    built = build_workbook(plan, evs, model, quick_view(plan, evs))
+    source = tmp_path / "book.xlsx"
+    source.write_bytes(to_bytes(built))
+    wb = recalc.values(recalc.recalc([source], tmp_path / "lo")[source])
+    names = {"prefill_pool_headroom", "decode_pool_headroom", "pools_hold"}
+    cells = [c for c in built.cells if c.quantity in names]
+    assert {(c.quantity, c.scenario) for c in cells} >= {(n, s) for n in names for s in ("nominal", "peak_76")}
+    assert [c.expected for c in cells if c.quantity == "pools_hold" and c.scenario == "peak_76"] == [False]
+    assert not recalc.error_cells(wb) and not recalc.mismatches(cells, wb, limit=0)

@@ -61,3 +61,35 @@ def _whole_name(text: str, part: str) -> int:
     named by 'h200 TP4, disaggregated'), or -1."""
     found = re.search(re.escape(part) + r"(?![,\w-])", text)
     return found.start() if found else -1
+
+
+RISK = re.compile(r"^> \d+\. (?:`([^`]+)` (.*)\.|(Over the plan's uncertain inputs .*))$")
+
+
+def _record_risks(record: str) -> list[str]:
+    """The first screen's risks, each 'input what: changes — ⚠ evidence', then the simulation's odds, unescaped."""
+    found = (RISK.match(line) for line in record.split("<details>")[0].splitlines())
+    return [re.sub(r"\\(.)", r"\1", m[3] or f"{m[1]} {m[2]}") for m in found if m]
+
+
+def _summary_risks(ws) -> list[str]:
+    """The Summary's top risks under their heading, each 'input what: changes' as the record words it."""
+    column = [ws.cell(r, 1).value for r in range(1, ws.max_row + 1)]
+    start = next((i for i, v in enumerate(column) if str(v).startswith("Top risks")), None)
+    if start is None or str(column[start + 1]).startswith("No decision flips"):
+        return []
+    rows = range(start + 2 + (column[start + 1] == "Input"), len(column) + 1)
+    return [f"{ws.cell(r, 1).value} {ws.cell(r, 2).value}: {ws.cell(r, 5).value}" if ws.cell(r, 2).value
+            else ws.cell(r, 1).value
+            for r in rows[:next((k for k, r in enumerate(rows) if ws.cell(r, 1).value is None), len(rows))]]
+
+
+@pytest.mark.parametrize("path", [p for p in PLANS if "candidates:" in p.read_text(encoding="utf-8")],
+                         ids=lambda p: p.stem)
+def test_the_summary_lists_the_risks_the_record_s_first_screen_lists(path):
+    """A plan with candidates: the Summary's top risks are the first screen's, in its order (the ranking's
+    swaps, the nearest overtaking flips within 25 %, stale prices) and the simulation's odds, not the
+    baseline's holds table."""
+    files = compile_plan(path).files
+    ws = load_workbook(io.BytesIO(files[f"{path.stem}.xlsx"]), data_only=True)["Summary"]
+    assert _summary_risks(ws) == _record_risks(files[f"{path.stem}.md"].decode())

@@ -19,7 +19,8 @@ pools (:attr:`Candidate.pooled`): the same batch evaluates the model's
 disaggregation group for it, and the figures the ranking reads are the pools'
 (:data:`POOLED`: the monthly cost is ``disaggregated_monthly_cost``, the nodes
 both pools', the replicas both pools' active and spare ones); it is feasible
-only when the KV hand-off and the links pass their gates (:func:`_pool_reason`).
+only when the KV hand-off and the links pass their gates (:func:`_pool_reason`), and its fleet holds
+in a scenario where its nominal pools carry the scenario's peak as well (the model's ``pools_hold``).
 
 The ranking (:mod:`capplan.analysis.ranking`) reads the arrays kept here.
 """
@@ -65,10 +66,14 @@ POOLS = ("prefill_max_rate", "decode_max_rate", "prefill_rate_derate", "decode_r
          "deployments.disaggregated_cost_per_million_tokens", "handoff_gate", "link_gate", "first_token_gap",
          "kv_transfer_time", "decode_peak_step", "decode_replica_load", "link_utilisation", "prefill_estimated_rate",
          "decode_estimated_rate", "prefill_measured_rate", "decode_measured_rate", "prefill_memory_gate",
-         "prefill_memory_need", "prefill_usable_vram", "deployments.prefill_node_gpus", "deployments.prefill_node_cost")
+         "prefill_memory_need", "prefill_usable_vram", "deployments.prefill_node_gpus", "deployments.prefill_node_cost",
+         "prefill_pool_headroom", "decode_pool_headroom", "pools_hold")
 # a pool's measured λ*, and whether it holds for a candidate's pool only on the plan's TP (the decode
 # pool's; every candidate's prefill pool runs the plan's prefill_gpus_per_replica)
 MEASURED_POOLS = {"prefill_measured_rate": False, "decode_measured_rate": True}
+# what a candidate ranked as pools must pass in a scenario, its pools sized for it (the ranking's cheapest
+# per scenario); its fleet_holds (the model's pools_hold) adds its nominal pools against the scenario's peak
+POOL_GATES = ("handoff_gate", "link_gate", "prefill_memory_gate")
 POOL_BASIS = "the pools' own rates, the model's disaggregation group: "
 POOLED_NAMES = {"deployments.monthly_cost": "deployments.disaggregated_monthly_cost"}   # drawn_values' figures
 # a figure the ranking reads, for a candidate ranked as pools: the model's values it is made of
@@ -84,7 +89,7 @@ POOLED = {
     "active_gpus": lambda v: (v["prefill_active_replicas"] * v["prefill_gpus_per_replica"]
                               + v["decode_active_replicas"] * v["gpus_per_replica"]),
     "resilient_gpus": lambda v: v["disaggregated_gpus"],
-    "deployments.fleet_holds": lambda v: (v["handoff_gate"] != 0) & (v["link_gate"] != 0) & (v["prefill_memory_gate"] != 0),
+    "deployments.fleet_holds": lambda v: v["pools_hold"],
     "deployments.cost_per_million_compliant_tokens": lambda v: np.zeros_like(v["deployments.disaggregated_monthly_cost"]),
 }
 

@@ -95,10 +95,12 @@ def same_source(ranking: Ranking, nominal: Evaluation) -> list[SameSource]:
 
 
 def _cheapest(evaluated: Evaluated, scenario: int) -> int | None:
-    """The cheapest feasible candidate in ``scenario``; one ranked as prefill and decode pools only where
-    its KV hand-off and links hold there."""
+    """The cheapest feasible candidate in ``scenario``, every fleet re-sized for it; one ranked as prefill
+    and decode pools only where its pools' gates pass there (:data:`~capplan.analysis.candidates.POOL_GATES`:
+    not its fleet_holds, which holds the nominal pools against the scenario's peak)."""
     pooled = np.array([c.pooled for c in evaluated.candidates], dtype=bool)
-    holds = evaluated.values["deployments.fleet_holds"][:, scenario] != 0
+    holds = np.logical_and.reduce([evaluated.values[g][:, scenario] != 0 for g in batch.POOL_GATES]) \
+        if pooled.any() else pooled
     cost = np.where(evaluated.feasible & (~pooled | holds), evaluated.values[MONTH][:, scenario], np.inf)
     return int(np.argmin(cost)) if np.isfinite(cost).any() else None
 

@@ -278,6 +278,18 @@ def flip_risks(view: PlanView) -> tuple[list[Risk], list[Risk]]:
     return sorted(near, key=lambda r: r.order), sorted(far, key=lambda r: r.order)
 
 
+def candidate_risks(view: PlanView) -> tuple[list[Risk], list[Risk], str]:
+    """(near, far, reference) of a plan with ``candidates:``: the ranking's risks within ``holds.warn``
+    of today's value (its swaps, the nearest overtaking flips, stale prices), the farther ones whose
+    evidence is weak, and the date prices are aged against. The record's first screen and the
+    workbook's Summary list the same near ones."""
+    warn = holds_spec().get("warn", 0.25)
+    _, reference = price_risks(view.nominal)
+    ranked = view.candidates.risks(reference)
+    near = [r for r in ranked if r.distance is None or r.distance <= warn]
+    return near, [r for r in ranked if r not in near and r.evidence], view.candidates.reference(reference)
+
+
 def _moved(h: InputHolds, side) -> str:
     """'5 % higher (above 63 req/s; today 60 req/s)'."""
     if side.margin is None:
@@ -366,14 +378,12 @@ def first_screen(view: PlanView, options: list[Option] | None = None, sentence: 
     sentence = view.headline if sentence is None else sentence
     more = " ".join(filter(None, (more, _estimated(view))))
 
-    stale, reference = price_risks(view.nominal)
     warn = holds_spec().get("warn", 0.25)
     if view.candidates is not None:         # the plan's question is which candidate: its risks are the ranking's
-        ranked = view.candidates.risks(reference)
-        risks = [r for r in ranked if r.distance is None or r.distance <= warn]
-        far = [r for r in ranked if r not in risks and r.evidence]
-        chances, reference = view.candidates.odds, view.candidates.reference(reference)
+        risks, far, reference = candidate_risks(view)
+        chances = view.candidates.odds
     else:
+        stale, reference = price_risks(view.nominal)
         near, far = flip_risks(view)
         risks, chances = stale + near, odds(view)
     return FirstScreen(sentence, ask or "", deployment_options(view) if options is None else options,

@@ -110,12 +110,14 @@ ESTIMATED_LAMBDA = "the throughput estimate: instance_max_rate (λ* estimated, n
 
 def rests_on(e: Evaluation, name: str) -> str:
     """'measurements: load_sweep, hbm_efficiency (pending); assumptions: …', opening with the estimate
-    where the result rests on a λ* that ``sizing: estimate`` took from the throughput estimate."""
+    where the result rests on a λ* that ``sizing: estimate`` took from the throughput estimate. An input
+    at the model's mark for "not measured" (``unmeasured:``, as a pool's measured λ* at 0) is left out:
+    the formulas take their estimate instead, so the result does not rest on it."""
     groups: dict[str, list[str]] = {"measurement": [], "assumption": []}
     for source in sorted(e.provenance.get(name, ())):
         if source in e.inputs:
             given = e.inputs[source]
-            if given.tag in groups:
+            if given.tag in groups and not is_unmeasured(e.model.quantities[source], e.display(source)):
                 groups[given.tag].append(source + (" (pending)" if given.pending else ""))
         elif source in e.model.tables and e.model.tables[source].tag in groups:
             groups[table_tag(e, source)].append(source)
@@ -152,11 +154,19 @@ def substituted(e: Evaluation, formula) -> str:
     """
     if any(isinstance(node, tuple(TABLE_FUNCTIONS)) for node in sympy.preorder_traversal(formula.expr)):
         return ""
-    text = _NAME.sub(lambda m: shown(e, m.group(0)).text if m.group(0) in formula.names else m.group(0),
+    text = _NAME.sub(lambda m: _operand(e, m.group(0)) if m.group(0) in formula.names else m.group(0),
                      _without_unit_annotations(formula.text))
     for plain, pretty in ((" * ", " × "), (" <= ", " ≤ "), (" >= ", " ≥ ")):
         text = text.replace(plain, pretty)
     return text
+
+
+def _operand(e: Evaluation, name: str) -> str:
+    """A value as a substituted formula shows it: its number even where it is the model's "not measured"
+    mark (``if(0 req/s > 0, …)`` reads; ``if(not measured > 0, …)`` would not)."""
+    q = e.model.quantities[name]
+    value = e.display(name)
+    return formatting.quantity(value, q.unit, q.kind) if is_unmeasured(q, value) else shown(e, name).text
 
 
 def conversion(e: Evaluation, name: str, formula) -> str:
@@ -219,7 +229,9 @@ class _Latex(LatexPrinter):
         return rf"\min\{{{x} : \lnot {ok}\}}"
 
     def _print_Nominal(self, expr):
-        return self._print(expr.args[0]) + r"^{nom}"
+        """x^{nom}; a symbol with a superscript of its own in braces first (N_{P}^{res}^{nom} does not parse)."""
+        printed = self._print(expr.args[0])
+        return ("{" + printed + "}" if "^" in printed else printed) + r"^{nom}"
 
     def _print_ErlangC(self, expr):
         c, a = (self._print(x) for x in expr.args)

@@ -67,9 +67,11 @@ class PlanView:
         return sentence("headline", **self.context)
 
     def row_summary(self, e: Evaluation, index: int) -> str:
-        """One table row's key results in words (``sentences.row_summary``)."""
+        """One table row's key results in words (``sentences.row_summary``), with a disaggregated plan's
+        nominal pools held against the scenario's peak (their check is the same for every row)."""
         table = next(item["table"] for item in declared() if item["table"])
-        return sentence("row_summary", r=_Row(e, table, index))
+        pools = {n: shown(e, n) for n in POOLS_HOLD} if all(n in e.values for n in POOLS_HOLD) else None
+        return sentence("row_summary", r=_Row(e, table, index), pools=pools)
 
     # -- the record's body ------------------------------------------------------------------
     @cached_property
@@ -301,6 +303,10 @@ class _TableRows(Sequence):
 
     def __len__(self) -> int:
         return len(self.e.scenario.tables[self.table].rows)
+
+
+# a disaggregated plan's nominal pools against a scenario's peak, as each row's summary words them
+POOLS_HOLD = ("prefill_pool_headroom", "decode_pool_headroom", "pools_hold")
 
 
 class _Row(Mapping):

@@ -1,6 +1,8 @@
 """The Summary's risks: what it takes to change the decision, read from the analyses already made.
 
-Two lists, each the few most fragile first (``summary.risks`` in
+A plan with ``candidates:`` lists the record's first screen's risks, in its words and order
+(:func:`capplan.rendering.firstscreen.candidate_risks`: the ranking's swaps, the nearest overtaking
+flips within ``holds.warn``, stale prices), as text of the build. Any other plan has two lists, each the few most fragile first (``summary.risks`` in
 ``templates/workbook.yaml``): the inputs nearest a flip point (the nominal
 sheet's table of how far the decision holds, in its order: the most fragile
 first), each with today's value, the nearest flip and the margin as links to
@@ -15,6 +17,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from capplan.artifacts.declared import holds_spec
+from capplan.rendering.firstscreen import candidate_risks
 from capplan.rendering.workbook.holds import MARGIN_COLUMNS, MARGIN_FORMAT, flip_format
 from capplan.rendering.workbook import summarypage
 from capplan.rendering.workbook.labels import label
@@ -48,14 +52,28 @@ def _odds(book: Book) -> list[tuple]:
     return sorted(book.odds_cells, key=lambda found: found[0].probability)[:book.cfg["summary"]["risks"]]
 
 
+def _ranked(book: Book) -> tuple[list, list[str]] | None:
+    """The first screen's risks of a plan with candidates, nearest first, and the odds it lists after
+    them (None for any other plan)."""
+    cv = book.view.candidates
+    return None if cv is None else (candidate_risks(book.view)[0], cv.odds)
+
+
 def rows_needed(book: Book) -> int:
     """The rows :func:`write_risks` takes (the Summary places its grid below them)."""
+    ranked = _ranked(book)
+    if ranked is not None:
+        risks, odds = ranked
+        return (len(risks) + 1 if risks else 0) + bool(odds) + 2 if risks or odds else 3
     return sum(len(found) + 3 for found in (_flips(book), _odds(book)) if found)
 
 
 def write_risks(book: Book, ws: Sheet, row: int, heading) -> int:
-    """The nearest flips, then the least likely decisions (each under ``heading(row, title)``);
-    returns the next free row."""
+    """The nearest flips, then the least likely decisions (each under ``heading(row, title)``), or a plan
+    with candidates' first-screen risks (:func:`_write_ranked`); returns the next free row."""
+    ranked = _ranked(book)
+    if ranked is not None:
+        return _write_ranked(book, ws, row, heading, *ranked)
     styles = book.styles
     nominal = book.sheets[0]
     qs = quote_sheet(nominal.ws.title)
@@ -96,9 +114,36 @@ def write_risks(book: Book, ws: Sheet, row: int, heading) -> int:
     return row
 
 
+def _write_ranked(book: Book, ws: Sheet, row: int, heading, risks: list, odds: list[str]) -> int:
+    """The record's first-screen risks of a plan with candidates, one a row: the input, how far it moves
+    and what changes (with the weak evidence under it), then the simulation's odds; or that nothing flips
+    within the warning distance."""
+    warn = f"{holds_spec().get('warn', 0.25) * 100:g} %"
+    row = heading(row, f"Top risks: what can change the decision, nearest first (every flip within {warn} of "
+                       "today's value, as the record's first screen lists them; figures as of the build)")
+    if not risks and not odds:
+        summarypage.long_text(book, ws, row, 1, f"No decision flips within {warn} of today's value of any input "
+                                                "it rests on.", book.styles.note)
+        return row + 2
+    if risks:
+        row = _header(book, ws, row, ("Input", "Change", "", "", "What changes"))
+    for risk in risks:
+        summarypage.long_text(book, ws, row, 1, risk.name, last=1)
+        summarypage.long_text(book, ws, row, 2, risk.what, last=4)
+        changes = risk.changes + (f" — ⚠ {'; '.join(risk.evidence)}" if risk.evidence else "")
+        summarypage.long_text(book, ws, row, 5, changes, book.styles.note)
+        row += 1
+    if odds:
+        summarypage.long_text(book, ws, row, 1, "Over the plan's uncertain inputs (simulation), the chance each "
+                                                f"decision holds: {'; '.join(odds)}.")
+        row += 1
+    return row + 1
+
+
 def _header(book: Book, ws: Sheet, row: int, titles) -> int:
-    for i, title in enumerate(titles, start=1):
+    for i, title in enumerate(titles, start=1):       # an empty title: a column the one before spans
         c = ws.cell(row, i)
-        set_text(c, title)
+        if title:
+            set_text(c, title)
         book.styles.dress(c, book.styles.bold, book.styles.thin_bottom)
     return row + 1
